@@ -1,0 +1,56 @@
+package bridge
+
+import (
+	"encoding/json"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+)
+
+// Panel receives the side panel's frames from the live extension connection.
+// The workspace adapter implements it; the bridge decides no policy.
+//
+// Methods are called synchronously from the connection's read loop, in the
+// order the frames arrived, so that (as the contract requires) a
+// user_message sent right after new_session lands in the new session.
+// Implementations must therefore return quickly and move long work (a tool
+// request waiting on an approval, a turn) to their own goroutines.
+//
+// s sends frames to the connection the frame came from; after that
+// connection closes, s's methods return ErrConnClosed and send nothing,
+// which is what the contract wants for late tool results.
+type Panel interface {
+	// Connected runs once per authenticated connection, after
+	// browser_hello_ack and before any of its frames are dispatched: the
+	// place to send `mode` and re-send pending approval requests.
+	Connected(s Sender, extensionVersion string)
+	ListConversations(s Sender)
+	ResumeConversation(s Sender, id string)
+	NewSession(s Sender)
+	UserMessage(s Sender, content string)
+	Interrupt(s Sender)
+	ListHistory(s Sender)
+	ListSkills(s Sender)
+	ListModels(s Sender)
+	SelectModel(s Sender, model string)
+	SetMode(s Sender, mode string)
+	ApprovalResponse(s Sender, requestID, action string)
+	ToolRequest(s Sender, req wire.ToolRequest)
+}
+
+// Sender writes typed frames to one extension connection. Writes are queued
+// to the connection's single writer goroutine; a Send returns once the frame
+// is queued, or an error if the connection is gone.
+type Sender interface {
+	SendMode(mode string) error
+	SendConversations(list []wire.ConversationInfo) error
+	SendSnapshot(snap wire.ConversationSnapshot) error
+	// SendChatEvent sends one already-encoded AG-UI event object.
+	SendChatEvent(event json.RawMessage) error
+	SendInterrupted() error
+	SendHistory(history []string) error
+	SendSkills(skills []wire.Skill) error
+	SendModels(models []string, current string) error
+	SendApprovalRequest(req wire.ApprovalRequest) error
+	SendApprovalResolved(requestID string) error
+	SendToolResult(res wire.ToolResult) error
+}

@@ -1,0 +1,95 @@
+// Package config resolves infer's home directory and reads, validates and
+// writes its configuration files: browser_use.yaml (the bridge and pairing)
+// and config.yaml (models, providers, storage, tools), with a project's
+// .infer/config.yaml layered over the user's.
+//
+// Validation errors name the file, the key and the fix, because a person
+// reading them should not need to open the source.
+package config
+
+import "time"
+
+// Config is config.yaml after merging the project file over the user file.
+type Config struct {
+	// Model is the default "provider/model" id; empty means the first
+	// configured model, else offline/demo.
+	Model string `yaml:"model"`
+	// Storage controls conversation persistence.
+	Storage StorageConfig `yaml:"storage"`
+	// Agent holds defaults for turns.
+	Agent AgentConfig `yaml:"agent"`
+	// Providers maps a provider name ("openai", "anthropic", "openrouter",
+	// "gemini", "ollama", "ollama_cloud", or a named OpenAI-compatible server
+	// such as "lmstudio") to its settings.
+	Providers map[string]ProviderConfig `yaml:"providers"`
+	// Tools configures the tool pipeline.
+	Tools ToolsConfig `yaml:"tools"`
+}
+
+// StorageConfig controls conversation persistence.
+type StorageConfig struct {
+	// Enabled defaults to true; false keeps conversations in memory only.
+	Enabled *bool `yaml:"enabled"`
+}
+
+// IsEnabled reports whether conversations are persisted (default true).
+func (s StorageConfig) IsEnabled() bool { return s.Enabled == nil || *s.Enabled }
+
+// AgentConfig holds turn defaults.
+type AgentConfig struct {
+	// Mode is the starting agent mode: standard, plan, auto, auto-with-judge.
+	Mode string `yaml:"mode"`
+	// Effort is the reasoning effort: auto, none, low, medium, high.
+	Effort string `yaml:"effort"`
+	// Temperature is 0..2; nil leaves the provider's default.
+	Temperature *float64 `yaml:"temperature"`
+	// JudgeModel is the model auto-with-judge asks; empty means the current.
+	JudgeModel string `yaml:"judge_model"`
+	// MaxSteps bounds model calls per turn (default 50).
+	MaxSteps int `yaml:"max_steps"`
+	// SystemPrompt replaces the built-in system prompt when set.
+	SystemPrompt string `yaml:"system_prompt"`
+}
+
+// ProviderConfig configures one provider.
+type ProviderConfig struct {
+	// Kind is "openai", "anthropic" or "openai-compatible". Built-in names
+	// imply it; named servers default to openai-compatible.
+	Kind string `yaml:"kind"`
+	// BaseURL overrides the provider's endpoint.
+	BaseURL string `yaml:"base_url"`
+	// APIKeyEnv names the environment variable holding the key (built-in
+	// providers have a default, e.g. OPENAI_API_KEY).
+	APIKeyEnv string `yaml:"api_key_env"`
+	// APIKey is a literal key. Discouraged (prefer APIKeyEnv); never logged.
+	APIKey string `yaml:"api_key"`
+	// Models are ids offered without discovery (the provider's own names).
+	Models []string `yaml:"models"`
+	// Discover asks the provider's models endpoint for more (default true
+	// where the provider has one).
+	Discover *bool `yaml:"discover"`
+	// Effort and Temperature override the agent defaults for this provider.
+	Effort      string   `yaml:"effort"`
+	Temperature *float64 `yaml:"temperature"`
+}
+
+// ToolsConfig configures the tool pipeline.
+type ToolsConfig struct {
+	Bash BashConfig `yaml:"bash"`
+	// Timeout is the default per-tool timeout (default 2m).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// BashConfig configures the Bash tool and its guard.
+type BashConfig struct {
+	// Allow adds whole-command patterns that run without asking in
+	// standard mode, e.g. "gh api *" or "git status".
+	Allow []string `yaml:"allow"`
+	// Deny lists patterns that never run without asking, even in auto mode.
+	Deny []string `yaml:"deny"`
+	// Timeout bounds one command (default 2m).
+	Timeout Duration `yaml:"timeout"`
+}
+
+// Duration is a time.Duration written as "30s" or "2m" in YAML.
+type Duration time.Duration

@@ -1,0 +1,215 @@
+// Package llm is the workspace's small provider interface: one streaming
+// completion call that every model backend (the offline demo model, OpenAI
+// and every OpenAI-compatible server, Anthropic) implements, plus the types
+// that cross it.
+//
+// The interface is ours rather than an SDK's so that the turn loop owns
+// cancellation (one context per turn) and keeps partial text when a stream
+// fails: Stream returns what arrived before an error together with the error.
+package llm
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// Provider streams model completions.
+type Provider interface {
+	// Stream sends req and calls emit, on the calling goroutine, for every
+	// delta as it arrives. It returns the assembled completion. On error the
+	// returned Completion still holds everything received before the error,
+	// so the caller can keep the partial answer. Stream returns promptly with
+	// ctx.Err() (wrapped or not) when ctx is cancelled.
+	Stream(ctx context.Context, req Request, emit func(Delta)) (Completion, error)
+}
+
+// Role of a message.
+type Role string
+
+// Message roles, in the OpenAI-style vocabulary the store and panel share.
+const (
+	RoleSystem    Role = "system"
+	RoleUser      Role = "user"
+	RoleAssistant Role = "assistant"
+	RoleTool      Role = "tool"
+)
+
+// Message is one turn of the conversation sent to a model.
+type Message struct {
+	Role       Role
+	Content    string
+	Reasoning  string     // assistant reasoning, when the provider returned it
+	ToolCalls  []ToolCall // assistant requests to run tools
+	ToolCallID string     // on tool messages: the call this answers
+	Images     []Image    // images attached to a user or tool message
+}
+
+// ToolCall is a model's request to run one tool.
+type ToolCall struct {
+	ID        string
+	Name      string
+	Arguments string // raw JSON object
+}
+
+// Image is an attached picture, e.g. a screenshot a tool produced.
+type Image struct {
+	MIME string
+	Data []byte
+}
+
+// Tool describes one tool offered to the model.
+type Tool struct {
+	Name        string
+	Description string
+	Parameters  json.RawMessage // JSON Schema of the arguments object
+}
+
+// Effort is the requested reasoning effort.
+type Effort string
+
+// Reasoning efforts. EffortAuto (or empty) leaves the provider's default.
+const (
+	EffortAuto   Effort = "auto"
+	EffortNone   Effort = "none"
+	EffortLow    Effort = "low"
+	EffortMedium Effort = "medium"
+	EffortHigh   Effort = "high"
+)
+
+// ParseEffort validates a reasoning effort name.
+func ParseEffort(s string) (Effort, error) {
+	switch e := Effort(s); e {
+	case "", EffortAuto:
+		return EffortAuto, nil
+	case EffortNone, EffortLow, EffortMedium, EffortHigh:
+		return e, nil
+	}
+	return "", fmt.Errorf("unknown reasoning effort %q: use auto, none, low, medium or high", s)
+}
+
+// ValidateTemperature checks a sampling temperature.
+func ValidateTemperature(t float64) error {
+	if t < 0 || t > 2 || t != t {
+		return fmt.Errorf("temperature %v is out of range: use a number from 0 to 2", t)
+	}
+	return nil
+}
+
+// Request is one completion request.
+type Request struct {
+	// Model is the provider's own model name (the part after "provider/").
+	Model    string
+	System   string
+	Messages []Message
+	Tools    []Tool
+	Effort   Effort
+	// Temperature is nil for the provider's default.
+	Temperature *float64
+}
+
+// DeltaKind says what a Delta carries.
+type DeltaKind int
+
+// Delta kinds.
+const (
+	TextDelta DeltaKind = iota
+	ReasoningDelta
+	ToolCallDelta
+)
+
+// Delta is one streamed fragment.
+type Delta struct {
+	Kind DeltaKind
+	// Text is the fragment of answer or reasoning text.
+	Text string
+	// ToolCall is set for ToolCallDelta: fragments of one call are matched
+	// by Index (the call's position in this completion); ID and Name arrive
+	// on the first fragment, Arguments is a piece of the JSON text.
+	ToolCall ToolCallFragment
+}
+
+// ToolCallFragment is one piece of a streamed tool call.
+type ToolCallFragment struct {
+	Index     int
+	ID        string
+	Name      string
+	Arguments string
+}
+
+// Usage counts tokens, where the provider reports them.
+type Usage struct {
+	InputTokens     int
+	OutputTokens    int
+	ReasoningTokens int
+}
+
+// Completion is an assembled model answer.
+type Completion struct {
+	Text         string
+	Reasoning    string
+	ToolCalls    []ToolCall
+	FinishReason string
+	Usage        Usage
+}
+
+// ErrorKind classifies provider failures so front ends can say what to do.
+type ErrorKind int
+
+// Error kinds.
+const (
+	ErrOther       ErrorKind = iota
+	ErrMissingKey            // no API key configured
+	ErrAuth                  // 401/403
+	ErrNotFound              // unknown model or endpoint (404)
+	ErrRateLimited           // 429
+	ErrServer                // 5xx after retries
+	ErrBadRequest            // 400: the request was rejected
+	ErrStream                // the stream broke or sent garbage
+	ErrUnreachable           // connection refused, DNS, TLS
+)
+
+// Error is a provider failure with a message a person can act on. It never
+// contains an API key.
+type Error struct {
+	Kind       ErrorKind
+	Provider   string
+	Model      string
+	Status     int           // HTTP status, when there was one
+	RetryAfter time.Duration // for ErrRateLimited, when the provider said
+	Message    string
+	Err        error
+}
+
+func (e *Error) Error() string {
+	where := e.Provider
+	if e.Model != "" {
+		where += "/" + e.Model
+	}
+	if where == "" {
+		return e.Message
+	}
+	return where + ": " + e.Message
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// KindOf returns the ErrorKind of err, or ErrOther.
+func KindOf(err error) ErrorKind {
+	var e *Error
+	if errors.As(err, &e) {
+		return e.Kind
+	}
+	return ErrOther
+}
+
+// Catalog resolves the workspace's "provider/model" ids.
+type Catalog interface {
+	// Models lists every usable id: the default first, offline/demo last.
+	Models() []string
+	// Resolve returns the provider serving id and the provider's own model
+	// name, or an error that says how to configure it.
+	Resolve(id string) (Provider, string, error)
+}
