@@ -1,0 +1,348 @@
+// Package agent runs one agent turn: it calls the model, streams what the
+// model says as AG-UI events, runs the tool calls the model asks for, feeds
+// their results back, and repeats until the model answers without tools.
+//
+// The loop knows nothing about storage, approvals or front ends: it reports
+// through three hooks (Emit, Record, Exec), so the workspace decides where
+// events go, how messages are saved and how a tool call is permitted.
+//
+// Events are shaped for the strictest consumer we know, opentask 1.12.1's
+// side panel: every text segment gets its own TEXT_MESSAGE_START (also after
+// reasoning or a tool call), two messages never interleave, and a run that
+// ends by interrupt or error closes with a short visible notice before its
+// terminal event, because that panel leaves its "Working…" state only on
+// TEXT_MESSAGE_END.
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/google/uuid"
+
+	"github.com/infer-workspace/infer/session/llm"
+)
+
+// Status says how a turn ended.
+type Status int
+
+// Turn outcomes.
+const (
+	Finished Status = iota
+	Interrupted
+	Failed
+)
+
+func (s Status) String() string {
+	switch s {
+	case Interrupted:
+		return "interrupted"
+	case Failed:
+		return "failed"
+	default:
+		return "finished"
+	}
+}
+
+// ToolResult is what running one tool call produced, as the model reads it.
+type ToolResult struct {
+	Content string
+	OK      bool
+	Images  []llm.Image
+}
+
+// Hooks connect the loop to the workspace. All are called on the goroutine
+// that called Run.
+type Hooks struct {
+	// Emit receives every AG-UI event of the turn, in order.
+	Emit func(events.Event)
+	// Record receives each completed message (assistant, tool) as soon as it
+	// is final, so the conversation is saved as the turn progresses. A
+	// Record error ends the turn as Failed: losing messages silently would
+	// be worse than stopping.
+	Record func(llm.Message) error
+	// RecordToolResult, when set, keeps the execution record of a tool call
+	// (succeeded or not) that conversation snapshots carry as tool_results.
+	RecordToolResult func(toolCallID string, ok bool) error
+	// Exec runs one tool call, including any permission check and approval.
+	// It must return promptly once ctx is cancelled.
+	Exec func(ctx context.Context, call llm.ToolCall) ToolResult
+}
+
+// Config is one turn's fixed parameters.
+type Config struct {
+	Provider llm.Provider
+	// Request carries model, system prompt, tools and options; its Messages
+	// are ignored (the loop sends the history it is given plus what the
+	// turn adds).
+	Request llm.Request
+	// MaxSteps bounds model calls in the turn (default 50).
+	MaxSteps int
+	// ThreadID and RunID identify the run in RUN_* events.
+	ThreadID, RunID string
+}
+
+// Outcome is how a turn ended.
+type Outcome struct {
+	Status Status
+	Err    error // the provider or recording error for Failed
+	// Added are the messages the turn appended to the history.
+	Added []llm.Message
+	Usage llm.Usage
+}
+
+// InterruptedNotice and the error prefix are the visible notices that close
+// a turn that did not finish normally.
+const InterruptedNotice = "⏹ Interrupted."
+
+// Run executes one turn on top of history (which must end with the user's
+// message) and returns how it ended. Exactly one RUN_STARTED and one
+// terminal event (RUN_FINISHED or RUN_ERROR) are emitted.
+func Run(ctx context.Context, cfg Config, history []llm.Message, h Hooks) Outcome {
+	t := &turn{cfg: cfg, hooks: h, history: append([]llm.Message(nil), history...)}
+	if t.cfg.MaxSteps <= 0 {
+		t.cfg.MaxSteps = 50
+	}
+	if t.cfg.ThreadID == "" {
+		t.cfg.ThreadID = uuid.NewString()
+	}
+	if t.cfg.RunID == "" {
+		t.cfg.RunID = uuid.NewString()
+	}
+	h.Emit(events.NewRunStartedEvent(t.cfg.ThreadID, t.cfg.RunID))
+	out := t.loop(ctx)
+	out.Added = t.added
+	out.Usage = t.usage
+	switch out.Status {
+	case Finished:
+		h.Emit(events.NewRunFinishedEvent(t.cfg.ThreadID, t.cfg.RunID))
+	case Interrupted:
+		t.notice(InterruptedNotice)
+		h.Emit(events.NewRunErrorEvent("interrupted", events.WithErrorCode("interrupted"), events.WithRunID(t.cfg.RunID)))
+	case Failed:
+		t.notice("⚠ " + out.Err.Error())
+		h.Emit(events.NewRunErrorEvent(out.Err.Error(), events.WithErrorCode(errorCode(out.Err)), events.WithRunID(t.cfg.RunID)))
+	}
+	return out
+}
+
+type turn struct {
+	cfg     Config
+	hooks   Hooks
+	history []llm.Message
+	added   []llm.Message
+	usage   llm.Usage
+
+	// The open text or reasoning message, if any; at most one is open.
+	textID      string
+	reasoningID string
+}
+
+func (t *turn) loop(ctx context.Context) Outcome {
+	for step := 0; step < t.cfg.MaxSteps; step++ {
+		if ctx.Err() != nil {
+			return Outcome{Status: Interrupted}
+		}
+		req := t.cfg.Request
+		req.Messages = t.history
+		var segmentID string // the text message the tool calls hang off
+		comp, err := t.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
+			switch d.Kind {
+			case llm.TextDelta:
+				if d.Text == "" {
+					return
+				}
+				t.openText()
+				segmentID = t.textID
+				t.hooks.Emit(events.NewTextMessageContentEvent(t.textID, d.Text))
+			case llm.ReasoningDelta:
+				if d.Text == "" {
+					return
+				}
+				t.openReasoning()
+				t.hooks.Emit(events.NewReasoningMessageContentEvent(t.reasoningID, d.Text))
+			}
+		})
+		t.closeOpen()
+		t.usage.InputTokens += comp.Usage.InputTokens
+		t.usage.OutputTokens += comp.Usage.OutputTokens
+		t.usage.ReasoningTokens += comp.Usage.ReasoningTokens
+
+		if err != nil {
+			// Keep what arrived: the person saw it stream, so it is part of
+			// the conversation. Partial tool calls are dropped because a
+			// call without complete arguments can never be answered.
+			if comp.Text != "" || comp.Reasoning != "" {
+				if rerr := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning}); rerr != nil {
+					return Outcome{Status: Failed, Err: rerr}
+				}
+			}
+			if ctx.Err() != nil || errors.Is(err, context.Canceled) {
+				return Outcome{Status: Interrupted}
+			}
+			return Outcome{Status: Failed, Err: err}
+		}
+
+		calls := normaliseCalls(comp.ToolCalls)
+		if err := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning, ToolCalls: calls}); err != nil {
+			return Outcome{Status: Failed, Err: err}
+		}
+		if len(calls) == 0 {
+			return Outcome{Status: Finished}
+		}
+		if st, err := t.runTools(ctx, calls, segmentID); st != Finished {
+			return Outcome{Status: st, Err: err}
+		}
+	}
+	return Outcome{Status: Failed, Err: fmt.Errorf("stopped after %d model calls in one turn (agent.max_steps); send a message to continue", t.cfg.MaxSteps)}
+}
+
+// runTools announces and runs the calls one after another. Sequential runs
+// keep approvals one at a time and the conversation order deterministic.
+func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, parentID string) (Status, error) {
+	for i, call := range calls {
+		if parentID != "" {
+			t.hooks.Emit(events.NewToolCallStartEvent(call.ID, call.Name, events.WithParentMessageID(parentID)))
+		} else {
+			t.hooks.Emit(events.NewToolCallStartEvent(call.ID, call.Name))
+		}
+		if call.Arguments != "" {
+			t.hooks.Emit(events.NewToolCallArgsEvent(call.ID, call.Arguments))
+		}
+		t.hooks.Emit(events.NewToolCallEndEvent(call.ID))
+
+		var res ToolResult
+		if ctx.Err() != nil {
+			res = ToolResult{Content: "Not run: the turn was interrupted before this call started."}
+		} else {
+			res = t.hooks.Exec(ctx, call)
+		}
+		content := res.Content
+		if content == "" {
+			content = "(no output)"
+		}
+		t.hooks.Emit(events.NewToolCallResultEvent(uuid.NewString(), call.ID, content))
+		msg := llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: content, Images: res.Images}
+		if err := t.recordTool(msg, res.OK); err != nil {
+			return Failed, err
+		}
+		if ctx.Err() != nil {
+			// Answer the remaining calls so the history stays valid for
+			// the next model request (every call needs a tool message).
+			for _, rest := range calls[i+1:] {
+				t.hooks.Emit(events.NewToolCallStartEvent(rest.ID, rest.Name))
+				t.hooks.Emit(events.NewToolCallEndEvent(rest.ID))
+				skipped := "Not run: the turn was interrupted before this call started."
+				t.hooks.Emit(events.NewToolCallResultEvent(uuid.NewString(), rest.ID, skipped))
+				if err := t.recordTool(llm.Message{Role: llm.RoleTool, ToolCallID: rest.ID, Content: skipped}, false); err != nil {
+					return Failed, err
+				}
+			}
+			return Interrupted, nil
+		}
+	}
+	return Finished, nil
+}
+
+func (t *turn) openText() {
+	if t.textID != "" {
+		return
+	}
+	t.closeOpen()
+	t.textID = uuid.NewString()
+	t.hooks.Emit(events.NewTextMessageStartEvent(t.textID, events.WithRole("assistant")))
+}
+
+func (t *turn) openReasoning() {
+	if t.reasoningID != "" {
+		return
+	}
+	t.closeOpen()
+	t.reasoningID = uuid.NewString()
+	t.hooks.Emit(events.NewReasoningStartEvent(t.reasoningID))
+	t.hooks.Emit(events.NewReasoningMessageStartEvent(t.reasoningID, "assistant"))
+}
+
+func (t *turn) closeOpen() {
+	if t.textID != "" {
+		t.hooks.Emit(events.NewTextMessageEndEvent(t.textID))
+		t.textID = ""
+	}
+	if t.reasoningID != "" {
+		t.hooks.Emit(events.NewReasoningMessageEndEvent(t.reasoningID))
+		t.hooks.Emit(events.NewReasoningEndEvent(t.reasoningID))
+		t.reasoningID = ""
+	}
+}
+
+// notice emits a short visible text message that is not part of the
+// conversation (it is never recorded or sent to the model).
+func (t *turn) notice(text string) {
+	t.closeOpen()
+	id := uuid.NewString()
+	t.hooks.Emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
+	t.hooks.Emit(events.NewTextMessageContentEvent(id, text))
+	t.hooks.Emit(events.NewTextMessageEndEvent(id))
+}
+
+func (t *turn) record(m llm.Message) error {
+	if err := t.hooks.Record(m); err != nil {
+		return fmt.Errorf("saving the conversation: %w", err)
+	}
+	t.history = append(t.history, m)
+	t.added = append(t.added, m)
+	return nil
+}
+
+func (t *turn) recordTool(m llm.Message, ok bool) error {
+	m.Content = strings.ToValidUTF8(m.Content, "\uFFFD")
+	if err := t.record(m); err != nil {
+		return err
+	}
+	if t.hooks.RecordToolResult != nil {
+		if err := t.hooks.RecordToolResult(m.ToolCallID, ok); err != nil {
+			return fmt.Errorf("saving the conversation: %w", err)
+		}
+	}
+	return nil
+}
+
+// normaliseCalls gives every call an id (some local servers omit them) and
+// a JSON object as arguments, so the history stays acceptable to strict
+// providers on the next request.
+func normaliseCalls(calls []llm.ToolCall) []llm.ToolCall {
+	out := make([]llm.ToolCall, 0, len(calls))
+	seen := map[string]bool{}
+	for _, c := range calls {
+		if c.ID == "" || seen[c.ID] {
+			c.ID = "call_" + strings.ReplaceAll(uuid.NewString(), "-", "")[:24]
+		}
+		seen[c.ID] = true
+		if strings.TrimSpace(c.Arguments) == "" {
+			c.Arguments = "{}"
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// errorCode maps an error to a short RUN_ERROR code.
+func errorCode(err error) string {
+	codes := map[llm.ErrorKind]string{
+		llm.ErrMissingKey:  "missing_key",
+		llm.ErrAuth:        "auth",
+		llm.ErrNotFound:    "not_found",
+		llm.ErrRateLimited: "rate_limited",
+		llm.ErrServer:      "server_error",
+		llm.ErrBadRequest:  "bad_request",
+		llm.ErrStream:      "stream_error",
+		llm.ErrUnreachable: "unreachable",
+	}
+	if c, ok := codes[llm.KindOf(err)]; ok {
+		return c
+	}
+	return "error"
+}

@@ -1,0 +1,345 @@
+// Package demo is offline/demo, infer's built-in deterministic model. It is
+// not an LLM and says so: it turns a few plain commands in the person's last
+// message into tool calls, streams its words as separate deltas, and sums up
+// tool results, so the workspace works offline and tests are exact.
+//
+// Commands (several may be joined with ";" to make several tool calls in one
+// turn): open|go to|navigate <url>, click <selector>, type <text> into
+// <selector> [and press enter], read [selector], screenshot, tabs,
+// run <command>, think <text>, stream <n>, fail.
+package demo
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/infer-workspace/infer/session/llm"
+)
+
+// ID is the model id under which the workspace offers this model.
+const ID = "offline/demo"
+
+// Model is the offline demo model. The zero value streams without delay.
+type Model struct {
+	// Delay is the pause between streamed words (a few ms makes streaming
+	// visible; zero is for benchmarks).
+	Delay time.Duration
+}
+
+// New returns the demo model with a delay that makes streaming visible.
+func New() *Model { return &Model{Delay: 8 * time.Millisecond} }
+
+// Hint lists the commands the model understands.
+const Hint = "Try: open <url> · click <selector> · type <text> into <selector> [and press enter] · " +
+	"read [selector] · screenshot · tabs · run <command> · think <text> · stream <n> · fail " +
+	"(join several with ;)."
+
+// MaxStream bounds `stream <n>` so a typo cannot stream forever.
+const MaxStream = 1_000_000
+
+// Stream implements llm.Provider.
+func (m *Model) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	s := &streamer{ctx: ctx, delay: m.Delay, emit: emit}
+	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleTool {
+		return s.summarise(req.Messages)
+	}
+	return s.answer(lastUser(req.Messages), hasTools(req.Tools), len(req.Messages))
+}
+
+type streamer struct {
+	ctx   context.Context
+	delay time.Duration
+	emit  func(llm.Delta)
+	comp  llm.Completion
+	words int
+}
+
+// say streams text word by word (each word with its trailing space).
+func (s *streamer) say(kind llm.DeltaKind, text string) error {
+	for _, w := range splitWords(text) {
+		if err := s.pause(); err != nil {
+			return err
+		}
+		s.emit(llm.Delta{Kind: kind, Text: w})
+		if kind == llm.ReasoningDelta {
+			s.comp.Reasoning += w
+		} else {
+			s.comp.Text += w
+		}
+		s.words++
+	}
+	return nil
+}
+
+func (s *streamer) pause() error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if s.delay <= 0 {
+		return nil
+	}
+	t := time.NewTimer(s.delay)
+	defer t.Stop()
+	select {
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+func (s *streamer) done(err error) (llm.Completion, error) {
+	s.comp.Usage.OutputTokens = s.words
+	if err == nil {
+		s.comp.FinishReason = "stop"
+		if len(s.comp.ToolCalls) > 0 {
+			s.comp.FinishReason = "tool_calls"
+		}
+	}
+	return s.comp, err
+}
+
+// answer replies to the person's message. seq (the history length) makes
+// tool call ids unique within a conversation yet deterministic.
+func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completion, error) {
+	text := strings.TrimSpace(msg)
+	lower := strings.ToLower(text)
+	switch {
+	case lower == "fail":
+		if err := s.say(llm.TextDelta, "This reply will fail halfway, as you asked."); err != nil {
+			return s.done(err)
+		}
+		return s.done(&llm.Error{Kind: llm.ErrStream, Provider: "offline", Model: "demo",
+			Message: "simulated provider failure mid-stream (you asked for it with `fail`)"})
+	case strings.HasPrefix(lower, "think "):
+		thought := strings.TrimSpace(text[len("think "):])
+		if err := s.say(llm.ReasoningDelta, "Thinking about: "+thought); err != nil {
+			return s.done(err)
+		}
+		return s.done(s.say(llm.TextDelta, "I thought about “"+thought+"”. I am the offline demo model, so that is as deep as it goes."))
+	case strings.HasPrefix(lower, "stream "):
+		n, err := strconv.Atoi(strings.TrimSpace(text[len("stream "):]))
+		if err != nil || n < 1 || n > MaxStream {
+			return s.done(s.say(llm.TextDelta, fmt.Sprintf("stream takes a whole number from 1 to %d.", MaxStream)))
+		}
+		for i := 1; i <= n; i++ {
+			if err := s.pause(); err != nil {
+				return s.done(err)
+			}
+			w := strconv.Itoa(i) + " "
+			s.emit(llm.Delta{Kind: llm.TextDelta, Text: w})
+			s.comp.Text += w
+			s.words++
+		}
+		return s.done(nil)
+	}
+
+	calls, ok := ParseCommands(text)
+	if !ok || !toolsOffered {
+		reply := fmt.Sprintf("I am infer's offline demo model, not an LLM, so I only follow a few commands. You said: “%s”. %s", text, Hint)
+		if ok && !toolsOffered {
+			reply = "I would call tools for that, but no tools are available in this turn."
+		}
+		return s.done(s.say(llm.TextDelta, reply))
+	}
+	names := make([]string, len(calls))
+	for i, c := range calls {
+		names[i] = c.Name
+	}
+	if err := s.say(llm.TextDelta, "Calling "+strings.Join(names, ", ")+"."); err != nil {
+		return s.done(err)
+	}
+	for i, c := range calls {
+		c.ID = fmt.Sprintf("call_demo_%d_%d", seq, i)
+		s.emit(llm.Delta{Kind: llm.ToolCallDelta, ToolCall: llm.ToolCallFragment{Index: i, ID: c.ID, Name: c.Name, Arguments: c.Arguments}})
+		s.comp.ToolCalls = append(s.comp.ToolCalls, c)
+	}
+	return s.done(nil)
+}
+
+// summarise answers the tool results that follow the last assistant message
+// with one line per result.
+func (s *streamer) summarise(msgs []llm.Message) (llm.Completion, error) {
+	start := len(msgs)
+	for start > 0 && msgs[start-1].Role == llm.RoleTool {
+		start--
+	}
+	names := map[string]string{}
+	if start > 0 {
+		for _, c := range msgs[start-1].ToolCalls {
+			names[c.ID] = c.Name
+		}
+	}
+	var lines []string
+	for _, m := range msgs[start:] {
+		name := names[m.ToolCallID]
+		if name == "" {
+			name = "tool"
+		}
+		lines = append(lines, "- "+name+": "+oneLine(m.Content, 200))
+	}
+	return s.done(s.say(llm.TextDelta, "Done.\n"+strings.Join(lines, "\n")))
+}
+
+// ParseCommands turns a message into tool calls, or reports false when any
+// part of it is not a tool command.
+func ParseCommands(msg string) ([]llm.ToolCall, bool) {
+	var calls []llm.ToolCall
+	for _, part := range strings.Split(msg, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		c, ok := parseCommand(part)
+		if !ok {
+			return nil, false
+		}
+		calls = append(calls, c)
+	}
+	return calls, len(calls) > 0
+}
+
+func parseCommand(part string) (llm.ToolCall, bool) {
+	lower := strings.ToLower(part)
+	rest := func(prefix string) string { return strings.TrimSpace(part[len(prefix):]) }
+	call := func(name string, args map[string]any) (llm.ToolCall, bool) {
+		b, _ := json.Marshal(args)
+		return llm.ToolCall{Name: name, Arguments: string(b)}, true
+	}
+	for _, p := range []string{"navigate ", "open ", "go to "} {
+		if strings.HasPrefix(lower, p) && rest(p) != "" {
+			return call("BrowserNavigate", map[string]any{"url": NormaliseURL(rest(p))})
+		}
+	}
+	switch {
+	case strings.HasPrefix(lower, "click ") && rest("click ") != "":
+		return call("BrowserClick", map[string]any{"selector": unquote(rest("click "))})
+	case strings.HasPrefix(lower, "type "):
+		body := rest("type ")
+		enter := false
+		if l := strings.ToLower(body); strings.HasSuffix(l, " and press enter") {
+			body = strings.TrimSpace(body[:len(body)-len(" and press enter")])
+			enter = true
+		}
+		i := strings.LastIndex(strings.ToLower(body), " into ")
+		if i < 0 {
+			return llm.ToolCall{}, false
+		}
+		text, sel := unquote(strings.TrimSpace(body[:i])), unquote(strings.TrimSpace(body[i+len(" into "):]))
+		if sel == "" {
+			return llm.ToolCall{}, false
+		}
+		args := map[string]any{"selector": sel, "text": text}
+		if enter {
+			args["press_enter"] = true
+		}
+		return call("BrowserType", args)
+	case lower == "read":
+		return call("BrowserRead", map[string]any{})
+	case strings.HasPrefix(lower, "read "):
+		return call("BrowserRead", map[string]any{"selector": unquote(rest("read "))})
+	case lower == "screenshot":
+		return call("BrowserScreenshot", map[string]any{})
+	case lower == "tabs":
+		return call("BrowserTabs", map[string]any{})
+	case strings.HasPrefix(lower, "run ") && rest("run ") != "":
+		return call("Bash", map[string]any{"command": rest("run ")})
+	}
+	return llm.ToolCall{}, false
+}
+
+// NormaliseURL adds a scheme to a bare address: http for local hosts (the
+// demo site, localhost, loopback), https otherwise.
+func NormaliseURL(u string) string {
+	u = unquote(u)
+	if strings.Contains(u, "://") || strings.HasPrefix(u, "about:") || strings.HasPrefix(u, "data:") {
+		return u
+	}
+	host := u
+	if i := strings.IndexAny(host, "/?#"); i >= 0 {
+		host = host[:i]
+	}
+	h := host
+	if i := strings.LastIndex(h, ":"); i >= 0 {
+		h = h[:i]
+	}
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") || strings.HasPrefix(h, "127.") || h == "[::1]" {
+		return "http://" + u
+	}
+	return "https://" + u
+}
+
+func unquote(s string) string {
+	if len(s) >= 2 && (s[0] == '"' && s[len(s)-1] == '"' || s[0] == '\'' && s[len(s)-1] == '\'') {
+		return s[1 : len(s)-1]
+	}
+	return s
+}
+
+func lastUser(msgs []llm.Message) string {
+	for i := len(msgs) - 1; i >= 0; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			return msgs[i].Content
+		}
+	}
+	return ""
+}
+
+func hasTools(ts []llm.Tool) bool { return len(ts) > 0 }
+
+// splitWords cuts text after each run of spaces, keeping the spaces with the
+// word before them, so the deltas concatenate back to the exact text.
+func splitWords(text string) []string {
+	var out []string
+	start := 0
+	inSpace := false
+	for i, r := range text {
+		sp := unicode.IsSpace(r)
+		if inSpace && !sp {
+			out = append(out, text[start:i])
+			start = i
+		}
+		inSpace = sp
+	}
+	if start < len(text) {
+		out = append(out, text[start:])
+	}
+	return out
+}
+
+// oneLine collapses whitespace and shortens text to at most n runes.
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	if s == "" {
+		return "(empty)"
+	}
+	return s
+}
+
+// Title derives a conversation title from the first user message: the
+// offline model's deterministic stand-in for a generated title.
+func Title(firstMessage string) string {
+	words := strings.Fields(firstMessage)
+	if len(words) > 6 {
+		words = words[:6]
+	}
+	t := strings.Join(words, " ")
+	if t == "" {
+		return "New conversation"
+	}
+	r := []rune(t)
+	r[0] = unicode.ToUpper(r[0])
+	if len(r) > 60 {
+		r = append(r[:59], '…')
+	}
+	return string(r)
+}
