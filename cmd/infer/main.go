@@ -1,0 +1,24 @@
+// Command infer is a terminal workspace where a person and an AI agent work
+// together, including in the person's own browser through an extension
+// that dials infer's local WebSocket bridge.
+//
+// The main package only parses the command line, wires the libraries and
+// maps errors to exit codes: 0 success, 1 failure, 2 usage error.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+)
+
+func main() {
+	// Subcommands that run until stopped (serve, the TUI) watch this
+	// context, so Ctrl+C and SIGTERM end them cleanly instead of killing
+	// them mid-write.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
+	stop()
+	os.Exit(code)
+}

@@ -1,0 +1,386 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"net"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infer-workspace/infer/session/config"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+// newHome points INFER_HOME at a fresh directory for one test.
+func newHome(t *testing.T) string {
+	t.Helper()
+	home := filepath.Join(t.TempDir(), "home")
+	t.Setenv(config.HomeEnv, home)
+	return home
+}
+
+func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
+	var out, errOut bytes.Buffer
+	code = run(context.Background(), args, &out, &errOut)
+	return out.String(), errOut.String(), code
+}
+
+func TestInitCreatesHome(t *testing.T) {
+	home := newHome(t)
+	out, errOut, code := infer(t, "init", "--port", "6123")
+	if code != 0 {
+		t.Fatalf("exit %d\n%s%s", code, out, errOut)
+	}
+	b, warnings, err := config.LoadBrowserUse(config.BrowserUsePath(home))
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("browser_use.yaml: %v %v", err, warnings)
+	}
+	if !b.Enabled || b.Backend != "extension" || b.Extension.Port != 6123 || b.Extension.CommandTimeout.Std() != 30*time.Second || len(b.Extension.Token) != 43 {
+		t.Errorf("browser_use.yaml = %v", b)
+	}
+	// The token is shown in full on creation, exactly once.
+	if strings.Count(out, b.Extension.Token) != 1 {
+		t.Errorf("token shown %d times:\n%s", strings.Count(out, b.Extension.Token), out)
+	}
+	for _, want := range []string{"Created", "port to 6123", "options page", "infer serve", "Connect", "infer pair"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	for _, p := range []string{home, config.BrowserUsePath(home), config.ConfigPath(home)} {
+		fi, err := os.Stat(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := os.FileMode(0o600)
+		if fi.IsDir() {
+			want = 0o700
+		}
+		if fi.Mode().Perm() != want {
+			t.Errorf("%s has mode %v, want %v", p, fi.Mode().Perm(), want)
+		}
+	}
+	if _, err := config.LoadConfigFile(config.ConfigPath(home)); err != nil {
+		t.Errorf("config.yaml: %v", err)
+	}
+}
+
+func TestInitIsIdempotent(t *testing.T) {
+	home := newHome(t)
+	if _, errOut, code := infer(t, "init"); code != 0 {
+		t.Fatalf("first init: %s", errOut)
+	}
+	path := config.BrowserUsePath(home)
+	before, _ := os.ReadFile(path)
+	first, _, _ := config.LoadBrowserUse(path)
+	cfgBefore, _ := os.ReadFile(config.ConfigPath(home))
+
+	out, errOut, code := infer(t, "init", "--port", "7000")
+	if code != 0 {
+		t.Fatalf("second init: exit %d %s", code, errOut)
+	}
+	after, _ := os.ReadFile(path)
+	if !bytes.Equal(before, after) {
+		t.Errorf("browser_use.yaml changed:\n%s\n---\n%s", before, after)
+	}
+	if cfgAfter, _ := os.ReadFile(config.ConfigPath(home)); !bytes.Equal(cfgBefore, cfgAfter) {
+		t.Error("config.yaml changed")
+	}
+	if strings.Contains(out, first.Extension.Token) {
+		t.Errorf("second init printed the full token:\n%s", out)
+	}
+	if !strings.Contains(out, config.MaskToken(first.Extension.Token)) || !strings.Contains(out, "left unchanged") || !strings.Contains(out, "--show-token") {
+		t.Errorf("output:\n%s", out)
+	}
+	if !strings.Contains(errOut, "--port applies only when browser_use.yaml is created") {
+		t.Errorf("no note about the ignored --port: %q", errOut)
+	}
+}
+
+func TestInitRotateToken(t *testing.T) {
+	home := newHome(t)
+	path := config.BrowserUsePath(home)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte("# hand written\nenabled: true\nextension:\n  port: 6200\n  token: too-short\n  command_timeout: 1m\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	// A short token makes plain init fail, with rotation as the fix.
+	_, errOut, code := infer(t, "init")
+	if code != 1 || !strings.Contains(errOut, "infer: ") || !strings.Contains(errOut, "extension.token") || !strings.Contains(errOut, "--rotate-token") {
+		t.Fatalf("init with a short token: exit %d, %q", code, errOut)
+	}
+
+	out, errOut, code := infer(t, "init", "--rotate-token")
+	if code != 0 {
+		t.Fatalf("rotate: exit %d %s", code, errOut)
+	}
+	b, _, err := config.LoadBrowserUse(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Extension.Port != 6200 || b.Extension.CommandTimeout.Std() != time.Minute || !b.Enabled || len(b.Extension.Token) != 43 {
+		t.Errorf("other settings changed: %v", b)
+	}
+	if !strings.Contains(out, b.Extension.Token) || !strings.Contains(errOut, "re-paired") {
+		t.Errorf("rotate output:\n%s\n%s", out, errOut)
+	}
+	data, _ := os.ReadFile(path)
+	if !strings.Contains(string(data), "# hand written") {
+		t.Errorf("comment lost:\n%s", data)
+	}
+
+	// Rotating again changes only the token.
+	if _, _, code := infer(t, "init", "--rotate-token"); code != 0 {
+		t.Fatal("second rotate failed")
+	}
+	b2, _, _ := config.LoadBrowserUse(path)
+	if b2.Extension.Token == b.Extension.Token {
+		t.Error("token unchanged")
+	}
+	b2.Extension.Token = b.Extension.Token
+	if b2 != b {
+		t.Errorf("rotation changed more than the token: %v vs %v", b2, b)
+	}
+}
+
+func TestInitBadPort(t *testing.T) {
+	newHome(t)
+	_, errOut, code := infer(t, "init", "--port", "70000")
+	if code != 2 || !strings.Contains(errOut, "infer: --port 70000") || !strings.Contains(errOut, "Usage:") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+}
+
+func TestUsageErrors(t *testing.T) {
+	newHome(t)
+	for _, args := range [][]string{
+		{"init", "--no-such-flag"},
+		{"frobnicate"},
+		{"pair", "extra"},
+		{"version", "extra"},
+	} {
+		out, errOut, code := infer(t, args...)
+		if code != 2 {
+			t.Errorf("%q: exit %d, want 2", args, code)
+		}
+		if !strings.HasPrefix(errOut, "infer: ") || !strings.Contains(errOut, "Usage:") {
+			t.Errorf("%q: stderr %q", args, errOut)
+		}
+		if out != "" {
+			t.Errorf("%q: stdout %q", args, out)
+		}
+	}
+	if _, errOut, _ := infer(t, "pari"); !strings.Contains(errOut, `did you mean "pair"?`) {
+		t.Errorf("no suggestion: %q", errOut)
+	}
+}
+
+func TestRuntimeErrorHasNoUsage(t *testing.T) {
+	newHome(t) // empty: no browser_use.yaml
+	out, errOut, code := infer(t, "pair")
+	if code != 1 {
+		t.Fatalf("exit %d", code)
+	}
+	if !strings.HasPrefix(errOut, "infer: ") || !strings.Contains(errOut, "run `infer init`") || strings.Contains(errOut, "Usage:") {
+		t.Errorf("stderr %q", errOut)
+	}
+	if out != "" {
+		t.Errorf("stdout %q", out)
+	}
+}
+
+func TestNoArgsPrintsHelp(t *testing.T) {
+	out, _, code := infer(t)
+	if code != 0 || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "init") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestVersion(t *testing.T) {
+	out, _, code := infer(t, "version")
+	if code != 0 || !strings.HasPrefix(out, "infer ") || !strings.Contains(out, "go1.") {
+		t.Fatalf("exit %d: %q", code, out)
+	}
+	flagOut, _, _ := infer(t, "--version")
+	if flagOut != out {
+		t.Errorf("--version %q differs from version %q", flagOut, out)
+	}
+
+	old := version
+	t.Cleanup(func() { version = old })
+	version = "v9.9.9"
+	if out, _, _ := infer(t, "version"); !strings.HasPrefix(out, "infer v9.9.9 (") {
+		t.Errorf("ldflags version not used: %q", out)
+	}
+}
+
+func TestCompletion(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
+		out, errOut, code := infer(t, "completion", shell)
+		if code != 0 || !strings.Contains(out, "infer") {
+			t.Errorf("%s: exit %d, %q, %d bytes", shell, code, errOut, len(out))
+		}
+	}
+}
+
+// pairHome writes a browser_use.yaml for port into a fresh INFER_HOME and
+// returns its token.
+func pairHome(t *testing.T, port int) string {
+	t.Helper()
+	home := newHome(t)
+	b := config.NewBrowserUse(port)
+	if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
+		t.Fatal(err)
+	}
+	return b.Extension.Token
+}
+
+// statusServer answers /status like the bridge: 401 without the right
+// bearer token, else body.
+func statusServer(t *testing.T, token *string, body any) (port int) {
+	t.Helper()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/status" || r.Method != http.MethodGet {
+			http.NotFound(w, r)
+			return
+		}
+		if r.Header.Get("Authorization") != "Bearer "+*token {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(body)
+	}))
+	t.Cleanup(srv.Close)
+	_, p, err := net.SplitHostPort(srv.Listener.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	port, _ = strconv.Atoi(p)
+	return port
+}
+
+func TestPairConnected(t *testing.T) {
+	var token string
+	since := time.Now().Add(-5 * time.Minute).UTC().Truncate(time.Second)
+	port := statusServer(t, &token, map[string]any{
+		"connected": true, "extension_version": "1.12.1", "since": since.Format(time.RFC3339), "rtt_ms": 3, "port": 1,
+	})
+	token = pairHome(t, port)
+
+	out, errOut, code := infer(t, "pair")
+	if code != 0 {
+		t.Fatalf("exit %d %s", code, errOut)
+	}
+	for _, want := range []string{
+		"ws://127.0.0.1:" + strconv.Itoa(port) + "/ws",
+		"Port:   " + strconv.Itoa(port),
+		config.MaskToken(token),
+		"an extension is connected",
+		"1.12.1",
+		since.Local().Format("2006-01-02 15:04:05"),
+		"Round trip:  3 ms",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, token) {
+		t.Errorf("full token printed without --show-token:\n%s", out)
+	}
+
+	out, _, _ = infer(t, "pair", "--show-token")
+	if !strings.Contains(out, "Token:  "+token+"\n") {
+		t.Errorf("--show-token did not print the token:\n%s", out)
+	}
+}
+
+func TestPairNoExtension(t *testing.T) {
+	var token string
+	port := statusServer(t, &token, map[string]any{"connected": false, "port": 1})
+	token = pairHome(t, port)
+	out, _, code := infer(t, "pair")
+	if code != 0 || !strings.Contains(out, "infer is running, but no extension is connected") || strings.Contains(out, "wrong token") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestPairRejectedExtension(t *testing.T) {
+	var token string
+	at := time.Date(2026, 9, 2, 12, 0, 3, 0, time.UTC)
+	port := statusServer(t, &token, map[string]any{
+		"connected": false, "port": 1,
+		"last_rejection": map[string]any{"at": at.Format(time.RFC3339), "reason": "bad token"},
+	})
+	token = pairHome(t, port)
+	out, _, _ := infer(t, "pair")
+	want := "An extension tried a wrong token at " + at.Local().Format("2006-01-02 15:04:05")
+	if !strings.Contains(out, want) || !strings.Contains(out, "(bad token)") || !strings.Contains(out, "re-copy the token") {
+		t.Fatalf("output lacks %q:\n%s", want, out)
+	}
+}
+
+func TestPairWrongToken(t *testing.T) {
+	serverToken := "the-token-infer-started-with-long-enough"
+	port := statusServer(t, &serverToken, map[string]any{"connected": true})
+	pairHome(t, port) // a different, fresh token
+	out, _, code := infer(t, "pair")
+	if code != 0 || !strings.Contains(out, "refused this token") || !strings.Contains(out, "restart infer") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestPairNotRunning(t *testing.T) {
+	// Take a free port, then free it: nothing listens there.
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	pairHome(t, port)
+	out, _, code := infer(t, "pair")
+	if code != 0 || !strings.Contains(out, "infer is not running on port "+strconv.Itoa(port)) || !strings.Contains(out, "infer serve") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+func TestPairSomethingElse(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = w.Write([]byte("<html>hello</html>"))
+	}))
+	t.Cleanup(srv.Close)
+	pairHome(t, srv.Listener.Addr().(*net.TCPAddr).Port)
+	out, _, _ := infer(t, "pair")
+	if !strings.Contains(out, "it is not infer") {
+		t.Fatalf("output:\n%s", out)
+	}
+}
+
+func TestPairDisabled(t *testing.T) {
+	home := newHome(t)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config.BrowserUsePath(home), []byte("enabled: false\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, _, code := infer(t, "pair")
+	if code != 0 || !strings.Contains(out, "browser use is off") {
+		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}

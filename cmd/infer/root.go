@@ -1,0 +1,107 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+)
+
+// Exit codes.
+const (
+	exitOK      = 0
+	exitFailure = 1
+	exitUsage   = 2
+)
+
+// usageError marks a mistake on the command line, which exits 2 and shows
+// the usage, unlike a runtime failure.
+type usageError struct{ err error }
+
+func (e usageError) Error() string { return e.err.Error() }
+func (e usageError) Unwrap() error { return e.err }
+
+// usageArgs makes a positional-argument check report a usage error.
+func usageArgs(check cobra.PositionalArgs) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if err := check(cmd, args); err != nil {
+			return usageError{err}
+		}
+		return nil
+	}
+}
+
+// newRootCmd builds the whole command tree.
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "infer",
+		Short: "A terminal workspace where you and an AI agent work in your real browser",
+		Long: `infer is a terminal workspace where you and an AI agent work together: chat,
+tool calls you approve, and your own browser, driven through the infer
+extension, which connects to infer on a local port.
+
+Run "infer init" once to create ~/.infer (or $INFER_HOME) and a pairing token.`,
+		Args:          rootArgs,
+		SilenceUsage:  true, // runtime errors are not usage mistakes
+		SilenceErrors: true, // run prints errors in one format
+		Version:       versionString(),
+		// The terminal workspace will live here; until then, show help.
+		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
+	}
+	root.SuggestionsMinimumDistance = 2
+	root.SetVersionTemplate("{{.Version}}\n")
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	addCommands(root)
+	return root
+}
+
+// addCommands registers the subcommands; a new one is one line here.
+func addCommands(root *cobra.Command) {
+	root.AddCommand(
+		newInitCmd(),
+		newPairCmd(),
+		newVersionCmd(),
+	)
+}
+
+// rootArgs rejects unknown subcommands. Cobra's own check only applies
+// when the root has no Args, and the root needs its own RunE.
+func rootArgs(cmd *cobra.Command, args []string) error {
+	if len(args) == 0 {
+		return nil
+	}
+	msg := fmt.Sprintf("unknown command %q", args[0])
+	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	}
+	return usageError{errors.New(msg)}
+}
+
+// run executes the command line and returns the exit code. Errors are
+// printed as "infer: message", one line each; usage is shown only for
+// command-line mistakes.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	cmd, err := root.ExecuteContextC(ctx)
+	if err == nil {
+		return exitOK
+	}
+	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
+		fmt.Fprintf(stderr, "infer: %s\n", line)
+	}
+	var ue usageError
+	if errors.As(err, &ue) {
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(stderr, "\n%s", cmd.UsageString())
+		return exitUsage
+	}
+	return exitFailure
+}

@@ -1,0 +1,360 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Defaults of config.yaml.
+const (
+	DefaultMode        = "standard"
+	DefaultEffort      = "auto"
+	DefaultMaxSteps    = 50
+	DefaultToolTimeout = 2 * time.Minute
+	// MaxToolTimeout bounds tool timeouts; beyond a day a hung tool is a bug.
+	MaxToolTimeout = 24 * time.Hour
+)
+
+// Provider kinds: the wire protocol a provider speaks.
+const (
+	KindOpenAI           = "openai"
+	KindAnthropic        = "anthropic"
+	KindOpenAICompatible = "openai-compatible"
+)
+
+var (
+	validModes   = []string{"standard", "plan", "auto", "auto-with-judge"}
+	validEfforts = []string{"auto", "none", "low", "medium", "high"}
+	validKinds   = []string{KindOpenAI, KindAnthropic, KindOpenAICompatible}
+	// builtinProviders need no base_url: their endpoints are known.
+	builtinProviders = []string{"openai", "anthropic", "openrouter", "gemini", "ollama", "ollama_cloud"}
+
+	providerNameRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9._-]*$`)
+	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// LoadConfig reads <home>/config.yaml and then <projectRoot>/.infer/config.yaml
+// (both optional; projectRoot may be empty) and layers the project file over
+// the user's: scalars override, maps merge key by key, lists replace, and a
+// null leaves the lower value. Each file is checked on its own so errors
+// name the file at fault. The result has defaults applied (WithDefaults).
+// Warnings, such as a literal api_key in a project file that may be
+// committed, do not stop loading.
+func LoadConfig(home, projectRoot string) (Config, []string, error) {
+	paths := []string{ConfigPath(home)}
+	if projectRoot != "" {
+		if p := ProjectConfigPath(projectRoot); filepath.Clean(p) != filepath.Clean(paths[0]) {
+			paths = append(paths, p)
+		}
+	}
+	var (
+		merged   *yaml.Node
+		warnings []string
+		errs     []error
+	)
+	for i, path := range paths {
+		doc, cfg, err := readConfigFile(path)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		warnings = append(warnings, configWarnings(path, doc, cfg, i > 0)...)
+		merged = mergeNodes(merged, doc.root)
+	}
+	if len(errs) > 0 {
+		return Config{}, warnings, errors.Join(errs...)
+	}
+	var cfg Config
+	if !isNull(merged) {
+		// Each file already passed the strict decode; the merged tree holds
+		// only their keys.
+		if err := merged.Decode(&cfg); err != nil {
+			return Config{}, warnings, fmt.Errorf("merge %s: %w", strings.Join(displayAll(paths), " and "), err)
+		}
+	}
+	return cfg.WithDefaults(), warnings, nil
+}
+
+// LoadConfigFile reads and validates one config.yaml on its own, with
+// defaults applied. A missing file is an error matching fs.ErrNotExist.
+func LoadConfigFile(path string) (Config, error) {
+	_, cfg, err := readConfigFile(path)
+	if err != nil {
+		return Config{}, err
+	}
+	return cfg.WithDefaults(), nil
+}
+
+// ParseConfig decodes and validates config.yaml contents without applying
+// defaults; file is the name used in errors.
+func ParseConfig(data []byte, file string) (Config, error) {
+	_, cfg, err := parseConfig(data, file)
+	return cfg, err
+}
+
+func readConfigFile(path string) (*document, Config, error) {
+	shown := DisplayPath(path)
+	data, err := os.ReadFile(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, Config{}, &FieldError{File: shown, Problem: "does not exist", Fix: "run `infer init` to create a commented one", Err: err}
+		}
+		return nil, Config{}, &FieldError{File: shown, Problem: "cannot be read: " + unwrapPathError(err), Fix: "check its permissions", Err: err}
+	}
+	return parseConfig(data, shown)
+}
+
+func parseConfig(data []byte, file string) (*document, Config, error) {
+	var cfg Config
+	doc, err := parseStrict(data, file, &cfg)
+	if err != nil {
+		return nil, Config{}, err
+	}
+	if err := doc.locate(cfg.validate()); err != nil {
+		return nil, Config{}, err
+	}
+	return doc, cfg, nil
+}
+
+// configWarnings flags literal API keys where they are likely to leak.
+func configWarnings(path string, doc *document, cfg Config, project bool) []string {
+	var names []string
+	for name, p := range cfg.Providers {
+		if p.APIKey != "" {
+			names = append(names, name)
+		}
+	}
+	if len(names) == 0 {
+		return nil
+	}
+	sort.Strings(names)
+	shown := DisplayPath(path)
+	var ws []string
+	for _, name := range names {
+		key := "providers." + name + ".api_key"
+		where := shown
+		if line := doc.lines[key]; line > 0 {
+			where = fmt.Sprintf("%s:%d", shown, line)
+		}
+		if project {
+			ws = append(ws, fmt.Sprintf("%s: %s is set in a project file, which may end up in version control; put the key in an environment variable and name it with api_key_env", where, key))
+		}
+	}
+	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 && !isWindows() {
+		ws = append(ws, fmt.Sprintf("%s holds an API key but other users can access it (mode %04o); run `chmod 600 %s`", shown, fi.Mode().Perm(), shown))
+	}
+	return ws
+}
+
+func displayAll(paths []string) []string {
+	out := make([]string, len(paths))
+	for i, p := range paths {
+		out[i] = DisplayPath(p)
+	}
+	return out
+}
+
+// Validate checks the values that are set; unset values mean defaults. The
+// errors name the key and the fix but no file, and never an API key.
+func (c Config) Validate() error {
+	problems := c.validate()
+	errs := make([]error, len(problems))
+	for i, p := range problems {
+		errs[i] = p
+	}
+	return errors.Join(errs...)
+}
+
+func (c Config) validate() []*FieldError {
+	var ps []*FieldError
+	add := func(key, problem, fix string) {
+		ps = append(ps, &FieldError{Key: key, Problem: problem, Fix: fix})
+	}
+	checkModelID := func(key, id string) {
+		if id == "" {
+			return
+		}
+		provider, model, ok := strings.Cut(id, "/")
+		if !ok || provider == "" || model == "" {
+			add(key, quoteValue(id)+" is not a provider/model id", `write it as provider/model, e.g. "openai/gpt-4o" or "offline/demo"`)
+		}
+	}
+	checkEffort := func(key, effort string) {
+		if effort != "" && !slices.Contains(validEfforts, effort) {
+			add(key, quoteValue(effort)+" is not an effort level", "use one of: "+strings.Join(validEfforts, ", "))
+		}
+	}
+	checkTemperature := func(key string, t *float64) {
+		if t != nil && !(*t >= 0 && *t <= 2) {
+			add(key, fmt.Sprintf("%g is out of range", *t), "use a number from 0 to 2, or remove it to keep the provider's default")
+		}
+	}
+	checkTimeout := func(key string, d Duration) {
+		if d < 0 || d.Std() > MaxToolTimeout || (d > 0 && d.Std() < time.Second) {
+			add(key, d.String()+" is out of range", fmt.Sprintf("use a duration from 1s to 24h, or remove it for the default (%s)", Duration(DefaultToolTimeout)))
+		}
+	}
+
+	checkModelID("model", c.Model)
+	a := c.Agent
+	if a.Mode != "" && !slices.Contains(validModes, a.Mode) {
+		add("agent.mode", quoteValue(a.Mode)+" is not a mode", "use one of: "+strings.Join(validModes, ", "))
+	}
+	checkEffort("agent.effort", a.Effort)
+	checkTemperature("agent.temperature", a.Temperature)
+	checkModelID("agent.judge_model", a.JudgeModel)
+	if a.MaxSteps < 0 {
+		add("agent.max_steps", fmt.Sprintf("%d is negative", a.MaxSteps), fmt.Sprintf("use a positive number, or remove it for the default (%d)", DefaultMaxSteps))
+	}
+
+	names := make([]string, 0, len(c.Providers))
+	for name := range c.Providers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	for _, name := range names {
+		p := c.Providers[name]
+		key := "providers." + name
+		if !providerNameRE.MatchString(name) {
+			add(key, "is not a usable provider name (it becomes the part before / in model ids)", "use letters, digits, '.', '_' or '-', starting with a letter or digit")
+			continue
+		}
+		if name == "offline" {
+			add(key, `"offline" is reserved for the built-in offline/demo model`, "choose another name")
+			continue
+		}
+		if p.Kind != "" && !slices.Contains(validKinds, p.Kind) {
+			add(key+".kind", quoteValue(p.Kind)+" is not a provider kind", "use one of: "+strings.Join(validKinds, ", "))
+		}
+		if p.BaseURL != "" {
+			if problem := checkBaseURL(p.BaseURL); problem != "" {
+				// The URL itself is not echoed: it may carry credentials.
+				add(key+".base_url", problem, "write a full URL such as http://localhost:11434/v1")
+			}
+		} else if p.KindFor(name) == KindOpenAICompatible && !slices.Contains(builtinProviders, name) {
+			add(key+".base_url", "is required for a named OpenAI-compatible server", "set it to the server's API root, e.g. http://localhost:1234/v1")
+		}
+		if p.APIKeyEnv != "" && !envNameRE.MatchString(p.APIKeyEnv) {
+			// Not echoed either: people paste the key itself here.
+			add(key+".api_key_env", "is not an environment variable name", "name the variable that holds the key (e.g. OPENAI_API_KEY); a literal key belongs in api_key")
+		}
+		for i, m := range p.Models {
+			if strings.TrimSpace(m) == "" {
+				add(fmt.Sprintf("%s.models[%d]", key, i), "is empty", "remove it or write the model's name")
+			}
+		}
+		checkEffort(key+".effort", p.Effort)
+		checkTemperature(key+".temperature", p.Temperature)
+	}
+
+	checkTimeout("tools.timeout", c.Tools.Timeout)
+	checkTimeout("tools.bash.timeout", c.Tools.Bash.Timeout)
+	for i, pat := range c.Tools.Bash.Allow {
+		if strings.TrimSpace(pat) == "" {
+			add(fmt.Sprintf("tools.bash.allow[%d]", i), "is empty", "remove it or write a command pattern such as \"git status\"")
+		}
+	}
+	for i, pat := range c.Tools.Bash.Deny {
+		if strings.TrimSpace(pat) == "" {
+			add(fmt.Sprintf("tools.bash.deny[%d]", i), "is empty", "remove it or write a command pattern such as \"rm -rf *\"")
+		}
+	}
+	return ps
+}
+
+func checkBaseURL(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return "is not a valid URL: " + ue.Err.Error()
+		}
+		return "is not a valid URL"
+	}
+	if u.Scheme != "http" && u.Scheme != "https" {
+		return "must start with http:// or https://"
+	}
+	if u.Host == "" {
+		return "has no host"
+	}
+	return ""
+}
+
+// KindFor returns the provider's kind: the configured one, else the kind
+// its name implies ("openai", "anthropic"; any other name speaks the
+// OpenAI-compatible protocol).
+func (p ProviderConfig) KindFor(name string) string {
+	switch {
+	case p.Kind != "":
+		return p.Kind
+	case name == "openai":
+		return KindOpenAI
+	case name == "anthropic":
+		return KindAnthropic
+	}
+	return KindOpenAICompatible
+}
+
+// String describes the provider without its API key.
+func (p ProviderConfig) String() string {
+	key := "unset"
+	if p.APIKey != "" {
+		key = "set (hidden)"
+	}
+	return fmt.Sprintf("kind=%s base_url=%s api_key_env=%s api_key=%s models=%v", p.Kind, p.BaseURL, p.APIKeyEnv, key, p.Models)
+}
+
+// GoString hides the API key under %#v too.
+func (p ProviderConfig) GoString() string { return "config.ProviderConfig{" + p.String() + "}" }
+
+// WithDefaults returns c with unset values filled in: mode standard, effort
+// auto, 50 steps, 2m tool and Bash timeouts, storage on, and each
+// provider's kind resolved from its name. Maps and lists are copied so the
+// result can be changed without touching c.
+func (c Config) WithDefaults() Config {
+	if c.Storage.Enabled == nil {
+		on := true
+		c.Storage.Enabled = &on
+	}
+	if c.Agent.Mode == "" {
+		c.Agent.Mode = DefaultMode
+	}
+	if c.Agent.Effort == "" {
+		c.Agent.Effort = DefaultEffort
+	}
+	if c.Agent.MaxSteps == 0 {
+		c.Agent.MaxSteps = DefaultMaxSteps
+	}
+	if c.Tools.Timeout == 0 {
+		c.Tools.Timeout = Duration(DefaultToolTimeout)
+	}
+	if c.Tools.Bash.Timeout == 0 {
+		c.Tools.Bash.Timeout = Duration(DefaultToolTimeout)
+	}
+	c.Tools.Bash.Allow = append([]string(nil), c.Tools.Bash.Allow...)
+	c.Tools.Bash.Deny = append([]string(nil), c.Tools.Bash.Deny...)
+	if c.Providers != nil {
+		providers := make(map[string]ProviderConfig, len(c.Providers))
+		for name, p := range c.Providers {
+			p.Kind = p.KindFor(name)
+			p.Models = append([]string(nil), p.Models...)
+			providers[name] = p
+		}
+		c.Providers = providers
+	}
+	return c
+}

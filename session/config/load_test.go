@@ -1,0 +1,283 @@
+package config
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestLoadConfigNoFiles(t *testing.T) {
+	cfg, warnings, err := LoadConfig(t.TempDir(), t.TempDir())
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("err %v, warnings %v", err, warnings)
+	}
+	if !reflect.DeepEqual(cfg, Config{}.WithDefaults()) {
+		t.Errorf("got %+v", cfg)
+	}
+	if cfg.Agent.Mode != "standard" || cfg.Agent.Effort != "auto" || cfg.Agent.MaxSteps != 50 ||
+		cfg.Tools.Timeout.Std() != 2*time.Minute || cfg.Tools.Bash.Timeout.Std() != 2*time.Minute || !cfg.Storage.IsEnabled() {
+		t.Errorf("defaults: %+v", cfg)
+	}
+}
+
+func TestLoadConfigMerge(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	writeFile(t, ConfigPath(home), `
+model: openai/gpt-4o
+agent:
+  mode: auto
+  temperature: 0.5
+  max_steps: 20
+providers:
+  openai:
+    api_key_env: MY_OPENAI_KEY
+    models: [gpt-4o, gpt-4o-mini]
+  ollama:
+    base_url: http://localhost:11434/v1
+tools:
+  timeout: 1m
+  bash:
+    allow: ["git status", "ls *"]
+    deny: ["rm -rf *"]
+`, 0o600)
+	writeFile(t, ProjectConfigPath(project), `
+agent:
+  mode: plan
+  temperature: null   # null leaves the user's value
+providers:
+  openai:
+    models: [o3]
+  lmstudio:
+    base_url: http://localhost:1234/v1
+tools:
+  bash:
+    allow: ["make test"]
+`, 0o600)
+
+	cfg, warnings, err := LoadConfig(home, project)
+	if err != nil || len(warnings) != 0 {
+		t.Fatalf("err %v, warnings %v", err, warnings)
+	}
+	if cfg.Model != "openai/gpt-4o" {
+		t.Errorf("model = %q (user value should survive)", cfg.Model)
+	}
+	if cfg.Agent.Mode != "plan" {
+		t.Errorf("mode = %q (project should win)", cfg.Agent.Mode)
+	}
+	if cfg.Agent.Temperature == nil || *cfg.Agent.Temperature != 0.5 {
+		t.Errorf("temperature = %v (a project null should not erase it)", cfg.Agent.Temperature)
+	}
+	if cfg.Agent.MaxSteps != 20 {
+		t.Errorf("max_steps = %d", cfg.Agent.MaxSteps)
+	}
+	openai := cfg.Providers["openai"]
+	if openai.APIKeyEnv != "MY_OPENAI_KEY" || !reflect.DeepEqual(openai.Models, []string{"o3"}) || openai.Kind != KindOpenAI {
+		t.Errorf("openai = %+v (maps merge by key, lists replace)", openai)
+	}
+	if p, ok := cfg.Providers["ollama"]; !ok || p.BaseURL != "http://localhost:11434/v1" || p.Kind != KindOpenAICompatible {
+		t.Errorf("ollama = %+v, %v (user-only provider should stay)", p, ok)
+	}
+	if p, ok := cfg.Providers["lmstudio"]; !ok || p.BaseURL != "http://localhost:1234/v1" {
+		t.Errorf("lmstudio = %+v, %v (project-only provider should be added)", p, ok)
+	}
+	if !reflect.DeepEqual(cfg.Tools.Bash.Allow, []string{"make test"}) {
+		t.Errorf("allow = %q (lists replace)", cfg.Tools.Bash.Allow)
+	}
+	if !reflect.DeepEqual(cfg.Tools.Bash.Deny, []string{"rm -rf *"}) {
+		t.Errorf("deny = %q", cfg.Tools.Bash.Deny)
+	}
+	if cfg.Tools.Timeout.Std() != time.Minute {
+		t.Errorf("tools.timeout = %v", cfg.Tools.Timeout)
+	}
+}
+
+func TestLoadConfigProjectOnly(t *testing.T) {
+	project := t.TempDir()
+	writeFile(t, ProjectConfigPath(project), "agent:\n  mode: auto-with-judge\n", 0o600)
+	cfg, _, err := LoadConfig(t.TempDir(), project)
+	if err != nil || cfg.Agent.Mode != "auto-with-judge" {
+		t.Fatalf("got %+v, %v", cfg.Agent, err)
+	}
+}
+
+func TestLoadConfigErrors(t *testing.T) {
+	secret := "sk-THIS-IS-A-SECRET-KEY-1234567890"
+	cases := []struct {
+		name, yaml string
+		want       []string
+	}{
+		{"mode", "agent:\n  mode: yolo\n", []string{":2: agent.mode: \"yolo\" is not a mode", "standard, plan, auto, auto-with-judge"}},
+		{"effort", "agent:\n  effort: max\n", []string{"agent.effort: \"max\" is not an effort level", "auto, none, low, medium, high"}},
+		{"temperature high", "agent:\n  temperature: 3\n", []string{"agent.temperature: 3 is out of range", "from 0 to 2"}},
+		{"temperature negative", "agent:\n  temperature: -0.1\n", []string{"agent.temperature: -0.1 is out of range"}},
+		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found \"hot\""}},
+		{"max steps", "agent:\n  max_steps: -1\n", []string{"agent.max_steps: -1 is negative"}},
+		{"model id", "model: gpt-4o\n", []string{":1: model: \"gpt-4o\" is not a provider/model id", "openai/gpt-4o"}},
+		{"judge id", "agent:\n  judge_model: judge\n", []string{"agent.judge_model:"}},
+		{"kind", "providers:\n  mine:\n    kind: grpc\n    base_url: http://x\n", []string{":3: providers.mine.kind: \"grpc\" is not a provider kind", "openai, anthropic, openai-compatible"}},
+		{"base url scheme", "providers:\n  ollama:\n    base_url: localhost:11434\n", []string{"providers.ollama.base_url: must start with http:// or https://"}},
+		{"base url host", "providers:\n  ollama:\n    base_url: http://\n", []string{"providers.ollama.base_url: has no host"}},
+		{"base url missing", "providers:\n  lmstudio:\n    models: [x]\n", []string{"providers.lmstudio.base_url: is required for a named OpenAI-compatible server"}},
+		{"key in env field", "providers:\n  openai:\n    api_key_env: " + secret + "\n", []string{"providers.openai.api_key_env: is not an environment variable name"}},
+		{"key as mapping", "providers:\n  openai:\n    api_key:\n      nested: " + secret + "\n", []string{"providers.openai.api_key: expected text, found nested keys"}},
+		{"typo in provider", "providers:\n  openai:\n    apikey: " + secret + "\n", []string{":3: providers.openai.apikey: unknown key", `did you mean "api_key"?`}},
+		{"provider name", "providers:\n  \"a/b\":\n    base_url: http://x\n", []string{"providers.a/b: is not a usable provider name"}},
+		{"offline reserved", "providers:\n  offline:\n    base_url: http://x\n", []string{"providers.offline: \"offline\" is reserved"}},
+		{"empty model", "providers:\n  openai:\n    models: [\"\"]\n", []string{"providers.openai.models[0]: is empty"}},
+		{"models not list", "providers:\n  openai:\n    models: gpt-4o\n", []string{"providers.openai.models: expected a list"}},
+		{"duration", "tools:\n  timeout: forever\n", []string{":2: tools.timeout: \"forever\" is not a duration"}},
+		{"duration negative", "tools:\n  bash:\n    timeout: -1s\n", []string{"tools.bash.timeout: -1s is out of range", "1s to 24h"}},
+		{"duration huge", "tools:\n  timeout: 48h\n", []string{"tools.timeout: 48h is out of range"}},
+		{"allow empty", "tools:\n  bash:\n    allow: [\"\"]\n", []string{"tools.bash.allow[0]: is empty"}},
+		{"storage type", "storage:\n  enabled: sometimes\n", []string{"storage.enabled: expected true or false"}},
+		{"unknown top", "modle: openai/gpt-4o\n", []string{"modle: unknown key", `did you mean "model"?`}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			home := t.TempDir()
+			writeFile(t, ConfigPath(home), tc.yaml, 0o600)
+			_, _, err := LoadConfig(home, "")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if !strings.HasPrefix(msg, DisplayPath(ConfigPath(home))) {
+				t.Errorf("error does not start with the file: %s", msg)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q lacks %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, secret) {
+				t.Errorf("error reveals the API key: %s", msg)
+			}
+		})
+	}
+}
+
+func TestLoadConfigNamesTheFileAtFault(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	writeFile(t, ConfigPath(home), "agent:\n  mode: plan\n", 0o600)
+	writeFile(t, ProjectConfigPath(project), "agent:\n  mode: nope\n", 0o600)
+	_, _, err := LoadConfig(home, project)
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if !strings.HasPrefix(err.Error(), DisplayPath(ProjectConfigPath(project))+":2: agent.mode") {
+		t.Errorf("error = %v", err)
+	}
+	if strings.Contains(err.Error(), DisplayPath(ConfigPath(home))) {
+		t.Errorf("the valid user file is blamed: %v", err)
+	}
+}
+
+func TestLoadConfigWarnsAboutLiteralKeys(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	secret := "sk-literal-secret-value"
+	writeFile(t, ProjectConfigPath(project), "providers:\n  openai:\n    api_key: "+secret+"\n", 0o644)
+	cfg, warnings, err := LoadConfig(home, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Providers["openai"].APIKey != secret {
+		t.Error("api_key not loaded")
+	}
+	joined := strings.Join(warnings, "\n")
+	if !strings.Contains(joined, "providers.openai.api_key is set in a project file") || !strings.Contains(joined, "chmod 600") {
+		t.Errorf("warnings = %q", warnings)
+	}
+	if strings.Contains(joined, secret) {
+		t.Error("a warning reveals the key")
+	}
+}
+
+func TestConfigNeverPrintsAPIKey(t *testing.T) {
+	secret := "sk-never-print-me"
+	cfg := Config{Providers: map[string]ProviderConfig{"openai": {APIKey: secret, Models: []string{"gpt-4o"}}}}
+	for _, verb := range []string{"%v", "%+v", "%#v", "%s"} {
+		if s := fmt.Sprintf(verb, cfg); strings.Contains(s, secret) {
+			t.Errorf("%s reveals the key: %s", verb, s)
+		}
+	}
+	if s := cfg.Providers["openai"].String(); !strings.Contains(s, "set (hidden)") {
+		t.Errorf("String() = %q", s)
+	}
+}
+
+func TestDefaultConfigTemplate(t *testing.T) {
+	cfg, err := ParseConfig(DefaultConfigYAML(), "template")
+	if err != nil {
+		t.Fatalf("the template does not load: %v\n%s", err, DefaultConfigYAML())
+	}
+	if !reflect.DeepEqual(cfg.WithDefaults(), Config{}.WithDefaults()) {
+		t.Errorf("the template's values differ from the defaults:\n%+v\n%+v", cfg.WithDefaults(), Config{}.WithDefaults())
+	}
+
+	// The provider examples, uncommented, are a valid configuration.
+	var b strings.Builder
+	b.WriteString("providers:\n")
+	for _, line := range strings.Split(providersExample, "\n") {
+		b.WriteString("  " + line + "\n")
+	}
+	examples, err := ParseConfig([]byte(b.String()), "providers example")
+	if err != nil {
+		t.Fatalf("the provider examples do not load: %v", err)
+	}
+	for _, name := range []string{"openai", "anthropic", "ollama", "lmstudio"} {
+		if _, ok := examples.Providers[name]; !ok {
+			t.Errorf("no %s example", name)
+		}
+	}
+	if examples.Providers["ollama"].BaseURL != "http://localhost:11434/v1" {
+		t.Errorf("ollama example = %+v", examples.Providers["ollama"])
+	}
+
+	// Every key of config.yaml is documented in the template.
+	text := string(DefaultConfigYAML())
+	for _, key := range yamlKeys(reflect.TypeFor[Config](), "") {
+		leaf := key[strings.LastIndex(key, ".")+1:]
+		if !strings.Contains(text, leaf+":") {
+			t.Errorf("the template does not mention %s", key)
+		}
+	}
+}
+
+// yamlKeys lists the dotted keys of a struct type, descending into
+// structs and map values.
+func yamlKeys(t reflect.Type, prefix string) []string {
+	var keys []string
+	for name, i := range yamlFields(t) {
+		key := joinKey(prefix, name)
+		keys = append(keys, key)
+		ft := t.Field(i).Type
+		switch {
+		case ft.Kind() == reflect.Struct && !reflect.PointerTo(ft).Implements(unmarshalerType):
+			keys = append(keys, yamlKeys(ft, key)...)
+		case ft.Kind() == reflect.Map && ft.Elem().Kind() == reflect.Struct:
+			keys = append(keys, yamlKeys(ft.Elem(), key+".<name>")...)
+		}
+	}
+	return keys
+}
+
+func TestWriteDefaultConfig(t *testing.T) {
+	path := filepath.Join(t.TempDir(), ConfigFile)
+	if err := WriteDefaultConfig(path); err != nil {
+		t.Fatal(err)
+	}
+	if fi, err := os.Stat(path); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("mode: %v, %v", fi, err)
+	}
+	writeFile(t, path, "model: mine/model\n", 0o600)
+	if err := WriteDefaultConfig(path); err == nil {
+		t.Fatal("replaced an existing config.yaml")
+	}
+	if data, _ := os.ReadFile(path); string(data) != "model: mine/model\n" {
+		t.Errorf("existing file changed: %s", data)
+	}
+}
