@@ -1,0 +1,172 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"syscall"
+	"time"
+)
+
+const (
+	bashDefaultTimeout = 2 * time.Minute
+	bashMaxTimeout     = 10 * time.Minute
+	// bashOutputLimit caps what the model reads of a command's output.
+	bashOutputLimit = 30_000
+	// killGrace is how long a process group has to exit after SIGTERM
+	// before it gets SIGKILL.
+	killGrace = 2 * time.Second
+	// pipeGrace is how long output is still collected after bash exits
+	// while a background process keeps the output pipe open.
+	pipeGrace = time.Second
+)
+
+type bashTool struct{}
+
+type bashArgs struct {
+	Command     string `json:"command"`
+	TimeoutMS   int64  `json:"timeout_ms"`
+	Description string `json:"description"`
+}
+
+func (bashTool) Name() string { return "Bash" }
+
+func (bashTool) Description() string {
+	return `Run a shell command with bash -c in the project root and return its combined stdout and stderr and its exit code.
+
+Use it for builds, tests, git and other command-line tools. Output longer than 30000 bytes keeps its beginning and end with a marker in between. Commands stop after 2 minutes unless timeout_ms says otherwise (at most 600000); a stopped command's whole process group is killed. Standard input is empty, so never run interactive programs.
+
+Examples:
+{"command": "go test ./...", "description": "Run the tests"}
+{"command": "git log --oneline -5"}
+{"command": "npm run build", "timeout_ms": 300000}
+
+Simple read-only commands (ls, cat, grep, git status/log/diff, …) run without asking; pipes, chains (&&, ;), redirections and $(…) always need the person's approval, so prefer one plain command per call.`
+}
+
+func (bashTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "command": {"type": "string", "minLength": 1, "description": "The command line to run with bash -c, e.g. \"go test ./...\"."},
+    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Stop the command after this many milliseconds (default 120000)."},
+    "description": {"type": "string", "description": "A few words saying what the command does, shown to the person."}
+  },
+  "required": ["command"],
+  "additionalProperties": false
+}`)
+}
+
+func (bashTool) Timeout() time.Duration { return bashDefaultTimeout }
+func (bashTool) ReadOnly() bool         { return false }
+
+func (bashTool) timeoutFor(raw json.RawMessage) (time.Duration, bool) {
+	var a bashArgs
+	if decode(raw, &a) != nil || a.TimeoutMS <= 0 {
+		return 0, false
+	}
+	return min(time.Duration(a.TimeoutMS)*time.Millisecond, bashMaxTimeout), true
+}
+
+func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	var a bashArgs
+	if err := decode(raw, &a); err != nil {
+		return Output{}, err
+	}
+	// The pipeline sets the deadline (timeout_ms, a configured timeout or
+	// the default); the fallback serves direct callers.
+	limit := bashDefaultTimeout
+	if d, ok := t.timeoutFor(raw); ok {
+		limit = d
+	} else if deadline, ok := ctx.Deadline(); ok {
+		limit = time.Until(deadline).Round(100 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+
+	out := newCapture(bashOutputLimit)
+	cmd := exec.Command("bash", "-c", a.Command)
+	cmd.Dir = env.Root
+	cmd.Stdout, cmd.Stderr = out, out
+	// A process group of its own lets a timeout or interrupt stop
+	// everything the command started, not just bash.
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.WaitDelay = pipeGrace
+	if err := cmd.Start(); err != nil {
+		return Output{}, fmt.Errorf("could not start bash: %w", err)
+	}
+	pgid := cmd.Process.Pid
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+
+	var waitErr error
+	stopped := false
+	select {
+	case waitErr = <-done:
+	case <-ctx.Done():
+		// A command that finished as ctx ended counts as finished.
+		select {
+		case waitErr = <-done:
+		default:
+			stopped = true
+			waitErr = stopGroup(pgid, done)
+		}
+	}
+
+	text := out.String()
+	if strings.TrimSpace(text) == "" {
+		text = "(no output)"
+	}
+	res := Output{}
+	switch {
+	case stopped && errors.Is(ctx.Err(), context.DeadlineExceeded):
+		res.TimedOut = true
+		res.Text = fmt.Sprintf("%s\n\nThe command timed out after %s and was stopped (its whole process group was killed). Give a larger timeout_ms (up to 600000), or run long jobs in the background with their output redirected to a file.", text, limit)
+		return res, nil
+	case stopped:
+		res.Interrupted = true
+		res.Text = text + "\n\nThe command was interrupted and stopped (its whole process group was killed)."
+		return res, nil
+	}
+	state := cmd.ProcessState
+	if state == nil {
+		return Output{}, fmt.Errorf("bash did not run: %v", waitErr)
+	}
+	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		res.Text = fmt.Sprintf("%s\n\nThe command was killed by signal %s.", text, ws.Signal())
+		return res, nil
+	}
+	code := state.ExitCode()
+	res.ExitCode = &code
+	res.Success = code == 0
+	res.Text = text
+	if errors.Is(waitErr, exec.ErrWaitDelay) {
+		res.Text += "\n\n[background processes still hold the output and were left running; redirect their output to a file (cmd > log 2>&1 &) to capture it]"
+	}
+	if code != 0 {
+		res.Text += fmt.Sprintf("\n\nExit code: %d", code)
+	}
+	return res, nil
+}
+
+// stopGroup sends SIGTERM to the process group, then SIGKILL if bash has
+// not exited after killGrace, and returns Wait's result. It sweeps the
+// group with SIGKILL at the end, because members that ignore SIGTERM can
+// outlive bash.
+func stopGroup(pgid int, done <-chan error) error {
+	_ = syscall.Kill(-pgid, syscall.SIGTERM)
+	timer := time.NewTimer(killGrace)
+	defer timer.Stop()
+	var err error
+	select {
+	case err = <-done:
+	case <-timer.C:
+		_ = syscall.Kill(-pgid, syscall.SIGKILL)
+		err = <-done
+	}
+	_ = syscall.Kill(-pgid, syscall.SIGKILL)
+	return err
+}

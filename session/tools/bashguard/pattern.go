@@ -1,0 +1,258 @@
+package bashguard
+
+import (
+	"errors"
+	"fmt"
+	"path"
+	"strings"
+)
+
+// Pattern is an allowlist entry: literal words, optionally followed by a
+// final `*` word meaning "any further arguments, or none". `git log *`
+// matches `git log` and `git log -3 --oneline`; `git status` matches only
+// itself. Words are compared after quoting is removed, so `echo "a b"` and
+// `echo 'a b'` are the same command.
+type Pattern struct {
+	Words   []string
+	AnyArgs bool
+}
+
+// ParsePattern reads an allowlist pattern such as "gh api *".
+func ParsePattern(s string) (Pattern, error) {
+	text := strings.TrimSpace(s)
+	var p Pattern
+	if text == "*" {
+		return p, errors.New(`allow pattern "*" would allow every command; name the command, e.g. "gh api *"`)
+	}
+	if rest, ok := strings.CutSuffix(text, " *"); ok {
+		p.AnyArgs = true
+		text = strings.TrimSpace(rest)
+	}
+	if text == "" {
+		return p, errors.New("allow pattern is empty; write the command's words, e.g. \"git status\" or \"gh api *\"")
+	}
+	a := Analyze(text)
+	if a.Unsafe != "" {
+		return p, fmt.Errorf("allow pattern %q is not a plain command: %s; a `*` may appear only as the last word, meaning any further arguments", s, a.Unsafe)
+	}
+	if a.Glob {
+		return p, fmt.Errorf("allow pattern %q has a glob inside a word; a `*` may appear only as the last word, meaning any further arguments", s)
+	}
+	p.Words = a.Words
+	return p, nil
+}
+
+// Match reports whether the words of a command fit the pattern.
+func (p Pattern) Match(words []string) bool {
+	if len(words) < len(p.Words) || (!p.AnyArgs && len(words) != len(p.Words)) {
+		return false
+	}
+	for i, w := range p.Words {
+		if words[i] != w {
+			return false
+		}
+	}
+	return true
+}
+
+// String renders the pattern as it is written in configuration.
+func (p Pattern) String() string {
+	s := joinQuoted(p.Words)
+	if p.AnyArgs {
+		s += " *"
+	}
+	return s
+}
+
+// denyGlob is a deny-list entry matched against a command's words joined
+// by single spaces, where `*` matches any run of characters (spaces
+// included), so "dd *of=/dev/*" catches `dd if=x of=/dev/sda`.
+type denyGlob string
+
+func parseDeny(s string) (denyGlob, error) {
+	g := strings.Join(strings.Fields(s), " ")
+	if g == "" {
+		return "", errors.New("deny pattern is empty; write a command glob such as \"git push --force*\"")
+	}
+	if strings.Trim(g, "* ") == "" {
+		return "", fmt.Errorf("deny pattern %q would deny every command", s)
+	}
+	return denyGlob(g), nil
+}
+
+// match reports whether text fits the glob; only `*` is special.
+func (g denyGlob) match(text string) bool {
+	return globMatch(string(g), text)
+}
+
+// globMatch matches s against pattern, where `*` matches any run of bytes.
+// It backtracks only to the latest star, which is enough for a pattern
+// language with a single wildcard.
+func globMatch(pattern, s string) bool {
+	p, i := 0, 0
+	star, mark := -1, 0
+	for i < len(s) {
+		switch {
+		case p < len(pattern) && pattern[p] == '*':
+			star, mark = p, i
+			p++
+		case p < len(pattern) && pattern[p] == s[i]:
+			p++
+			i++
+		case star >= 0:
+			p = star + 1
+			mark++
+			i = mark
+		default:
+			return false
+		}
+	}
+	for p < len(pattern) && pattern[p] == '*' {
+		p++
+	}
+	return p == len(pattern)
+}
+
+// readOnlyCommand is a built-in allowlist entry for commands that only
+// read. Forbid lists options that would make it write or run something;
+// globSafe marks commands without any such option, where a glob that
+// expands to a file named like an option cannot do harm.
+type readOnlyCommand struct {
+	pattern  Pattern
+	forbid   []string
+	globSafe bool
+}
+
+// builtinReadOnly is the allowlist used in standard and plan modes. printenv
+// and env are left out on purpose: they would hand API keys to the model.
+var builtinReadOnly = func() []readOnlyCommand {
+	type entry struct {
+		pattern  string
+		forbid   []string
+		globSafe bool
+	}
+	entries := []entry{
+		{"pwd *", nil, false},
+		{"ls *", nil, true},
+		{"cat *", nil, true},
+		{"head *", nil, true},
+		{"tail *", nil, true},
+		{"wc *", nil, true},
+		{"echo *", nil, true},
+		{"date *", []string{"-s", "--set"}, false},
+		{"whoami", nil, false},
+		{"id *", nil, false},
+		{"uname *", nil, false},
+		{"which *", nil, false},
+		{"file *", []string{"-C", "--compile"}, false},
+		{"stat *", nil, true},
+		{"du *", nil, true},
+		{"df *", nil, false},
+		{"basename *", nil, false},
+		{"dirname *", nil, false},
+		{"realpath *", nil, false},
+		{"diff *", nil, false},
+		{"cmp *", nil, false},
+		{"sort *", []string{"-o", "--output", "--compress-program"}, false},
+		{"tree *", []string{"-o", "-R"}, false},
+		{"grep *", nil, false},
+		{"rg *", []string{"--pre"}, false},
+		{"find *", []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}, false},
+		{"git status *", nil, false},
+		{"git log *", []string{"--output"}, false},
+		{"git diff *", []string{"--output"}, false},
+		{"git show *", []string{"--output"}, false},
+		{"git blame *", nil, false},
+		{"git ls-files *", nil, false},
+		{"git rev-parse *", nil, false},
+		{"git describe *", nil, false},
+		{"git shortlog *", nil, false},
+		{"git branch", nil, false},
+		{"git branch -a", nil, false},
+		{"git branch -r", nil, false},
+		{"git branch -v", nil, false},
+		{"git branch -vv", nil, false},
+		{"git branch --show-current", nil, false},
+		{"git remote", nil, false},
+		{"git remote -v", nil, false},
+		{"git tag", nil, false},
+		{"git tag -l *", nil, false},
+		{"git tag --list *", nil, false},
+		{"go version", nil, false},
+		{"go env *", []string{"-w", "-u"}, false},
+		{"go list *", []string{"-toolexec", "-exec"}, false},
+		{"go doc *", nil, false},
+	}
+	out := make([]readOnlyCommand, len(entries))
+	for i, e := range entries {
+		p, err := ParsePattern(e.pattern)
+		if err != nil {
+			panic("bashguard: bad built-in pattern: " + err.Error())
+		}
+		out[i] = readOnlyCommand{pattern: p, forbid: e.forbid, globSafe: e.globSafe}
+	}
+	return out
+}()
+
+// forbidden returns the first argument that uses a forbidden option.
+// Long options match exactly or with "=value"; single-letter options also
+// match inside clusters such as -ro.
+func (c readOnlyCommand) forbidden(args []string) string {
+	for _, a := range args {
+		for _, f := range c.forbid {
+			switch {
+			case a == f || strings.HasPrefix(a, f+"="):
+				return a
+			case len(f) == 2 && isShortCluster(a) && strings.ContainsRune(a[1:], rune(f[1])):
+				return a
+			case len(f) > 2 && f[1] != '-' && strings.HasPrefix(a, f):
+				// find's single-dash words: -fprint also catches -fprintf.
+				return a
+			}
+		}
+	}
+	return ""
+}
+
+// ReadOnlyPatterns lists the built-in read-only allowlist, for help text.
+func ReadOnlyPatterns() []string {
+	out := make([]string, len(builtinReadOnly))
+	for i, c := range builtinReadOnly {
+		out[i] = c.pattern.String()
+	}
+	return out
+}
+
+// builtinDeny always asks, even in auto mode.
+var builtinDeny = []string{
+	"sudo", "sudo *", "doas *", "su", "su *", "pkexec *",
+	"mkfs*",
+	"dd *of=/dev/*",
+	"git push --force*", "git push *--force*", "git push -f", "git push -f *", "git push * -f", "git push * -f *", "git push * +*",
+	"chmod -R * /", "chown -R * /",
+	"shutdown*", "reboot*", "halt", "poweroff*",
+}
+
+// DenyPatterns lists the built-in deny patterns, for help text. Structural
+// rules (recursive rm of / or a home directory, piping into a shell,
+// writing to a disk device) apply as well.
+func DenyPatterns() []string { return append([]string(nil), builtinDeny...) }
+
+// joinQuoted renders words as a command line, quoting where needed.
+func joinQuoted(words []string) string {
+	out := make([]string, len(words))
+	for i, w := range words {
+		out[i] = quoteWord(w)
+	}
+	return strings.Join(out, " ")
+}
+
+func quoteWord(w string) string {
+	if q, err := quote(w); err == nil {
+		return q
+	}
+	return w
+}
+
+// base is the program name without its directory, so /bin/rm is rm.
+func base(word string) string { return path.Base(word) }

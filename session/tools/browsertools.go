@@ -1,0 +1,428 @@
+package tools
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"image"
+	_ "image/gif" // decoders for screenshot dimensions
+	_ "image/jpeg"
+	_ "image/png"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+)
+
+const (
+	browserTimeout = 30 * time.Second
+	// pageTextLimit caps page text handed to the model, in characters.
+	pageTextLimit = 20_000
+)
+
+// ErrNoBrowser is the error every browser tool returns at once when no
+// extension is connected, worded for the model to relay.
+var ErrNoBrowser = errors.New("No browser is connected: ask the person to open the extension and connect it (infer pair shows the steps)")
+
+// do runs one browser command, mapping the driver's errors to text a
+// model can act on, and remembers the tab's URL for site grants.
+func do(ctx context.Context, env *Env, cmd browser.Command) (browser.Result, error) {
+	if env.Browser == nil {
+		return browser.Result{}, ErrNoBrowser
+	}
+	if deadline, ok := ctx.Deadline(); ok {
+		cmd.Timeout = time.Until(deadline)
+	}
+	res, err := env.Browser.Do(ctx, cmd)
+	if err != nil {
+		return res, browserError(ctx, err)
+	}
+	env.sawURL(res.URL)
+	return res, nil
+}
+
+func browserError(ctx context.Context, err error) error {
+	var ce *browser.CommandError
+	switch {
+	case errors.Is(err, browser.ErrNotConnected):
+		return ErrNoBrowser
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case errors.Is(err, browser.ErrTimeout):
+		return errors.New("the browser did not answer in time; the page may be slow or stuck: try again, or take a screenshot to see its state")
+	case errors.Is(err, browser.ErrDisconnected):
+		return errors.New("the browser extension disconnected before answering; ask the person to check that the extension is connected, then try again")
+	case errors.As(err, &ce):
+		return fmt.Errorf("the browser reported an error: %s", ce.Message)
+	}
+	return err
+}
+
+// pageLine describes the controlled tab after an action.
+func pageLine(res browser.Result) string {
+	switch {
+	case res.Title != "" && res.URL != "":
+		return fmt.Sprintf("%s (%s)", res.Title, res.URL)
+	case res.URL != "":
+		return res.URL
+	case res.Title != "":
+		return res.Title
+	}
+	return "an unknown page"
+}
+
+// siteOf returns a URL's origin (scheme://host[:port]), or "".
+func siteOf(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme == "" || u.Host == "" {
+		return ""
+	}
+	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
+}
+
+type navigateTool struct{}
+
+type navigateArgs struct {
+	URL string `json:"url"`
+}
+
+func (navigateTool) Name() string { return "BrowserNavigate" }
+
+func (navigateTool) Description() string {
+	return `Open a URL in the person's browser, in the tab infer controls, and wait for it to load. Returns the page's final URL and title.
+
+Example:
+{"url": "https://github.com/infer-workspace/infer/issues"}`
+}
+
+func (navigateTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "url": {"type": "string", "minLength": 1, "description": "Absolute http or https URL to open."}
+  },
+  "required": ["url"],
+  "additionalProperties": false
+}`)
+}
+
+func (navigateTool) Timeout() time.Duration { return browserTimeout }
+func (navigateTool) ReadOnly() bool         { return false }
+
+func (navigateTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	var a navigateArgs
+	if err := decode(raw, &a); err != nil {
+		return Output{}, err
+	}
+	if err := checkURL(a.URL); err != nil {
+		return Output{}, err
+	}
+	res, err := do(ctx, env, browser.Command{Action: browser.Navigate, URL: a.URL})
+	if err != nil {
+		return Output{}, err
+	}
+	if res.URL == "" {
+		res.URL = a.URL
+	}
+	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true}, nil
+}
+
+func checkURL(raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return fmt.Errorf("url %q is not an absolute http or https URL; write it in full, e.g. https://example.com/page", raw)
+	}
+	return nil
+}
+
+type clickTool struct{}
+
+type clickArgs struct {
+	Selector string `json:"selector"`
+}
+
+func (clickTool) Name() string { return "BrowserClick" }
+
+func (clickTool) Description() string {
+	return `Click the first element matching a CSS selector in the controlled tab. Read the page first to choose a selector.
+
+Examples:
+{"selector": "button[type=submit]"}
+{"selector": "a[href='/login']"}`
+}
+
+func (clickTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "selector": {"type": "string", "minLength": 1, "description": "CSS selector of the element to click."}
+  },
+  "required": ["selector"],
+  "additionalProperties": false
+}`)
+}
+
+func (clickTool) Timeout() time.Duration { return browserTimeout }
+func (clickTool) ReadOnly() bool         { return false }
+
+func (clickTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	var a clickArgs
+	if err := decode(raw, &a); err != nil {
+		return Output{}, err
+	}
+	res, err := do(ctx, env, browser.Command{Action: browser.Click, Selector: a.Selector})
+	if err != nil {
+		return Output{}, err
+	}
+	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true}, nil
+}
+
+type typeTool struct{}
+
+type typeArgs struct {
+	Selector   string `json:"selector"`
+	Text       string `json:"text"`
+	PressEnter bool   `json:"press_enter"`
+}
+
+func (typeTool) Name() string { return "BrowserType" }
+
+func (typeTool) Description() string {
+	return `Replace the value of the input or text area matching a CSS selector with text, optionally pressing Enter afterwards (to submit a search, for example).
+
+Examples:
+{"selector": "input[name=q]", "text": "infer terminal workspace", "press_enter": true}
+{"selector": "#comment", "text": "Thanks, this fixed it."}`
+}
+
+func (typeTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "selector": {"type": "string", "minLength": 1, "description": "CSS selector of the field."},
+    "text": {"type": "string", "description": "The text to put in the field."},
+    "press_enter": {"type": "boolean", "description": "Press Enter after typing (default false)."}
+  },
+  "required": ["selector", "text"],
+  "additionalProperties": false
+}`)
+}
+
+func (typeTool) Timeout() time.Duration { return browserTimeout }
+func (typeTool) ReadOnly() bool         { return false }
+
+func (typeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	var a typeArgs
+	if err := decode(raw, &a); err != nil {
+		return Output{}, err
+	}
+	res, err := do(ctx, env, browser.Command{Action: browser.Type, Selector: a.Selector, Text: a.Text, PressEnter: a.PressEnter})
+	if err != nil {
+		return Output{}, err
+	}
+	enter := ""
+	if a.PressEnter {
+		enter = " and pressed Enter"
+	}
+	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true}, nil
+}
+
+type readPageTool struct{}
+
+type readPageArgs struct {
+	Selector string `json:"selector"`
+}
+
+func (readPageTool) Name() string { return "BrowserRead" }
+
+func (readPageTool) Description() string {
+	return `Read the visible text of the controlled tab: the whole page, or the first element matching a CSS selector. Secret fields are redacted by the extension.
+
+Long text is cut at 20000 characters with a marker; read a narrower selector to see a part in full.
+
+Examples:
+{}
+{"selector": "main"}
+{"selector": "#issue-list"}`
+}
+
+func (readPageTool) Schema() json.RawMessage {
+	return json.RawMessage(`{
+  "type": "object",
+  "properties": {
+    "selector": {"type": "string", "description": "CSS selector of the element to read (default: the whole page)."}
+  },
+  "additionalProperties": false
+}`)
+}
+
+func (readPageTool) Timeout() time.Duration { return browserTimeout }
+func (readPageTool) ReadOnly() bool         { return true }
+
+func (readPageTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	var a readPageArgs
+	if err := decode(raw, &a); err != nil {
+		return Output{}, err
+	}
+	res, err := do(ctx, env, browser.Command{Action: browser.Read, Selector: a.Selector})
+	if err != nil {
+		return Output{}, err
+	}
+	if res.Missing {
+		return Output{}, fmt.Errorf("no element matches the selector %q on %s; read without a selector to see the whole page, then pick a selector from it", a.Selector, pageLine(res))
+	}
+	text := strings.TrimSpace(res.Content)
+	if text == "" {
+		text = "(the element has no visible text)"
+	}
+	if r := []rune(text); len(r) > pageTextLimit {
+		hint := "read a narrower selector (such as \"main\", \"article\" or an element's id) to see the rest"
+		text = fmt.Sprintf("%s\n[... %d more characters not shown (%d in total); %s ...]", string(r[:pageTextLimit]), len(r)-pageTextLimit, len(r), hint)
+	}
+	return Output{Text: "Page: " + pageLine(res) + "\n\n" + text, Success: true}, nil
+}
+
+type screenshotTool struct{}
+
+func (screenshotTool) Name() string { return "BrowserScreenshot" }
+
+func (screenshotTool) Description() string {
+	return `Capture the visible part of the controlled tab as an image, which you can see. The picture is also saved as an artifact; its path is returned, and writing ![screenshot](/artifacts/<path>) in your answer shows it to the person.
+
+Example:
+{}`
+}
+
+func (screenshotTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`)
+}
+
+func (screenshotTool) Timeout() time.Duration { return browserTimeout }
+func (screenshotTool) ReadOnly() bool         { return true }
+
+func (screenshotTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	res, err := do(ctx, env, browser.Command{Action: browser.Screenshot})
+	if err != nil {
+		return Output{}, err
+	}
+	if env.ArtifactsDir == "" {
+		return Output{}, errors.New("no artifacts directory is configured, so the screenshot cannot be saved")
+	}
+	if len(res.Image) == 0 {
+		return Output{}, errors.New("the browser returned an empty screenshot; try again")
+	}
+	mime := res.ImageMIME
+	if mime == "" {
+		mime = "image/png"
+	}
+	ext := ".png"
+	switch mime {
+	case "image/jpeg":
+		ext = ".jpg"
+	case "image/webp":
+		ext = ".webp"
+	case "image/gif":
+		ext = ".gif"
+	}
+	rel, abs, err := saveArtifact(env, "screenshots", ext, res.Image)
+	if err != nil {
+		return Output{}, fmt.Errorf("could not save the screenshot: %w", err)
+	}
+	size := fmt.Sprintf("%d bytes", len(res.Image))
+	if cfg, format, err := image.DecodeConfig(bytes.NewReader(res.Image)); err == nil {
+		size = fmt.Sprintf("%d×%d %s, %d bytes", cfg.Width, cfg.Height, strings.ToUpper(format), len(res.Image))
+	}
+	text := fmt.Sprintf("Screenshot of %s saved to %s (%s). Show it to the person with ![screenshot](/artifacts/%s).", pageLine(res), abs, size, rel)
+	return Output{
+		Text:      text,
+		Success:   true,
+		Images:    []llm.Image{{MIME: mime, Data: res.Image}},
+		Artifacts: []string{rel},
+	}, nil
+}
+
+// saveArtifact writes data to <ArtifactsDir>/<dir>/<time>-<id><ext>, in a
+// directory only the person can enter, and returns the slash-separated
+// path relative to ArtifactsDir and the absolute path.
+func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error) {
+	full := filepath.Join(env.ArtifactsDir, dir)
+	if err := os.MkdirAll(full, 0o700); err != nil {
+		return "", "", err
+	}
+	var id [3]byte
+	if _, err := rand.Read(id[:]); err != nil {
+		return "", "", err
+	}
+	name := env.now().UTC().Format("20060102-150405") + "-" + hex.EncodeToString(id[:]) + ext
+	abs := filepath.Join(full, name)
+	f, err := os.OpenFile(abs, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o644)
+	if err != nil {
+		return "", "", err
+	}
+	_, err = f.Write(data)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		os.Remove(abs)
+		return "", "", err
+	}
+	return dir + "/" + name, abs, nil
+}
+
+type tabsTool struct{}
+
+func (tabsTool) Name() string { return "BrowserTabs" }
+
+func (tabsTool) Description() string {
+	return `List the browser's open tabs with their titles and URLs, marking the tab infer controls and the focused one.
+
+Example:
+{}`
+}
+
+func (tabsTool) Schema() json.RawMessage {
+	return json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`)
+}
+
+func (tabsTool) Timeout() time.Duration { return browserTimeout }
+func (tabsTool) ReadOnly() bool         { return true }
+
+func (tabsTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	res, err := do(ctx, env, browser.Command{Action: browser.Tabs})
+	if err != nil {
+		return Output{}, err
+	}
+	if len(res.Tabs) == 0 {
+		return Output{Text: "No tabs are open.", Success: true}, nil
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%d open tabs:\n", len(res.Tabs))
+	for _, t := range res.Tabs {
+		var marks []string
+		if t.Controlled {
+			marks = append(marks, "controlled")
+		}
+		if t.Active {
+			marks = append(marks, "focused")
+		}
+		mark := ""
+		if len(marks) > 0 {
+			mark = " [" + strings.Join(marks, ", ") + "]"
+		}
+		title := t.Title
+		if title == "" {
+			title = "(untitled)"
+		}
+		fmt.Fprintf(&b, "%d. %s — %s%s\n", t.Index, title, t.URL, mark)
+	}
+	return Output{Text: b.String(), Success: true}, nil
+}

@@ -1,0 +1,404 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/tools/bashguard"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// DecisionKind is the person's answer to an approval request. The zero
+// value is Deny, so a forgotten field fails safe.
+type DecisionKind int
+
+// Decisions.
+const (
+	Deny DecisionKind = iota
+	AllowOnce
+	AllowAlways
+)
+
+// Decision is the person's answer.
+type Decision struct {
+	Kind DecisionKind
+	// Reason is the person's note, passed to the model on Deny.
+	Reason string
+	// Option picks which of the request's Options AllowAlways saves; an
+	// index out of range means the first (narrowest).
+	Option int
+}
+
+// ApprovalRequest asks the person about one call.
+type ApprovalRequest struct {
+	Call Call
+	Mode Mode
+	// Why says why approval is needed, e.g. "Bash command is not
+	// allowlisted: it uses a pipe (|); pipes are never auto-approved".
+	Why string
+	// JudgeReason is set in auto-with-judge mode when the judge did not
+	// approve: its reason, or why it could not decide.
+	JudgeReason string
+	// Options are the grants AllowAlways may save, narrowest first. When
+	// empty, AllowAlways acts as AllowOnce.
+	Options []GrantOption
+}
+
+// Approver puts approval requests to the person. Approve blocks until the
+// person answers or ctx is done (then it returns ctx's error). The
+// workspace implements it across all its front ends.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
+
+// Verdict is a judge's answer.
+type Verdict struct {
+	Approve bool
+	Reason  string
+}
+
+// Judge reviews a call in auto-with-judge mode before the person sees it.
+// Any error, including an answer it could not parse, means "ask the
+// person": a judge can only ever let a call through by approving it.
+type Judge interface {
+	Judge(ctx context.Context, call Call, why string) (Verdict, error)
+}
+
+// Outcome is the result of one call, whatever happened to it.
+type Outcome struct {
+	Call Call
+	// Success is true when the tool ran and did its job.
+	Success bool
+	// Output is the text the model reads, including error text.
+	Output string
+	// Error is a short failure description (tool_result's error field);
+	// empty on success.
+	Error    string
+	ExitCode *int
+	Images   []llm.Image
+	// Artifacts are paths relative to the artifacts directory.
+	Artifacts []string
+	// Denied is true when the call did not run because the policy refused
+	// it or the person (or nobody) did not approve it.
+	Denied       bool
+	DeniedReason string
+	// Interrupted is true when ctx was cancelled while the call waited or
+	// ran; TimedOut when it hit its timeout.
+	Interrupted bool
+	TimedOut    bool
+	// Approval says why the call was allowed to run, e.g. "read-only
+	// tool", "approved by the person", "approved by the judge: …".
+	Approval string
+	// Warning is a problem the person should see that did not stop the
+	// call, e.g. an "always allow" that could not be saved.
+	Warning  string
+	Duration time.Duration
+	// Ran is true when the tool was started.
+	Ran bool
+}
+
+// PipelineConfig configures a Pipeline.
+type PipelineConfig struct {
+	// Registry defaults to DefaultRegistry().
+	Registry *Registry
+	// Env is shared by every call; nil means an empty Env.
+	Env *Env
+	// Guard defaults to the built-in Bash lists for Env.Root; build one
+	// with bashguard.New to add the configured allow and deny patterns.
+	Guard *bashguard.Guard
+	// Grants is the project's saved permissions; nil means none, and
+	// "always allow" answers act once.
+	Grants *grants.Store
+	// Approver asks the person; nil means nobody can approve, so calls
+	// that ask are denied.
+	Approver Approver
+	// Judge reviews calls in auto-with-judge mode; nil fails closed (the
+	// person is asked).
+	Judge Judge
+	// JudgeTimeout bounds one judge call (default 60s).
+	JudgeTimeout time.Duration
+	// Timeouts overrides tools' timeouts by name (e.g. from config.yaml).
+	// Bash's timeout_ms argument still wins for its call.
+	Timeouts map[string]time.Duration
+}
+
+// Pipeline runs calls: validate → permission → approval → run → outcome.
+// It is safe for concurrent use; calls run concurrently (the extension
+// sends several at once).
+type Pipeline struct {
+	reg          *Registry
+	env          *Env
+	policy       *policy
+	grants       *grants.Store
+	approver     Approver
+	judge        Judge
+	judgeTimeout time.Duration
+	timeouts     map[string]time.Duration
+}
+
+// NewPipeline builds a Pipeline from cfg.
+func NewPipeline(cfg PipelineConfig) *Pipeline {
+	p := &Pipeline{
+		reg:          cfg.Registry,
+		env:          cfg.Env,
+		grants:       cfg.Grants,
+		approver:     cfg.Approver,
+		judge:        cfg.Judge,
+		judgeTimeout: cfg.JudgeTimeout,
+		timeouts:     map[string]time.Duration{},
+	}
+	if p.reg == nil {
+		p.reg = DefaultRegistry()
+	}
+	if p.env == nil {
+		p.env = &Env{}
+	}
+	if p.judgeTimeout <= 0 {
+		p.judgeTimeout = time.Minute
+	}
+	for k, v := range cfg.Timeouts {
+		p.timeouts[k] = v
+	}
+	guard := cfg.Guard
+	if guard == nil {
+		guard = bashguard.Default(p.env.Root)
+	}
+	p.policy = &policy{env: p.env, guard: guard, grants: cfg.Grants}
+	return p
+}
+
+// Registry returns the pipeline's tools.
+func (p *Pipeline) Registry() *Registry { return p.reg }
+
+// Specs describes the pipeline's tools for a model request.
+func (p *Pipeline) Specs() []llm.Tool { return p.reg.Specs() }
+
+// Check is the pure permission decision for call in mode, without asking
+// anyone or running anything: for tests and for UIs that preview what a
+// call would do. Unknown tools and invalid arguments are refused with the
+// validation error.
+func (p *Pipeline) Check(call Call, mode Mode) Permission {
+	t, ok := p.reg.Lookup(call.Name)
+	if !ok {
+		return Permission{Kind: Refuse, Why: p.reg.unknown(call.Name).Error()}
+	}
+	if err := p.reg.Validate(call.Name, call.Args); err != nil {
+		return Permission{Kind: Refuse, Why: err.Error()}
+	}
+	return p.policy.decide(t, call, json.RawMessage(call.Args), mode)
+}
+
+// Run takes call through the whole pipeline and returns exactly one
+// Outcome. It never panics: a panicking tool, approver or judge becomes a
+// failed Outcome.
+func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) {
+	start := time.Now()
+	out.Call = call
+	defer func() {
+		if r := recover(); r != nil {
+			out = Outcome{Call: call, Ran: out.Ran}
+			fail(&out, fmt.Sprintf("internal error while running %s: %v; this is a bug in infer", call.Name, r))
+		}
+		out.Duration = time.Since(start)
+	}()
+
+	t, ok := p.reg.Lookup(call.Name)
+	if !ok {
+		fail(&out, p.reg.unknown(call.Name).Error())
+		return out
+	}
+	if err := p.reg.Validate(call.Name, call.Args); err != nil {
+		fail(&out, err.Error())
+		return out
+	}
+	args := json.RawMessage(call.Args)
+	perm := p.policy.decide(t, call, args, mode)
+	switch perm.Kind {
+	case Refuse:
+		deny(&out, perm.Why, perm.Why)
+		return out
+	case Ask:
+		if !p.approve(ctx, call, mode, perm, &out) {
+			return out
+		}
+	default:
+		out.Approval = perm.Why
+	}
+	p.execute(ctx, t, args, &out)
+	return out
+}
+
+// approve settles an Ask: the judge first when the permission says so,
+// then the person. It reports whether the call may run; when not, out is
+// already the final outcome.
+func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permission, out *Outcome) bool {
+	req := ApprovalRequest{Call: call, Mode: mode, Why: perm.Why, Options: perm.Options}
+	if perm.Judge && mode == AutoWithJudge {
+		v, err := p.askJudge(ctx, call, perm.Why)
+		switch {
+		case ctx.Err() != nil:
+			interrupt(out, "interrupted while the judge reviewed it")
+			return false
+		case err != nil:
+			req.JudgeReason = err.Error()
+		case v.Approve:
+			out.Approval = "approved by the judge"
+			if v.Reason != "" {
+				out.Approval += ": " + v.Reason
+			}
+			return true
+		default:
+			req.JudgeReason = "the judge did not approve"
+			if v.Reason != "" {
+				req.JudgeReason += ": " + v.Reason
+			}
+		}
+	}
+	if p.approver == nil {
+		deny(out, "no one is available to approve it ("+perm.Why+")",
+			"This call needs the person's approval, but no one can approve it here: "+perm.Why)
+		return false
+	}
+	d, err := p.approver.Approve(ctx, req)
+	switch {
+	case ctx.Err() != nil:
+		interrupt(out, "interrupted while waiting for approval")
+		return false
+	case err != nil:
+		deny(out, "the approval failed: "+err.Error(), "The call was not approved because the approval failed: "+err.Error())
+		return false
+	}
+	switch d.Kind {
+	case AllowOnce:
+		out.Approval = "approved by the person"
+	case AllowAlways:
+		out.Approval = "approved by the person"
+		p.saveGrant(req, d, out)
+	default:
+		reason, text := "rejected by the person", "The person rejected this call."
+		if d.Reason != "" {
+			reason += ": " + d.Reason
+			text = "The person rejected this call: " + d.Reason
+		}
+		deny(out, reason, text)
+		return false
+	}
+	return true
+}
+
+// askJudge calls the judge with its own timeout, turning a missing judge,
+// an error, a timeout or a panic into an error (fail closed).
+func (p *Pipeline) askJudge(ctx context.Context, call Call, why string) (v Verdict, err error) {
+	if p.judge == nil {
+		return Verdict{}, errors.New("no judge is configured")
+	}
+	jctx, cancel := context.WithTimeout(ctx, p.judgeTimeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			v, err = Verdict{}, fmt.Errorf("the judge failed: %v", r)
+		}
+	}()
+	v, err = p.judge.Judge(jctx, call, why)
+	switch {
+	case ctx.Err() != nil:
+		return Verdict{}, ctx.Err()
+	case errors.Is(jctx.Err(), context.DeadlineExceeded):
+		return Verdict{}, fmt.Errorf("the judge did not answer within %s", p.judgeTimeout)
+	case err != nil:
+		return Verdict{}, fmt.Errorf("the judge could not decide: %v", err)
+	}
+	return v, nil
+}
+
+// saveGrant stores the chosen "always allow" option. Failing to save does
+// not undo the person's approval of this call; it becomes a warning.
+func (p *Pipeline) saveGrant(req ApprovalRequest, d Decision, out *Outcome) {
+	if len(req.Options) == 0 {
+		out.Warning = "Nothing can be saved for this call, so the approval applies to this call only."
+		return
+	}
+	opt := req.Options[0]
+	if d.Option > 0 && d.Option < len(req.Options) {
+		opt = req.Options[d.Option]
+	}
+	g, err := p.grants.Add(opt.Grant)
+	if err != nil {
+		out.Warning = "The approval applies to this call only: " + err.Error()
+		return
+	}
+	out.Approval += "; saved permission " + g.ID + ": " + g.String()
+}
+
+// execute runs the tool under its timeout and fills in the outcome.
+func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, out *Outcome) {
+	timeout := t.Timeout()
+	if d, ok := p.timeouts[t.Name()]; ok && d > 0 {
+		timeout = d
+	}
+	if ta, ok := t.(timeoutArg); ok {
+		if d, ok := ta.timeoutFor(args); ok {
+			timeout = d
+		}
+	}
+	rctx, cancel := context.WithTimeout(ctx, timeout)
+	defer cancel()
+	out.Ran = true
+	res, err := t.Run(rctx, p.env, args)
+	switch {
+	case err != nil && ctx.Err() != nil, err == nil && res.Interrupted:
+		text := "The call was interrupted and stopped."
+		if res.Text != "" {
+			text = res.Text
+		}
+		out.Interrupted = true
+		fail(out, text)
+		out.Error = "interrupted"
+	case err != nil && errors.Is(rctx.Err(), context.DeadlineExceeded), err == nil && res.TimedOut:
+		text := fmt.Sprintf("%s did not finish within %s and was stopped.", t.Name(), timeout)
+		if res.Text != "" {
+			text = res.Text
+		}
+		out.TimedOut = true
+		fail(out, text)
+		out.Error = "timed out after " + timeout.String()
+	case err != nil:
+		fail(out, err.Error())
+	default:
+		out.Success = res.Success
+		out.Output = res.Text
+		out.ExitCode = res.ExitCode
+		out.Images = res.Images
+		out.Artifacts = res.Artifacts
+		if !res.Success {
+			out.Error = "failed"
+			if res.ExitCode != nil {
+				out.Error = fmt.Sprintf("exit code %d", *res.ExitCode)
+			}
+		}
+	}
+	if out.Interrupted || out.TimedOut {
+		out.Images, out.Artifacts = res.Images, res.Artifacts
+	}
+}
+
+func fail(out *Outcome, msg string) {
+	out.Success = false
+	out.Output = msg
+	out.Error = msg
+}
+
+func deny(out *Outcome, reason, text string) {
+	fail(out, text)
+	out.Denied = true
+	out.DeniedReason = reason
+}
+
+func interrupt(out *Outcome, reason string) {
+	deny(out, reason, "The call was interrupted before it was approved; it did not run.")
+	out.Interrupted = true
+}

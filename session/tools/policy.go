@@ -1,0 +1,329 @@
+package tools
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/infer-workspace/infer/session/tools/bashguard"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// Origin says where a call came from, for display and logs. It never
+// changes the permission decision: a `!cmd` typed by the person needs the
+// same approval as the agent's Bash call, and the panel's tool_request
+// goes through the same policy because a web page could drive the
+// extension.
+type Origin string
+
+// Origins.
+const (
+	OriginAgent    Origin = "agent"    // the model's tool call
+	OriginPanel    Origin = "panel"    // the extension's tool_request
+	OriginTerminal Origin = "terminal" // the person, from the TUI
+	OriginShell    Origin = "shell"    // a `!cmd` message
+	OriginHeadless Origin = "headless" // `infer headless`
+)
+
+// Call is one request to run a tool.
+type Call struct {
+	ID   string
+	Name string
+	// Args is the raw JSON text of the arguments object.
+	Args   string
+	Origin Origin
+}
+
+// PermissionKind is the policy's answer for a call.
+type PermissionKind int
+
+// Permission kinds.
+const (
+	// Allow: run without asking.
+	Allow PermissionKind = iota
+	// Ask: run only if the person (or, first, the judge) approves.
+	Ask
+	// Refuse: do not run and do not ask; the reason goes to the model.
+	Refuse
+)
+
+// String returns "allow", "ask" or "refuse".
+func (k PermissionKind) String() string {
+	switch k {
+	case Allow:
+		return "allow"
+	case Ask:
+		return "ask"
+	default:
+		return "refuse"
+	}
+}
+
+// Permission is the policy's decision for one call in one mode.
+type Permission struct {
+	Kind PermissionKind
+	// Why explains the decision: what allowed it ("on the read-only
+	// allowlist (git log *)"), or why it asks or is refused ("Bash command
+	// is not allowlisted: pipes are never auto-approved").
+	Why string
+	// Judge is set on Ask in auto-with-judge mode when the judge should see
+	// the call before the person does. Deny-list matches and paths outside
+	// the project go straight to the person.
+	Judge bool
+	// Options are the grants an "always allow" answer may save, narrowest
+	// first; empty when none applies (e.g. outside the project).
+	Options []GrantOption
+}
+
+// GrantOption is one "always allow" choice offered with an approval.
+type GrantOption struct {
+	Grant grants.Grant
+	// Label describes the choice for people, e.g. "Always allow Bash
+	// commands starting with `git commit` in this project".
+	Label string
+}
+
+// pathTool is implemented by tools that touch files, for the outside-the-
+// project rule.
+type pathTool interface {
+	paths(args json.RawMessage) []string
+}
+
+// siteTool is implemented by browser tools that act on a page, for site
+// grants.
+type siteTool interface {
+	site(env *Env, args json.RawMessage) string
+}
+
+func (readTool) paths(raw json.RawMessage) []string  { return pathArg(raw, "") }
+func (writeTool) paths(raw json.RawMessage) []string { return pathArg(raw, "") }
+func (editTool) paths(raw json.RawMessage) []string  { return pathArg(raw, "") }
+func (grepTool) paths(raw json.RawMessage) []string  { return pathArg(raw, ".") }
+func (treeTool) paths(raw json.RawMessage) []string  { return pathArg(raw, ".") }
+
+func pathArg(raw json.RawMessage, def string) []string {
+	var a pathArgs
+	_ = decode(raw, &a)
+	if a.Path == "" {
+		a.Path = def
+	}
+	if a.Path == "" {
+		return nil
+	}
+	return []string{a.Path}
+}
+
+func (navigateTool) site(_ *Env, raw json.RawMessage) string {
+	var a navigateArgs
+	_ = decode(raw, &a)
+	return siteOf(a.URL)
+}
+
+// Click and Type act on whatever the controlled tab shows, so their site
+// is the tab's current URL (see Env.CurrentURL).
+func (clickTool) site(env *Env, _ json.RawMessage) string { return siteOf(env.pageURL()) }
+func (typeTool) site(env *Env, _ json.RawMessage) string  { return siteOf(env.pageURL()) }
+
+// policy decides permissions; it holds no state of its own beyond its
+// inputs, and re-reads grants on every decision so revokes apply at once.
+type policy struct {
+	env    *Env
+	guard  *bashguard.Guard
+	grants *grants.Store
+}
+
+// decide applies the mode to a validated call of t.
+func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+	if outside := p.outsidePath(t, args); outside != "" {
+		if mode == Plan && !t.ReadOnly() {
+			return p.planRefusal(t, args)
+		}
+		return Permission{Kind: Ask, Why: fmt.Sprintf("%s would touch %s, which is outside the project (%s)", t.Name(), outside, p.env.Root)}
+	}
+	switch mode {
+	case Plan:
+		return p.plan(t, args)
+	case Auto:
+		return p.auto(t, args)
+	case AutoWithJudge:
+		if a := p.auto(t, args); a.Kind != Allow {
+			return a
+		}
+		s := p.standard(t, args)
+		if s.Kind == Ask {
+			s.Judge = true
+		}
+		return s
+	default:
+		return p.standard(t, args)
+	}
+}
+
+func (p *policy) outsidePath(t Tool, args json.RawMessage) string {
+	pt, ok := t.(pathTool)
+	if !ok {
+		return ""
+	}
+	for _, raw := range pt.paths(args) {
+		abs, err := resolve(p.env, raw)
+		if err != nil {
+			continue // the tool reports the bad path itself
+		}
+		if !insideRoot(p.env.Root, abs) {
+			return abs
+		}
+	}
+	return ""
+}
+
+func bashCommand(args json.RawMessage) string {
+	var a bashArgs
+	_ = decode(args, &a)
+	return a.Command
+}
+
+func isBash(t Tool) bool { _, ok := t.(bashTool); return ok }
+
+func (p *policy) standard(t Tool, args json.RawMessage) Permission {
+	if isBash(t) {
+		cmd := bashCommand(args)
+		if ok, why := p.guard.CheckAuto(cmd); !ok {
+			return Permission{Kind: Ask, Why: "Bash command needs approval in every mode: " + why}
+		}
+		ok, why := p.guard.Allowed(cmd, false)
+		if ok {
+			return Permission{Kind: Allow, Why: why}
+		}
+		g, err := p.grantFor(t, args)
+		switch {
+		case err != nil:
+			return Permission{Kind: Ask, Why: err.Error()}
+		case g != nil:
+			return Permission{Kind: Allow, Why: "saved permission: " + g.String()}
+		}
+		return Permission{Kind: Ask, Why: "Bash command is not allowlisted: " + why, Options: p.options(t, args)}
+	}
+	if t.ReadOnly() {
+		return Permission{Kind: Allow, Why: "read-only tool"}
+	}
+	g, err := p.grantFor(t, args)
+	switch {
+	case err != nil:
+		return Permission{Kind: Ask, Why: err.Error()}
+	case g != nil:
+		return Permission{Kind: Allow, Why: "saved permission: " + g.String()}
+	}
+	what := "changes files"
+	if st, ok := t.(siteTool); ok {
+		what = "acts on a web page"
+		if site := st.site(p.env, args); site != "" {
+			what += " (" + site + ")"
+		}
+	}
+	return Permission{Kind: Ask, Why: fmt.Sprintf("%s %s, which needs approval in standard mode", t.Name(), what), Options: p.options(t, args)}
+}
+
+func (p *policy) plan(t Tool, args json.RawMessage) Permission {
+	if isBash(t) {
+		if ok, why := p.guard.Allowed(bashCommand(args), true); ok {
+			return Permission{Kind: Allow, Why: why}
+		}
+		return p.planRefusal(t, args)
+	}
+	if t.ReadOnly() {
+		return Permission{Kind: Allow, Why: "read-only tool"}
+	}
+	return p.planRefusal(t, args)
+}
+
+func (p *policy) planRefusal(t Tool, args json.RawMessage) Permission {
+	if isBash(t) {
+		_, why := p.guard.Allowed(bashCommand(args), true)
+		return Permission{Kind: Refuse, Why: "plan mode: only read-only Bash commands run while planning, and " + why + "; describe the command instead, or ask the person to switch mode"}
+	}
+	return Permission{Kind: Refuse, Why: fmt.Sprintf("plan mode: %s is not allowed while planning; describe the change instead, or ask the person to switch mode", t.Name())}
+}
+
+func (p *policy) auto(t Tool, args json.RawMessage) Permission {
+	if isBash(t) {
+		if ok, why := p.guard.CheckAuto(bashCommand(args)); !ok {
+			return Permission{Kind: Ask, Why: "Bash command needs approval in every mode: " + why}
+		}
+	}
+	return Permission{Kind: Allow, Why: "auto mode"}
+}
+
+// grantFor returns the saved grant covering the call, if any. A tool-wide
+// grant never covers Bash: Bash grants are prefixes, so that structurally
+// unsafe commands always ask.
+func (p *policy) grantFor(t Tool, args json.RawMessage) (*grants.Grant, error) {
+	if p.grants == nil {
+		return nil, nil
+	}
+	list, err := p.grants.List()
+	if err != nil {
+		return nil, fmt.Errorf("%s needs approval because saved permissions could not be read: %v", t.Name(), err)
+	}
+	name := t.Name()
+	var cmd, site string
+	if isBash(t) {
+		cmd = bashCommand(args)
+	}
+	if st, ok := t.(siteTool); ok {
+		site = st.site(p.env, args)
+	}
+	for i, g := range list {
+		if g.Tool != name {
+			continue
+		}
+		switch g.Kind {
+		case grants.KindTool:
+			if !isBash(t) {
+				return &list[i], nil
+			}
+		case grants.KindBash:
+			if isBash(t) && bashguard.Covers(g.Prefix, cmd) {
+				return &list[i], nil
+			}
+		case grants.KindSite:
+			if site != "" && g.Site == site {
+				return &list[i], nil
+			}
+		}
+	}
+	return nil, nil
+}
+
+// options lists what "always allow" may save for a call that asks.
+func (p *policy) options(t Tool, args json.RawMessage) []GrantOption {
+	if p.grants == nil {
+		return nil
+	}
+	name := t.Name()
+	if isBash(t) {
+		prefix := bashguard.Prefix(bashCommand(args))
+		if prefix == "" {
+			return nil
+		}
+		return []GrantOption{{
+			Grant: grants.Grant{Kind: grants.KindBash, Tool: name, Prefix: prefix},
+			Label: "Always allow Bash commands starting with `" + prefix + "` in this project",
+		}}
+	}
+	var out []GrantOption
+	if st, ok := t.(siteTool); ok {
+		if site := st.site(p.env, args); site != "" {
+			out = append(out, GrantOption{
+				Grant: grants.Grant{Kind: grants.KindSite, Tool: name, Site: site},
+				Label: "Always allow " + name + " on " + site,
+			})
+		}
+		return append(out, GrantOption{
+			Grant: grants.Grant{Kind: grants.KindTool, Tool: name},
+			Label: "Always allow " + name + " on every site",
+		})
+	}
+	return []GrantOption{{
+		Grant: grants.Grant{Kind: grants.KindTool, Tool: name},
+		Label: "Always allow " + name + " in this project (paths outside it still ask)",
+	}}
+}

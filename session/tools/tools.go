@@ -1,0 +1,214 @@
+// Package tools is the workspace's tool registry and permission pipeline:
+// the tools an agent (or the extension's tool_request, or the person) can
+// call — Bash, Read, Write, Edit, Grep, Tree and the six browser tools —
+// and the one path every call takes: validate the arguments against the
+// tool's schema, decide by mode, allowlist and saved grants whether it
+// runs, asks or is refused, ask an Approver (and in auto-with-judge mode a
+// Judge first) when needed, run with a timeout, and return exactly one
+// Outcome.
+//
+// The workspace owns approval requests and conversations; this package
+// only calls out to the Approver and Judge interfaces, so it has no idea
+// how many front ends are watching.
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+)
+
+// Env is what tools act on: the project, its artifacts directory and the
+// person's browser. One Env is shared by all calls of a workspace.
+type Env struct {
+	// Root is the project root. Relative paths resolve against it, Bash
+	// runs in it, and paths outside it need approval in every mode.
+	Root string
+	// ArtifactsDir is the project's artifacts directory (screenshots go to
+	// its screenshots/ subdirectory); the bridge serves it at /artifacts/.
+	ArtifactsDir string
+	// Browser drives the person's browser; nil means no browser.
+	Browser browser.Driver
+	// Now is the clock for artifact names; nil means time.Now.
+	Now func() time.Time
+	// CurrentURL returns the URL of the controlled tab, for site grants on
+	// BrowserClick and BrowserType. The workspace should set it from the
+	// bridge, because the person may change the page by hand. When it is
+	// nil or returns "", the URL the last browser tool observed is used.
+	CurrentURL func() string
+
+	mu      sync.Mutex
+	lastURL string
+}
+
+func (e *Env) now() time.Time {
+	if e.Now != nil {
+		return e.Now()
+	}
+	return time.Now()
+}
+
+// pageURL is the controlled tab's URL as best known, or "".
+func (e *Env) pageURL() string {
+	if e.CurrentURL != nil {
+		if u := e.CurrentURL(); u != "" {
+			return u
+		}
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.lastURL
+}
+
+func (e *Env) sawURL(u string) {
+	if u == "" {
+		return
+	}
+	e.mu.Lock()
+	e.lastURL = u
+	e.mu.Unlock()
+}
+
+// Tool is one callable tool.
+type Tool interface {
+	// Name is the name the model calls, e.g. "Bash".
+	Name() string
+	// Description tells the model what the tool does and how to call it.
+	Description() string
+	// Schema is the JSON schema of the arguments object.
+	Schema() json.RawMessage
+	// Timeout bounds one call; the pipeline enforces it.
+	Timeout() time.Duration
+	// ReadOnly is true when the tool never changes files or pages.
+	ReadOnly() bool
+	// Run performs a call whose args already passed the schema. An error
+	// means the tool could not do its job; its text reaches the model, so
+	// it says what to do instead. Run honours ctx.
+	Run(ctx context.Context, env *Env, args json.RawMessage) (Output, error)
+}
+
+// timeoutArg is implemented by tools whose arguments may ask for a
+// different timeout (Bash's timeout_ms).
+type timeoutArg interface {
+	timeoutFor(args json.RawMessage) (time.Duration, bool)
+}
+
+// Output is what a tool produced.
+type Output struct {
+	// Text is what the model reads.
+	Text string
+	// Success is false when the tool ran but its work failed (a non-zero
+	// exit status).
+	Success bool
+	// ExitCode is Bash's exit status; nil when there is none (other tools,
+	// or a command killed by a timeout or interrupt).
+	ExitCode *int
+	// Interrupted is true when the call stopped because ctx was cancelled.
+	Interrupted bool
+	// TimedOut is true when the call stopped at its timeout.
+	TimedOut bool
+	// Images are pictures for the model, e.g. a screenshot.
+	Images []llm.Image
+	// Artifacts are files saved under Env.ArtifactsDir, as slash-separated
+	// paths relative to it (served at /artifacts/<path>).
+	Artifacts []string
+}
+
+// Registry is a fixed set of tools with compiled schemas. It is immutable
+// and safe for concurrent use.
+type Registry struct {
+	tools   map[string]Tool
+	schemas map[string]*schema
+	order   []string
+}
+
+// NewRegistry builds a registry, rejecting duplicate names and schemas
+// outside the supported subset.
+func NewRegistry(ts ...Tool) (*Registry, error) {
+	r := &Registry{tools: map[string]Tool{}, schemas: map[string]*schema{}}
+	for _, t := range ts {
+		name := t.Name()
+		if name == "" {
+			return nil, fmt.Errorf("tools: a tool has no name")
+		}
+		if _, dup := r.tools[name]; dup {
+			return nil, fmt.Errorf("tools: %s is registered twice", name)
+		}
+		s, err := compileSchema(t.Schema())
+		if err != nil {
+			return nil, fmt.Errorf("tools: %s: %w", name, err)
+		}
+		r.tools[name], r.schemas[name] = t, s
+		r.order = append(r.order, name)
+	}
+	return r, nil
+}
+
+// DefaultRegistry holds every built-in tool.
+func DefaultRegistry() *Registry {
+	r, err := NewRegistry(
+		bashTool{}, readTool{}, writeTool{}, editTool{}, grepTool{}, treeTool{},
+		navigateTool{}, clickTool{}, typeTool{}, readPageTool{}, screenshotTool{}, tabsTool{},
+	)
+	if err != nil {
+		panic(err) // the built-in schemas are ours; a test covers them
+	}
+	return r
+}
+
+// Lookup finds a tool by name.
+func (r *Registry) Lookup(name string) (Tool, bool) {
+	t, ok := r.tools[name]
+	return t, ok
+}
+
+// Names lists the tools in registration order.
+func (r *Registry) Names() []string { return append([]string(nil), r.order...) }
+
+// Specs describes the tools for a model request.
+func (r *Registry) Specs() []llm.Tool {
+	out := make([]llm.Tool, 0, len(r.order))
+	for _, name := range r.order {
+		t := r.tools[name]
+		out = append(out, llm.Tool{Name: name, Description: t.Description(), Parameters: t.Schema()})
+	}
+	return out
+}
+
+// Validate checks raw arguments for the named tool. Errors start with the
+// tool's name and say what to fix, e.g. `Read: argument "limit" must be an
+// integer ≥ 1, got "ten"`.
+func (r *Registry) Validate(name, args string) error {
+	s, ok := r.schemas[name]
+	if !ok {
+		return r.unknown(name)
+	}
+	if err := validateArgs(s, args); err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	return nil
+}
+
+func (r *Registry) unknown(name string) error {
+	names := append([]string(nil), r.order...)
+	sort.Strings(names)
+	return fmt.Errorf("unknown tool %q; the available tools are %s", name, strings.Join(names, ", "))
+}
+
+// decode unmarshals validated arguments into a tool's argument struct.
+func decode(args json.RawMessage, v any) error {
+	if len(strings.TrimSpace(string(args))) == 0 {
+		return nil
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("arguments: %w", err)
+	}
+	return nil
+}
