@@ -1,0 +1,92 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+func TestParseVerdict(t *testing.T) {
+	cases := []struct {
+		in      string
+		approve bool
+		ok      bool
+	}{
+		{`{"decision":"approve","reason":"reads a file"}`, true, true},
+		{"```json\n{\"decision\":\"reject\",\"reason\":\"deletes data\"}\n```", false, true},
+		{`Sure! {"decision":"APPROVE","reason":"x"}`, true, true},
+		{`{"decision":"maybe","reason":"x"}`, false, false},
+		{`{"decision":"approve","reason":"x","extra":1}`, false, false},
+		{`approve`, false, false},
+		{``, false, false},
+	}
+	for _, c := range cases {
+		v, err := ParseVerdict(c.in)
+		if (err == nil) != c.ok {
+			t.Errorf("%q: err %v", c.in, err)
+			continue
+		}
+		if c.ok && v.Approve != c.approve {
+			t.Errorf("%q: approve %v", c.in, v.Approve)
+		}
+	}
+}
+
+func TestDemoJudgeIsDeterministic(t *testing.T) {
+	j := Judge{Catalog: demoOnlyCatalog{&demo.Model{}}, Model: func() string { return demo.ID }}
+	cases := map[string]bool{
+		`BrowserNavigate|{"url":"http://demo.infer.localhost/"}`: true,
+		`BrowserNavigate|{"url":"https://bank.example/"}`:        false,
+		`BrowserClick|{"selector":"a"}`:                          true,
+		`Bash|{"command":"rm -rf x"}`:                            false,
+	}
+	for in, want := range cases {
+		var name, args string
+		for i := range in {
+			if in[i] == '|' {
+				name, args = in[:i], in[i+1:]
+				break
+			}
+		}
+		v, err := j.Judge(context.Background(), tools.Call{Name: name, Args: args}, "why")
+		if err != nil || v.Approve != want || v.Reason == "" {
+			t.Errorf("%s: %+v %v", in, v, err)
+		}
+	}
+}
+
+// cannedProvider answers every request with fixed text or an error.
+type cannedProvider struct {
+	text string
+	err  error
+}
+
+func (p cannedProvider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	return llm.Completion{Text: p.text}, p.err
+}
+
+type oneProviderCatalog struct{ p llm.Provider }
+
+func (c oneProviderCatalog) Models() []string { return []string{"x/judge"} }
+func (c oneProviderCatalog) Resolve(id string) (llm.Provider, string, error) {
+	return c.p, "judge", nil
+}
+
+func TestModelJudgeFailsClosed(t *testing.T) {
+	call := tools.Call{Name: "Bash", Args: `{"command":"ls"}`}
+	model := func() string { return "x/judge" }
+	ok := Judge{Catalog: oneProviderCatalog{cannedProvider{text: `{"decision":"approve","reason":"lists files"}`}}, Model: model}
+	if v, err := ok.Judge(context.Background(), call, ""); err != nil || !v.Approve {
+		t.Fatalf("%+v %v", v, err)
+	}
+	for _, p := range []cannedProvider{{text: "I think it is fine"}, {err: errors.New("boom")}} {
+		j := Judge{Catalog: oneProviderCatalog{p}, Model: model}
+		if v, err := j.Judge(context.Background(), call, ""); err == nil || v.Approve {
+			t.Fatalf("judge failure must be an error, got %+v %v", v, err)
+		}
+	}
+}

@@ -1,0 +1,834 @@
+// Package session is the workspace: the one owner of the active
+// conversation, the agent's current turn, the queue of waiting messages, the
+// pending approvals, the mode and the model. Front ends (the TUI, the
+// bridge's panel side, infer serve, infer headless) call its methods for
+// every intent and subscribe to its single event stream; none of them decides
+// policy.
+//
+// session must not import bridge or tui: transports adapt to the workspace,
+// never the reverse.
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session/agent"
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/skills"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// ErrClosed is returned after the workspace or a subscription is closed.
+var ErrClosed = errors.New("workspace closed")
+
+// ErrUnknownConversation is returned by Resume for ids the store does not
+// hold (including empty ones).
+var ErrUnknownConversation = errors.New("unknown conversation")
+
+// Origins of intents.
+const (
+	FromTerminal = tools.OriginTerminal
+	FromPanel    = tools.OriginPanel
+	FromHeadless = tools.OriginHeadless
+)
+
+// Options configures a workspace.
+type Options struct {
+	// Store holds conversations; store.OpenMemory() when storage is off.
+	Store *store.Store
+	// History is the shared input history (nil: none kept).
+	History *store.History
+	// Catalog resolves model ids; it must offer at least offline/demo.
+	Catalog llm.Catalog
+	// Model is the starting model id; empty means the catalog's default.
+	Model string
+	// Mode is the starting agent mode (default standard).
+	Mode tools.Mode
+	// Effort and Temperature are the starting options.
+	Effort      llm.Effort
+	Temperature *float64
+	// MaxSteps bounds model calls per turn (default 50).
+	MaxSteps int
+	// System replaces the built-in system prompt when non-empty.
+	System string
+	// Tools is the tool pipeline's configuration; the workspace fills in
+	// its approver.
+	Tools tools.PipelineConfig
+	// Skills lists the discovered skills (nil: none).
+	Skills func() []skills.Skill
+	// Titler makes a short title for a conversation after its first
+	// exchange; nil keeps the first-message preview.
+	Titler func(ctx context.Context, model string, firstUser, firstAnswer string) (string, error)
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+}
+
+// Snapshot is a conversation as front ends show it.
+type Snapshot struct {
+	ID          string
+	Title       string
+	Messages    []store.Message
+	ToolResults map[string]bool
+}
+
+// Approval is one tool call waiting for the person's decision.
+type Approval struct {
+	ID   string
+	Call tools.Call
+	// Why says why the call needs approval; JudgeReason is the judge's
+	// reason when auto-with-judge passed it on to the person.
+	Why         string
+	JudgeReason string
+	// Options are the "always allow" grants the person may choose from
+	// (Decision.Option indexes them); empty when none applies.
+	Options []tools.GrantOption
+	Opened  time.Time
+	// Decision and By are set on KindApprovalResolved events.
+	Decision tools.Decision
+	By       Origin
+
+	answer chan answer
+}
+
+type answer struct {
+	d  tools.Decision
+	by Origin
+}
+
+type queued struct {
+	text   string
+	origin Origin
+}
+
+// Workspace is the shared state behind every front end. Its methods are safe
+// for concurrent use.
+type Workspace struct {
+	opts     Options
+	log      *slog.Logger
+	hub      hub
+	pipeline *tools.Pipeline
+
+	ctx    context.Context // cancelled by Close
+	cancel context.CancelFunc
+	wake   chan struct{}
+	done   chan struct{} // closed when the runner exits
+
+	mu          sync.Mutex
+	conv        *conversation // the active conversation
+	queue       []queued
+	runCancel   context.CancelFunc // cancels the running turn, nil when idle
+	mode        tools.Mode
+	model       string
+	effort      llm.Effort
+	temperature *float64
+	approvals   []*Approval // pending, oldest first
+	browser     browser.Status
+	closed      bool
+}
+
+// conversation is the active conversation's in-memory state. The store
+// entry is created lazily on the first message so that new sessions nobody
+// used do not clutter the list.
+type conversation struct {
+	id          string
+	title       string
+	messages    []store.Message
+	toolResults map[string]bool
+	history     []llm.Message
+}
+
+// New starts a workspace with a fresh, empty conversation.
+func New(opts Options) (*Workspace, error) {
+	if opts.Store == nil {
+		return nil, errors.New("session: Options.Store is required (store.OpenMemory() when storage is off)")
+	}
+	if opts.Catalog == nil {
+		return nil, errors.New("session: Options.Catalog is required")
+	}
+	if opts.Mode == "" {
+		opts.Mode = tools.Standard
+	}
+	if opts.Effort == "" {
+		opts.Effort = llm.EffortAuto
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	model := opts.Model
+	if model == "" {
+		if ms := opts.Catalog.Models(); len(ms) > 0 {
+			model = ms[0]
+		}
+	}
+	if _, _, err := opts.Catalog.Resolve(model); err != nil {
+		return nil, fmt.Errorf("model %q: %w", model, err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	w := &Workspace{
+		opts: opts, log: log, ctx: ctx, cancel: cancel,
+		wake: make(chan struct{}, 1), done: make(chan struct{}),
+		conv: &conversation{toolResults: map[string]bool{}},
+		mode: opts.Mode, model: model, effort: opts.Effort, temperature: opts.Temperature,
+	}
+	pc := opts.Tools
+	pc.Approver = approver{w}
+	w.pipeline = tools.NewPipeline(pc)
+	go w.runner()
+	return w, nil
+}
+
+// Close interrupts any turn, rejects pending approvals, waits for the
+// current turn to finish writing, and stops the workspace.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		<-w.done
+		return nil
+	}
+	w.closed = true
+	w.queue = nil
+	w.mu.Unlock()
+	w.cancel()
+	<-w.done
+	return nil
+}
+
+// Subscribe returns a new view of the event stream. Close it when done.
+func (w *Workspace) Subscribe() *Subscription { return w.hub.subscribe() }
+
+func (w *Workspace) publish(e Event) { w.hub.publish(e) }
+
+// Pipeline is the tool pipeline shared by the agent and the panel.
+func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
+
+// Send submits a message from a front end. It is queued when a turn is
+// running. "/clear", "/cls" and "/new" start a new conversation (opentask's
+// New chat button sends "/clear"); a message starting with "!" runs the
+// rest as a Bash command with the approval a Bash call would need.
+func (w *Workspace) Send(text string, origin Origin) error {
+	trimmed := strings.TrimSpace(text)
+	if trimmed == "" {
+		return errors.New("empty message")
+	}
+	if IsNewSessionCommand(trimmed) {
+		w.NewSession(origin)
+		return nil
+	}
+	if h := w.opts.History; h != nil {
+		if err := h.Add(text); err != nil {
+			w.log.Warn("saving input history", "err", err)
+		}
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	w.queue = append(w.queue, queued{text: text, origin: origin})
+	q := w.queueTextsLocked()
+	busy := w.runCancel != nil
+	w.mu.Unlock()
+	if busy {
+		w.publish(Event{Kind: KindQueue, Queue: q})
+	}
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+	return nil
+}
+
+// IsNewSessionCommand reports whether a message asks for a new
+// conversation: "/clear", "/cls" or "/new".
+func IsNewSessionCommand(text string) bool {
+	switch strings.ToLower(strings.TrimSpace(text)) {
+	case "/clear", "/cls", "/new":
+		return true
+	}
+	return false
+}
+
+func (w *Workspace) queueTextsLocked() []string {
+	out := make([]string, len(w.queue))
+	for i, q := range w.queue {
+		out[i] = q.text
+	}
+	return out
+}
+
+// Queue returns the messages waiting for the current turn.
+func (w *Workspace) Queue() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queueTextsLocked()
+}
+
+// Busy reports whether a turn is running.
+func (w *Workspace) Busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.runCancel != nil
+}
+
+// Interrupt stops the running turn (a no-op when idle). Pending approvals
+// of the turn are rejected; the turn keeps its partial text. Messages still
+// queued run afterwards, in order.
+func (w *Workspace) Interrupt() {
+	w.mu.Lock()
+	c := w.runCancel
+	w.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// NewSession interrupts any turn and makes a fresh, empty conversation the
+// active one. It returns the (empty) snapshot.
+// origin is the front end that asked, so it can skip the event it already
+// answered.
+func (w *Workspace) NewSession(origin Origin) Snapshot {
+	w.Interrupt()
+	w.mu.Lock()
+	w.conv = &conversation{toolResults: map[string]bool{}}
+	snap := w.snapshotLocked()
+	w.mu.Unlock()
+	w.publish(Event{Kind: KindConversation, Snapshot: &snap, Origin: origin})
+	return snap
+}
+
+// Resume makes a stored conversation the active one, interrupting any
+// turn, and returns its snapshot exactly as stored. origin is the front end
+// that asked.
+func (w *Workspace) Resume(id string, origin Origin) (Snapshot, error) {
+	if strings.TrimSpace(id) == "" {
+		return Snapshot{}, ErrUnknownConversation
+	}
+	c, err := w.opts.Store.Load(id)
+	if err != nil {
+		if errors.Is(err, store.ErrNotFound) {
+			return Snapshot{}, ErrUnknownConversation
+		}
+		return Snapshot{}, err
+	}
+	w.Interrupt()
+	conv := &conversation{id: c.Meta.ID, title: c.Meta.Title, messages: c.Messages, toolResults: c.ToolResults}
+	if conv.toolResults == nil {
+		conv.toolResults = map[string]bool{}
+	}
+	conv.history = toLLM(c.Messages)
+	w.mu.Lock()
+	w.conv = conv
+	snap := w.snapshotLocked()
+	w.mu.Unlock()
+	w.publish(Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap, Origin: origin})
+	return snap, nil
+}
+
+// Snapshot returns the active conversation.
+func (w *Workspace) Snapshot() Snapshot {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.snapshotLocked()
+}
+
+func (w *Workspace) snapshotLocked() Snapshot {
+	c := w.conv
+	tr := make(map[string]bool, len(c.toolResults))
+	for k, v := range c.toolResults {
+		tr[k] = v
+	}
+	return Snapshot{ID: c.id, Title: c.title, Messages: append([]store.Message(nil), c.messages...), ToolResults: tr}
+}
+
+// ActiveConversation returns the active conversation's id ("" until its
+// first message is stored).
+func (w *Workspace) ActiveConversation() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.conv.id
+}
+
+// Conversations lists stored conversations, newest first.
+func (w *Workspace) Conversations() ([]store.Meta, error) { return w.opts.Store.List() }
+
+// History returns the shared input history, oldest first.
+func (w *Workspace) History() []string {
+	if w.opts.History == nil {
+		return nil
+	}
+	return w.opts.History.List()
+}
+
+// Skills returns the discovered skills.
+func (w *Workspace) Skills() []skills.Skill {
+	if w.opts.Skills == nil {
+		return nil
+	}
+	return w.opts.Skills()
+}
+
+// Mode returns the agent mode.
+func (w *Workspace) Mode() tools.Mode {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.mode
+}
+
+// SetMode switches the agent mode. Unknown names are ignored and reported
+// false; either way the current mode is returned.
+func (w *Workspace) SetMode(name string) (tools.Mode, bool) {
+	return w.setMode(name)
+}
+
+func (w *Workspace) setMode(name string) (tools.Mode, bool) {
+	m, ok := tools.ParseMode(name)
+	w.mu.Lock()
+	if ok {
+		w.mode = m
+	}
+	cur := w.mode
+	w.mu.Unlock()
+	if ok {
+		w.publish(Event{Kind: KindMode, Mode: cur})
+	}
+	return cur, ok
+}
+
+// CycleMode moves to the next mode (the TUI's shift+tab).
+func (w *Workspace) CycleMode() tools.Mode {
+	m, _ := w.SetMode(string(tools.Next(w.Mode())))
+	return m
+}
+
+// Model returns the current model id.
+func (w *Workspace) Model() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.model
+}
+
+// Models returns the model ids the catalog offers, the default first.
+func (w *Workspace) Models() []string { return w.opts.Catalog.Models() }
+
+// SelectModel switches the model for the next turn. An id the catalog
+// cannot resolve is refused with its error and the model stays as it was.
+func (w *Workspace) SelectModel(id string) error {
+	id = strings.TrimSpace(id)
+	if _, _, err := w.opts.Catalog.Resolve(id); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.model = id
+	w.mu.Unlock()
+	w.publish(Event{Kind: KindModel, Model: id})
+	return nil
+}
+
+// Effort returns the reasoning effort for the next turn.
+func (w *Workspace) Effort() llm.Effort {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.effort
+}
+
+// SetEffort sets the reasoning effort for the next turn.
+func (w *Workspace) SetEffort(s string) error {
+	e, err := llm.ParseEffort(s)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	w.effort = e
+	w.mu.Unlock()
+	return nil
+}
+
+// Temperature returns the sampling temperature (nil: provider default).
+func (w *Workspace) Temperature() *float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.temperature
+}
+
+// SetTemperature sets the sampling temperature; nil restores the default.
+func (w *Workspace) SetTemperature(t *float64) error {
+	if t != nil {
+		if err := llm.ValidateTemperature(*t); err != nil {
+			return err
+		}
+	}
+	w.mu.Lock()
+	w.temperature = t
+	w.mu.Unlock()
+	return nil
+}
+
+// BrowserStatus records the extension connection's state and tells front
+// ends. The bridge wiring calls it.
+func (w *Workspace) SetBrowserStatus(st browser.Status) {
+	w.mu.Lock()
+	w.browser = st
+	w.mu.Unlock()
+	w.publish(Event{Kind: KindBrowserStatus, Browser: st})
+}
+
+// BrowserStatus returns the latest extension connection state.
+func (w *Workspace) BrowserStatus() browser.Status {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.browser
+}
+
+// BrowserCommandDone tells front ends a browser command finished.
+func (w *Workspace) BrowserCommandDone(rec browser.CommandRecord) {
+	w.publish(Event{Kind: KindBrowserCommand, Command: rec})
+}
+
+// RunTool runs one tool call on behalf of a front end (the panel's
+// tool_request) through the same pipeline as the agent's calls.
+func (w *Workspace) RunTool(ctx context.Context, id, name, args string, origin Origin) tools.Outcome {
+	return w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, w.Mode())
+}
+
+// PendingApprovals returns the open approval requests, oldest first.
+func (w *Workspace) PendingApprovals() []Approval {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	out := make([]Approval, len(w.approvals))
+	for i, a := range w.approvals {
+		out[i] = *a
+		out[i].answer = nil
+	}
+	return out
+}
+
+// Answer decides an open approval request. The first answer wins; later
+// answers (and unknown ids) are no-ops that return false.
+func (w *Workspace) Answer(requestID string, d tools.Decision, by Origin) bool {
+	w.mu.Lock()
+	var a *Approval
+	for i, p := range w.approvals {
+		if p.ID == requestID {
+			a = p
+			w.approvals = append(w.approvals[:i:i], w.approvals[i+1:]...)
+			break
+		}
+	}
+	w.mu.Unlock()
+	if a == nil {
+		return false
+	}
+	a.answer <- answer{d: d, by: by} // buffered: never blocks
+	return true
+}
+
+// approver adapts the workspace to tools.Approver: a request is open in
+// every front end at once and the first answer wins.
+type approver struct{ w *Workspace }
+
+func (ap approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
+	w := ap.w
+	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Opened: time.Now(), answer: make(chan answer, 1)}
+	w.mu.Lock()
+	w.approvals = append(w.approvals, a)
+	w.mu.Unlock()
+	opened := *a
+	opened.answer = nil
+	w.publish(Event{Kind: KindApprovalOpened, Approval: &opened})
+
+	var got answer
+	var err error
+	select {
+	case got = <-a.answer:
+	case <-ctx.Done():
+		// Withdraw the request unless an answer raced in first.
+		if !w.withdraw(a.ID) {
+			got = <-a.answer
+		} else {
+			got = answer{d: tools.Decision{Kind: tools.Deny, Reason: "the turn was interrupted"}, by: ""}
+			err = ctx.Err()
+		}
+	}
+	resolved := opened
+	resolved.Decision, resolved.By = got.d, got.by
+	w.publish(Event{Kind: KindApprovalResolved, Approval: &resolved})
+	return got.d, err
+}
+
+func (w *Workspace) withdraw(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for i, p := range w.approvals {
+		if p.ID == id {
+			w.approvals = append(w.approvals[:i:i], w.approvals[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// runner runs queued messages one turn at a time until Close.
+func (w *Workspace) runner() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for {
+			w.mu.Lock()
+			if len(w.queue) == 0 || w.closed {
+				w.mu.Unlock()
+				break
+			}
+			item := w.queue[0]
+			w.queue = w.queue[1:]
+			q := w.queueTextsLocked()
+			ctx, cancel := context.WithCancel(w.ctx)
+			w.runCancel = cancel
+			w.mu.Unlock()
+
+			w.publish(Event{Kind: KindQueue, Queue: q})
+			w.publish(Event{Kind: KindBusy, Busy: true})
+			interrupted := w.turn(ctx, item)
+			cancel()
+
+			w.mu.Lock()
+			w.runCancel = nil
+			w.mu.Unlock()
+			if interrupted {
+				w.publish(Event{Kind: KindInterrupted})
+			}
+			w.publish(Event{Kind: KindBusy, Busy: false})
+		}
+	}
+}
+
+// turn runs one message to its end and reports whether it was interrupted.
+func (w *Workspace) turn(ctx context.Context, item queued) bool {
+	w.mu.Lock()
+	conv := w.conv
+	model, mode := w.model, w.mode
+	effort, temp := w.effort, w.temperature
+	w.mu.Unlock()
+
+	if err := w.ensureStored(conv); err != nil {
+		w.publish(Event{Kind: KindNotice, Text: "Could not start a conversation: " + err.Error()})
+		return false
+	}
+	user := store.Message{Role: "user", Content: item.text}
+	rec := w.recorder(conv)
+	if err := rec.message(user); err != nil {
+		w.publish(Event{Kind: KindNotice, Text: "Could not save your message: " + err.Error()})
+		return false
+	}
+	w.publish(Event{Kind: KindUserMessage, Conversation: conv.id, Text: item.text, Origin: item.origin})
+	emit := func(e events.Event) { w.publish(Event{Kind: KindChat, Conversation: conv.id, Chat: e}) }
+
+	if cmd, ok := strings.CutPrefix(strings.TrimSpace(item.text), "!"); ok {
+		return w.shell(ctx, conv, rec, strings.TrimSpace(cmd), mode, emit)
+	}
+
+	provider, name, err := w.opts.Catalog.Resolve(model)
+	if err != nil {
+		provider = failing{err}
+	}
+	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: w.pipeline.Specs(), Effort: effort, Temperature: temp}
+	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, ThreadID: conv.id}, trimImages(conv.history), agent.Hooks{
+		Emit:             emit,
+		Record:           rec.llmMessage,
+		RecordToolResult: rec.toolResult,
+		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
+			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
+			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images}
+		},
+	})
+	if out.Status == agent.Failed {
+		w.log.Warn("turn failed", "conversation", conv.id, "err", out.Err)
+	}
+	w.maybeTitle(conv, model)
+	return out.Status == agent.Interrupted
+}
+
+// shell runs a "!command" message: a Bash call made by the person, which
+// needs exactly the approval the agent's Bash call would need.
+func (w *Workspace) shell(ctx context.Context, conv *conversation, rec recorder, cmd string, mode tools.Mode, emit func(events.Event)) bool {
+	runID := newID()
+	emit(events.NewRunStartedEvent(conv.id, runID))
+	callID := "call_shell_" + strings.ReplaceAll(runID, "-", "")[:16]
+	args := fmt.Sprintf(`{"command":%q}`, cmd)
+	if b, err := jsonString(cmd); err == nil {
+		args = `{"command":` + b + `}`
+	}
+	call := store.ToolCall{ID: callID, Type: "function", Function: store.FunctionCall{Name: "Bash", Arguments: args}}
+	if err := rec.message(store.Message{Role: "assistant", ToolCalls: []store.ToolCall{call}}); err != nil {
+		emit(events.NewRunErrorEvent(err.Error(), events.WithRunID(runID)))
+		return false
+	}
+	emit(events.NewToolCallStartEvent(callID, "Bash"))
+	emit(events.NewToolCallArgsEvent(callID, args))
+	emit(events.NewToolCallEndEvent(callID))
+	o := w.pipeline.Run(ctx, tools.Call{ID: callID, Name: "Bash", Args: args, Origin: tools.OriginShell}, mode)
+	content := o.Output
+	if content == "" {
+		content = "(no output)"
+	}
+	emit(events.NewToolCallResultEvent(newID(), callID, content))
+	if err := rec.message(store.Message{Role: "tool", ToolCallID: callID, Content: content}); err != nil {
+		w.log.Warn("saving shell result", "err", err)
+	}
+	if err := rec.toolResult(callID, o.Success); err != nil {
+		w.log.Warn("saving shell result", "err", err)
+	}
+	if ctx.Err() != nil {
+		id := newID()
+		emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
+		emit(events.NewTextMessageContentEvent(id, agent.InterruptedNotice))
+		emit(events.NewTextMessageEndEvent(id))
+		emit(events.NewRunErrorEvent("interrupted", events.WithErrorCode("interrupted"), events.WithRunID(runID)))
+		return true
+	}
+	emit(events.NewRunFinishedEvent(conv.id, runID))
+	return false
+}
+
+// ensureStored creates the conversation's store entry on its first message.
+func (w *Workspace) ensureStored(conv *conversation) error {
+	if conv.id != "" {
+		return nil
+	}
+	meta, err := w.opts.Store.Create()
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	conv.id = meta.ID
+	conv.title = meta.Title
+	w.mu.Unlock()
+	return nil
+}
+
+// recorder saves a conversation's messages and mirrors them in memory.
+type recorder struct {
+	w    *Workspace
+	conv *conversation
+}
+
+func (w *Workspace) recorder(c *conversation) recorder { return recorder{w, c} }
+
+func (r recorder) message(m store.Message) error {
+	return r.save(m, toLLM([]store.Message{m})[0])
+}
+
+// llmMessage saves a message the agent produced. The in-memory history keeps
+// the original, images included (the store keeps text only; screenshots stay
+// in artifacts/).
+func (r recorder) llmMessage(m llm.Message) error { return r.save(fromLLM(m), m) }
+
+func (r recorder) save(m store.Message, l llm.Message) error {
+	if err := r.w.opts.Store.Append(r.conv.id, m); err != nil {
+		return err
+	}
+	r.w.mu.Lock()
+	r.conv.messages = append(r.conv.messages, m)
+	r.conv.history = append(r.conv.history, l)
+	first := len(r.conv.messages) == 1 && m.Role == "user"
+	r.w.mu.Unlock()
+	if first {
+		r.w.setTitle(r.conv, store.PreviewTitle(m.Content))
+	}
+	return nil
+}
+
+func (r recorder) toolResult(id string, ok bool) error {
+	if err := r.w.opts.Store.RecordToolResult(r.conv.id, id, ok); err != nil {
+		return err
+	}
+	r.w.mu.Lock()
+	r.conv.toolResults[id] = ok
+	r.w.mu.Unlock()
+	return nil
+}
+
+func (w *Workspace) setTitle(c *conversation, title string) {
+	w.mu.Lock()
+	changed := c.title != title
+	c.title = title
+	w.mu.Unlock()
+	if changed {
+		w.publish(Event{Kind: KindTitle, Conversation: c.id, Text: title})
+	}
+}
+
+// maybeTitle asks for a generated title after the first exchange, in the
+// background; the first-message preview stays until one arrives.
+func (w *Workspace) maybeTitle(c *conversation, model string) {
+	if w.opts.Titler == nil {
+		return
+	}
+	w.mu.Lock()
+	var firstUser, firstAnswer string
+	users := 0
+	for _, m := range c.messages {
+		if m.Role == "user" {
+			users++
+			if firstUser == "" {
+				firstUser = m.Content
+			}
+		}
+		if m.Role == "assistant" && firstAnswer == "" && m.Content != "" {
+			firstAnswer = m.Content
+		}
+	}
+	w.mu.Unlock()
+	if users != 1 || firstAnswer == "" {
+		return
+	}
+	go func() {
+		ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
+		defer cancel()
+		title, err := w.opts.Titler(ctx, model, firstUser, firstAnswer)
+		if err != nil || strings.TrimSpace(title) == "" {
+			w.log.Debug("title generation failed; keeping the preview", "err", err)
+			return
+		}
+		if err := w.opts.Store.SetGeneratedTitle(c.id, title); err != nil {
+			w.log.Warn("saving generated title", "err", err)
+			return
+		}
+		w.setTitle(c, title)
+	}()
+}
+
+func (w *Workspace) systemPrompt() string {
+	if w.opts.System != "" {
+		return w.opts.System
+	}
+	return defaultSystemPrompt
+}
+
+const defaultSystemPrompt = `You are infer's agent. You work with a person in their own, real web browser ` +
+	`(through the Browser* tools) and on their machine (Bash, Read, Write, Edit, Grep, Tree). ` +
+	`Be direct and brief. Prefer reading a page before acting on it. Never type secrets the person did not give you. ` +
+	`When a tool is refused or fails, say so plainly and suggest what the person can do.`
+
+// failing is a provider that fails at once, used when the selected model
+// cannot be resolved, so the failure still reaches the person as a run error.
+type failing struct{ err error }
+
+func (f failing) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	return llm.Completion{}, f.err
+}

@@ -1,0 +1,462 @@
+package session
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"go.uber.org/goleak"
+
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// demoOnlyCatalog is a test double of llm.Catalog offering offline/demo and
+// an "other/model" id that fails at once.
+type demoOnlyCatalog struct{ m *demo.Model }
+
+func (c demoOnlyCatalog) Models() []string { return []string{demo.ID} }
+func (c demoOnlyCatalog) Resolve(id string) (llm.Provider, string, error) {
+	if id == demo.ID {
+		return c.m, "demo", nil
+	}
+	return nil, "", fmt.Errorf("unknown model %q", id)
+}
+
+type fixture struct {
+	w     *Workspace
+	st    *store.Store
+	dir   string
+	model *demo.Model
+}
+
+func newFixture(t *testing.T, dir string, mutate ...func(*Options)) *fixture {
+	t.Helper()
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	st, err := store.Open(dir+"/conversations", store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &demo.Model{Delay: 0}
+	opts := Options{
+		Store:   st,
+		History: store.MemoryHistory(),
+		Catalog: demoOnlyCatalog{m},
+		Tools:   tools.PipelineConfig{Env: &tools.Env{Root: dir, ArtifactsDir: dir + "/artifacts"}},
+	}
+	for _, f := range mutate {
+		f(&opts)
+	}
+	w, err := New(opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return &fixture{w: w, st: st, dir: dir, model: m}
+}
+
+// collect reads events until pred returns true or the guard expires.
+func collect(t *testing.T, sub *Subscription, pred func(Event) bool) []Event {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	var got []Event
+	for {
+		e, err := sub.Next(ctx)
+		if err != nil {
+			t.Fatalf("waiting for event: %v (got %d events)", err, len(got))
+		}
+		got = append(got, e)
+		if pred(e) {
+			return got
+		}
+	}
+}
+
+func idle(e Event) bool { return e.Kind == KindBusy && !e.Busy }
+
+func chatText(evs []Event) string {
+	var b strings.Builder
+	for _, e := range evs {
+		if c, ok := e.Chat.(*events.TextMessageContentEvent); ok {
+			b.WriteString(c.Delta)
+		}
+	}
+	return b.String()
+}
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestSendRunsATurnAndSavesIt(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	if err := f.w.Send("hello there", FromTerminal); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, sub, idle)
+	if !strings.Contains(chatText(evs), "“hello there”") {
+		t.Fatalf("answer: %q", chatText(evs))
+	}
+	snap := f.w.Snapshot()
+	if len(snap.Messages) != 2 || snap.Messages[0].Content != "hello there" || snap.Title != "hello there" {
+		t.Fatalf("snapshot %+v", snap)
+	}
+	c, err := f.st.Load(snap.ID)
+	if err != nil || len(c.Messages) != 2 {
+		t.Fatalf("stored %+v %v", c, err)
+	}
+	if h := f.w.History(); len(h) != 1 || h[0] != "hello there" {
+		t.Fatalf("history %q", h)
+	}
+}
+
+func TestMessagesSentWhileBusyAreQueuedInOrder(t *testing.T) {
+	f := newFixture(t, "")
+	f.model.Delay = 2 * time.Millisecond
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("stream 200", FromTerminal)
+	// Wait for the turn to be running before queueing.
+	collect(t, sub, func(e Event) bool { return e.Kind == KindBusy && e.Busy })
+	f.w.Send("first queued", FromPanel)
+	f.w.Send("second queued", FromTerminal)
+	evs := collect(t, sub, func(e Event) bool { return e.Kind == KindQueue && len(e.Queue) == 2 })
+	_ = evs
+	var users []string
+	for len(users) < 3 {
+		e, err := sub.Next(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Kind == KindUserMessage {
+			users = append(users, e.Text)
+		}
+	}
+	if users[0] != "stream 200" || users[1] != "first queued" || users[2] != "second queued" {
+		t.Fatalf("order %q", users)
+	}
+	collect(t, sub, idle)
+	msgs := f.w.Snapshot().Messages
+	var order []string
+	for _, m := range msgs {
+		if m.Role == "user" {
+			order = append(order, m.Content)
+		}
+	}
+	if strings.Join(order, "|") != "stream 200|first queued|second queued" {
+		t.Fatalf("stored order %q", order)
+	}
+}
+
+func TestInterruptMidStreamKeepsPartialAndSignals(t *testing.T) {
+	f := newFixture(t, "")
+	f.model.Delay = time.Millisecond
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("stream 100000", FromTerminal)
+	collect(t, sub, func(e Event) bool { _, ok := e.Chat.(*events.TextMessageContentEvent); return ok })
+	f.w.Interrupt()
+	evs := collect(t, sub, idle)
+	sawInterrupted := false
+	for _, e := range evs {
+		if e.Kind == KindInterrupted {
+			sawInterrupted = true
+		}
+	}
+	if !sawInterrupted {
+		t.Fatal("no KindInterrupted")
+	}
+	msgs := f.w.Snapshot().Messages
+	if len(msgs) != 2 || !strings.HasPrefix(msgs[1].Content, "1 ") || strings.Contains(msgs[1].Content, "100000") {
+		t.Fatalf("partial text not kept: %+v", msgs)
+	}
+	stored, _ := f.st.Load(f.w.ActiveConversation())
+	if len(stored.Messages) != 2 || stored.Messages[1].Content != msgs[1].Content {
+		t.Fatalf("partial text not saved: %+v", stored.Messages)
+	}
+	f.w.Interrupt() // no-op when idle
+}
+
+func TestClearStartsAFreshConversation(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("hello", FromPanel)
+	collect(t, sub, idle)
+	first := f.w.ActiveConversation()
+	for _, cmd := range []string{"/clear", " /CLS ", "/new"} {
+		f.w.Send(cmd, FromPanel)
+		evs := collect(t, sub, func(e Event) bool { return e.Kind == KindConversation })
+		snap := evs[len(evs)-1].Snapshot
+		if len(snap.Messages) != 0 || snap.ID != "" {
+			t.Fatalf("%q: snapshot %+v", cmd, snap)
+		}
+	}
+	f.w.Send("again", FromPanel)
+	collect(t, sub, idle)
+	if f.w.ActiveConversation() == first {
+		t.Fatal("new message landed in the old conversation")
+	}
+	list, _ := f.w.Conversations()
+	if len(list) != 2 {
+		t.Fatalf("want 2 stored conversations (empty sessions are not stored), got %d", len(list))
+	}
+	if h := f.w.History(); len(h) != 2 {
+		t.Fatalf("/clear should not enter the history: %q", h)
+	}
+}
+
+func TestResumeAfterRestart(t *testing.T) {
+	dir := t.TempDir()
+	f := newFixture(t, dir)
+	sub := f.w.Subscribe()
+	f.w.Send("tabs", FromTerminal) // read-only: runs, and fails with no browser
+	collect(t, sub, idle)
+	sub.Close()
+	before := f.w.Snapshot()
+	f.w.Close()
+
+	g := newFixture(t, dir)
+	snap, err := g.w.Resume(before.ID, FromPanel)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Messages) != len(before.Messages) || len(snap.ToolResults) != 1 {
+		t.Fatalf("resumed %+v\nbefore %+v", snap, before)
+	}
+	for id, ok := range snap.ToolResults {
+		if ok {
+			t.Fatalf("tool result %s recorded as success without a browser", id)
+		}
+	}
+	if _, err := g.w.Resume("", FromPanel); !errors.Is(err, ErrUnknownConversation) {
+		t.Fatalf("empty id: %v", err)
+	}
+	if _, err := g.w.Resume("00000000-0000-4000-8000-000000000000", FromPanel); !errors.Is(err, ErrUnknownConversation) {
+		t.Fatalf("unknown id: %v", err)
+	}
+	// The resumed history feeds the next turn.
+	sub2 := g.w.Subscribe()
+	defer sub2.Close()
+	g.w.Send("tabs", FromTerminal)
+	collect(t, sub2, idle)
+	if n := len(g.w.Snapshot().Messages); n <= len(before.Messages) {
+		t.Fatalf("resumed conversation did not grow: %d", n)
+	}
+}
+
+// TestSlowSubscriberNeitherStallsNorLosesText streams while one subscriber
+// reads nothing: the turn must finish, and the subscriber must then get
+// every word (merged into few events).
+func TestSlowSubscriberNeitherStallsNorLosesText(t *testing.T) {
+	f := newFixture(t, "")
+	slow := f.w.Subscribe()
+	defer slow.Close()
+	fast := f.w.Subscribe()
+	defer fast.Close()
+	f.w.Send("stream 20000", FromTerminal)
+	collect(t, fast, idle) // the turn finished while slow read nothing
+	evs := slow.Drain()
+	text := chatText(evs)
+	var want strings.Builder
+	for i := 1; i <= 20000; i++ {
+		fmt.Fprintf(&want, "%d ", i)
+	}
+	if text != want.String() {
+		t.Fatalf("slow subscriber lost text: got %d bytes, want %d", len(text), want.Len())
+	}
+	if len(evs) > 100 {
+		t.Fatalf("deltas were not coalesced: %d events", len(evs))
+	}
+}
+
+func TestOverflowingSubscriberGetsResync(t *testing.T) {
+	var h hub
+	s := h.subscribe()
+	defer s.Close()
+	for i := 0; i < maxQueued+10; i++ {
+		h.publish(Event{Kind: KindNotice, Text: "x"})
+	}
+	evs := s.Drain()
+	if evs[0].Kind != KindResync {
+		t.Fatalf("first event %v, want resync", evs[0].Kind)
+	}
+	if len(evs) > maxQueued {
+		t.Fatalf("backlog %d beyond bound", len(evs))
+	}
+}
+
+func TestApprovalFirstAnswerWins(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	for i := 0; i < 20; i++ {
+		f.w.Send("run touch file-"+fmt.Sprint(i), FromTerminal)
+		evs := collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
+		id := evs[len(evs)-1].Approval.ID
+		var wins atomic.Int32
+		var wg sync.WaitGroup
+		for _, by := range []Origin{FromPanel, FromTerminal} {
+			wg.Add(1)
+			go func(by Origin) {
+				defer wg.Done()
+				d := tools.Decision{Kind: tools.AllowOnce}
+				if by == FromPanel {
+					d = tools.Decision{Kind: tools.Deny, Reason: "no"}
+				}
+				if f.w.Answer(id, d, by) {
+					wins.Add(1)
+				}
+			}(by)
+		}
+		wg.Wait()
+		if wins.Load() != 1 {
+			t.Fatalf("round %d: %d winners", i, wins.Load())
+		}
+		evs = collect(t, sub, idle)
+		resolved := 0
+		for _, e := range evs {
+			if e.Kind == KindApprovalResolved && e.Approval.ID == id {
+				resolved++
+			}
+		}
+		if resolved != 1 {
+			t.Fatalf("round %d: %d resolved events", i, resolved)
+		}
+		if f.w.Answer(id, tools.Decision{Kind: tools.AllowOnce}, FromPanel) {
+			t.Fatal("a late answer must be a no-op")
+		}
+	}
+}
+
+func TestInterruptRejectsPendingApproval(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("run touch x", FromTerminal)
+	collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
+	f.w.Interrupt()
+	evs := collect(t, sub, idle)
+	var resolved *Approval
+	for _, e := range evs {
+		if e.Kind == KindApprovalResolved {
+			resolved = e.Approval
+		}
+	}
+	if resolved == nil || resolved.Decision.Kind != tools.Deny {
+		t.Fatalf("pending approval not rejected: %+v", resolved)
+	}
+	if len(f.w.PendingApprovals()) != 0 {
+		t.Fatal("approval still pending")
+	}
+}
+
+func TestShellMessageAsksLikeBash(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("!touch made-by-shell", FromPanel)
+	evs := collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
+	a := evs[len(evs)-1].Approval
+	if a.Call.Name != "Bash" || a.Call.Origin != tools.OriginShell {
+		t.Fatalf("approval %+v", a)
+	}
+	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, FromTerminal)
+	collect(t, sub, idle)
+	snap := f.w.Snapshot()
+	if len(snap.Messages) != 3 || snap.Messages[2].Role != "tool" {
+		t.Fatalf("shell run not recorded: %+v", snap.Messages)
+	}
+	if ok := snap.ToolResults[snap.Messages[2].ToolCallID]; !ok {
+		t.Fatalf("tool result %+v", snap.ToolResults)
+	}
+	// A read-only allowlisted command runs without asking.
+	f.w.Send("!pwd", FromTerminal)
+	for _, e := range collect(t, sub, idle) {
+		if e.Kind == KindApprovalOpened {
+			t.Fatal("pwd should not ask")
+		}
+	}
+}
+
+func TestModeAndModelIntents(t *testing.T) {
+	f := newFixture(t, "")
+	if m, ok := f.w.SetMode("plan"); !ok || m != tools.Plan {
+		t.Fatalf("%v %v", m, ok)
+	}
+	if m, ok := f.w.SetMode("yolo"); ok || m != tools.Plan {
+		t.Fatalf("unknown mode changed it: %v %v", m, ok)
+	}
+	if f.w.CycleMode() != tools.Auto {
+		t.Fatal("cycle from plan should reach auto")
+	}
+	if err := f.w.SelectModel("other/model"); err == nil || f.w.Model() != demo.ID {
+		t.Fatalf("bad model accepted: %v %s", err, f.w.Model())
+	}
+	if err := f.w.SetEffort("extreme"); err == nil {
+		t.Fatal("bad effort accepted")
+	}
+	bad := 3.0
+	if err := f.w.SetTemperature(&bad); err == nil {
+		t.Fatal("bad temperature accepted")
+	}
+}
+
+func TestPlanModeRefusesWritesWithoutAsking(t *testing.T) {
+	f := newFixture(t, "")
+	f.w.SetMode("plan")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("run touch x", FromTerminal)
+	for _, e := range collect(t, sub, idle) {
+		if e.Kind == KindApprovalOpened {
+			t.Fatal("plan mode asked instead of refusing")
+		}
+	}
+	msgs := f.w.Snapshot().Messages
+	if !strings.Contains(msgs[2].Content, "plan mode") {
+		t.Fatalf("refusal reason not given to the model: %q", msgs[2].Content)
+	}
+}
+
+func TestStorageDisabledListsNothing(t *testing.T) {
+	f := newFixture(t, "", func(o *Options) { o.Store = store.OpenMemory() })
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("hi", FromTerminal)
+	collect(t, sub, idle)
+	list, err := f.w.Conversations()
+	if err != nil || len(list) != 0 {
+		t.Fatalf("list %v %v", list, err)
+	}
+	if len(f.w.Snapshot().Messages) != 2 {
+		t.Fatal("memory store lost the conversation")
+	}
+}
+
+func TestTitlerRunsAfterFirstExchange(t *testing.T) {
+	f := newFixture(t, "", func(o *Options) {
+		o.Titler = func(ctx context.Context, model, user, answer string) (string, error) {
+			return demo.Title(user), nil
+		}
+	})
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("please open the demo site and read it", FromTerminal)
+	collect(t, sub, func(e Event) bool { return e.Kind == KindTitle && e.Text == "Please open the demo site and" })
+	list, _ := f.w.Conversations()
+	if list[0].Title != "Please open the demo site and" {
+		t.Fatalf("stored title %q", list[0].Title)
+	}
+}
