@@ -1,0 +1,147 @@
+package store
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+)
+
+// cpuTime is the process's user and system time so far. Benchmarks report
+// it per operation beside ns/op because this machine is shared: wall time
+// swings with other load, CPU time much less.
+func cpuTime(b *testing.B) int64 {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return ru.Utime.Nano() + ru.Stime.Nano()
+}
+
+func reportCPU(b *testing.B, start int64) {
+	b.ReportMetric(float64(cpuTime(b)-start)/float64(b.N), "cpu-ns/op")
+}
+
+const (
+	benchConversations = 10_000
+	benchMessages      = 10_000
+)
+
+// listFixture stores benchConversations short conversations.
+func listFixture(b *testing.B) *Store {
+	b.Helper()
+	s, err := Open(b.TempDir(), Options{NoSync: true, Warn: func(err error) { b.Fatal(err) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	for i := range benchConversations {
+		id := mustCreate(b, s)
+		mustAppend(b, s, id, user(fmt.Sprintf("question number %d about the docs page", i)),
+			Message{Role: RoleAssistant, Content: "Here is what the page says."})
+	}
+	return s
+}
+
+// BenchmarkStoreList lists benchConversations stored conversations.
+func BenchmarkStoreList(b *testing.B) {
+	s := listFixture(b)
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for b.Loop() {
+		list, err := s.List()
+		if err != nil || len(list) != benchConversations {
+			b.Fatalf("listed %d, %v", len(list), err)
+		}
+	}
+}
+
+// BenchmarkStoreListBaseline reads the directory and every summary file
+// List reads, without parsing anything: the floor for List.
+func BenchmarkStoreListBaseline(b *testing.B) {
+	s := listFixture(b)
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for b.Loop() {
+		entries, err := os.ReadDir(s.dir)
+		if err != nil {
+			b.Fatal(err)
+		}
+		n := 0
+		for _, e := range entries {
+			if strings.HasSuffix(e.Name(), ".meta.json") {
+				if _, err := os.ReadFile(filepath.Join(s.dir, e.Name())); err != nil {
+					b.Fatal(err)
+				}
+				n++
+			}
+		}
+		if n != benchConversations {
+			b.Fatalf("read %d summaries", n)
+		}
+	}
+}
+
+// benchTurn is four messages of a browsing turn: a question, a tool call,
+// a page's text (newlines and quotes to escape), and an answer.
+func benchTurn(i int) []Message {
+	call := fmt.Sprintf("call_%d", i)
+	page := strings.Repeat(fmt.Sprintf("Item %d: \"Quarterly report\" — revenue up 4%%, costs <flat>.\n\tSee section %d.\n", i, i%7), 10)
+	return []Message{
+		user(fmt.Sprintf("please check item %d on the page and tell me what it says", i)),
+		{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: call, Type: "function", Function: FunctionCall{Name: "BrowserRead", Arguments: fmt.Sprintf(`{"selector":"#item-%d"}`, i)}}}},
+		{Role: RoleTool, ToolCallID: call, Content: page},
+		{Role: RoleAssistant, Content: strings.Repeat(fmt.Sprintf("Item %d reports revenue up four percent with flat costs. ", i), 4)},
+	}
+}
+
+// resumeFixture stores one conversation of benchMessages messages.
+func resumeFixture(b *testing.B) (*Store, string) {
+	b.Helper()
+	s, err := Open(b.TempDir(), Options{NoSync: true, Warn: func(err error) { b.Fatal(err) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := mustCreate(b, s)
+	var batch []Message
+	for i := 0; i < benchMessages/4; i++ {
+		batch = append(batch, benchTurn(i)...)
+		if len(batch) >= 200 {
+			mustAppend(b, s, id, batch...)
+			if err := s.RecordToolResult(id, fmt.Sprintf("call_%d", i), true); err != nil {
+				b.Fatal(err)
+			}
+			batch = batch[:0]
+		}
+	}
+	mustAppend(b, s, id, batch...)
+	b.SetBytes(fileSize(b, s.Path(id)))
+	return s, id
+}
+
+// BenchmarkStoreResume loads a conversation of benchMessages messages.
+func BenchmarkStoreResume(b *testing.B) {
+	s, id := resumeFixture(b)
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for b.Loop() {
+		c, err := s.Load(id)
+		if err != nil || len(c.Messages) != benchMessages {
+			b.Fatalf("loaded %d, %v", len(c.Messages), err)
+		}
+	}
+}
+
+// BenchmarkStoreResumeBaseline reads the same file's bytes: the floor for
+// Load.
+func BenchmarkStoreResumeBaseline(b *testing.B) {
+	s, id := resumeFixture(b)
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for b.Loop() {
+		if _, err := os.ReadFile(s.Path(id)); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -1,0 +1,16 @@
+//go:build !unix
+
+package store
+
+// lockMode selects a shared (readers) or exclusive (writers) advisory lock.
+type lockMode int
+
+const (
+	lockShared lockMode = iota
+	lockExclusive
+)
+
+// flock is a no-op where flock(2) does not exist: a single infer process per
+// project is then assumed. Appends are still single writes, and readers
+// tolerate a torn last line, so the worst case is a lost concurrent append.
+func flock(File, lockMode) error { return nil }

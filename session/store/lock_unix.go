@@ -1,0 +1,33 @@
+//go:build unix
+
+package store
+
+import (
+	"errors"
+	"syscall"
+)
+
+// lockMode selects a shared (readers) or exclusive (writers) advisory lock.
+type lockMode int
+
+const (
+	lockShared lockMode = iota
+	lockExclusive
+)
+
+// flock takes an advisory lock on f, waiting for it. flock(2) locks belong to
+// the open file description, so two descriptors opened separately exclude
+// each other even inside one process; that is what lets goroutines and other
+// infer processes share a conversation file without any in-memory mutex.
+func flock(f File, mode lockMode) error {
+	how := syscall.LOCK_SH
+	if mode == lockExclusive {
+		how = syscall.LOCK_EX
+	}
+	for {
+		err := syscall.Flock(int(f.Fd()), how)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}

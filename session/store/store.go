@@ -1,0 +1,730 @@
+// Package store keeps the workspace's conversations and its shared input
+// history on disk, in files a person can read.
+//
+// # Layout
+//
+// A project's conversations live in one directory
+// (<home>/projects/<slug>/conversations/), two files per conversation:
+//
+//   - <id>.jsonl, the conversation itself: JSON lines, one record per line
+//     with a "kind" discriminator ("conversation" first, then "message",
+//     "tool_result", "title", "pin"). It is only ever appended to, one write
+//     per batch, so a crash can at worst leave an incomplete last line.
+//   - <id>.meta.json, a summary (title, times, message count, pinned) plus
+//     the size of the .jsonl it summarises.
+//
+// # Why a meta file per conversation rather than one index
+//
+// Listing must stay fast with thousands of conversations, so it must not
+// read every transcript. A per-conversation summary keeps each write local
+// to the conversation being written (no shared index for two processes to
+// contend on or to corrupt together), and makes the summary a pure cache:
+// every fact in it is derivable from the .jsonl. It is replaced atomically
+// (temporary file and rename) after each append, and trusted only when the
+// size it records equals the .jsonl's current size; when it is missing,
+// unreadable or stale (a crash between the append and the summary, a
+// hand edit), it is rebuilt from the .jsonl. That is also why only the
+// .jsonl is fsynced: a summary lost in a crash costs one rebuild, never data.
+//
+// # Concurrency and failures
+//
+// Two infer processes may share a project. Every change takes an exclusive
+// flock(2) on the conversation's .jsonl around the append and the summary
+// update; reads take a shared lock. A failed write (a full disk) is rolled
+// back by truncating to the previous size and reported as
+// "saving conversation <id>: <cause>"; nothing written before is touched.
+// Readers skip unreadable lines and an incomplete last line with a warning,
+// and the next append removes such a torn tail before writing.
+//
+// Conversation ids are canonical UUIDs; anything else is ErrNotFound, so an
+// id can never name a path outside the directory.
+//
+// # Speed
+//
+// Resuming reads a transcript once and decodes its message and tool_result
+// lines with a small parser of exactly the form this package writes (see
+// fastDecoder), because encoding/json's reflective decoder was about fifty
+// times slower than reading the file. Anything the fast path does not
+// recognise goes through encoding/json, so hand-edited files still load.
+//
+// # Input history
+//
+// History, in the same package because it shares the file handling, is a
+// file of JSON strings, one per line, so multi-line entries round-trip. It
+// follows the same rules: appends under an exclusive lock, a torn last line
+// skipped and repaired, and an atomic rewrite that keeps it bounded.
+package store
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+)
+
+// ErrNotFound is returned for ids that name no stored conversation,
+// including ids that are not UUIDs.
+var ErrNotFound = errors.New("conversation not found")
+
+// Message roles.
+const (
+	RoleUser      = "user"
+	RoleAssistant = "assistant"
+	RoleTool      = "tool"
+	RoleSystem    = "system"
+)
+
+// Title sources, from weakest to strongest: a generated title replaces a
+// preview, and nothing but the person replaces their own title.
+const (
+	TitlePreview   = "preview"
+	TitleGenerated = "generated"
+	TitleUser      = "user"
+)
+
+// Message is one conversation message in the OpenAI-style shape the browser
+// extension reads. Content is always a string: the extension renders an
+// array of parts as an empty bubble.
+type Message struct {
+	Role       string     `json:"role"`
+	Content    string     `json:"content"`
+	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
+	ToolCallID string     `json:"tool_call_id,omitempty"`
+	Reasoning  string     `json:"reasoning,omitempty"`
+}
+
+// ToolCall is an assistant's request to run a tool.
+type ToolCall struct {
+	ID       string       `json:"id"`
+	Type     string       `json:"type"` // always "function"
+	Function FunctionCall `json:"function"`
+}
+
+// FunctionCall names a tool and carries its raw JSON arguments.
+type FunctionCall struct {
+	Name      string `json:"name"`
+	Arguments string `json:"arguments"`
+}
+
+// Meta summarises a conversation for lists.
+type Meta struct {
+	ID    string `json:"id"`
+	Title string `json:"title"`
+	// TitleSource says where Title came from: TitlePreview, TitleGenerated,
+	// TitleUser, or "" while the conversation has no title yet.
+	TitleSource string    `json:"title_source,omitempty"`
+	CreatedAt   time.Time `json:"created_at"`
+	// UpdatedAt is the time of the last message or tool result; renaming
+	// and pinning do not move it, so they do not reorder the list.
+	UpdatedAt    time.Time `json:"updated_at"`
+	MessageCount int       `json:"message_count"`
+	Pinned       bool      `json:"pinned"`
+}
+
+// Conversation is a stored conversation in full.
+type Conversation struct {
+	Meta     Meta
+	Messages []Message // never nil, so it encodes as [] for the panel
+	// ToolResults maps a tool_call_id to whether that execution succeeded,
+	// for the calls that have a recorded result.
+	ToolResults map[string]bool
+	// SkippedLines counts unreadable lines ignored while loading (garbage,
+	// or an incomplete last line left by a crash).
+	SkippedLines int
+}
+
+// Options tune a disk store. The zero value is right for production.
+type Options struct {
+	// FS performs file operations; nil means OS.
+	FS FS
+	// NoSync skips fsync. Appends are then durable only once the kernel
+	// writes them back; nothing is ever left inconsistent. For tests and
+	// benchmarks.
+	NoSync bool
+	// Warn receives problems that were recovered from (skipped lines,
+	// rebuilt summaries); nil logs them with slog.
+	Warn func(error)
+	// Now is the clock; nil means time.Now.
+	Now func() time.Time
+}
+
+// Store is a project's conversation store. It is safe for concurrent use,
+// also by several processes sharing the directory.
+type Store struct {
+	dir  string
+	fs   FS
+	sync bool
+	warn func(error)
+	now  func() time.Time
+
+	mu  sync.Mutex
+	mem map[string]*state // non-nil only for a memory store
+}
+
+// Open opens (creating if needed) the conversation directory dir.
+func Open(dir string, opts Options) (*Store, error) {
+	if dir == "" {
+		return nil, errors.New("opening conversation store: no directory given")
+	}
+	s := newStore(opts)
+	s.dir = dir
+	if err := s.fs.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("opening conversation store: %w", err)
+	}
+	return s, nil
+}
+
+// OpenMemory returns a store that keeps conversations in memory only
+// (storage.enabled: false). List always returns an empty list, as the
+// contract requires, but conversations created in this process can still be
+// loaded and resumed.
+func OpenMemory() *Store {
+	s := newStore(Options{})
+	s.mem = make(map[string]*state)
+	return s
+}
+
+func newStore(opts Options) *Store {
+	s := &Store{fs: opts.FS, sync: !opts.NoSync, warn: opts.Warn, now: opts.Now}
+	if s.fs == nil {
+		s.fs = OS
+	}
+	if s.warn == nil {
+		s.warn = func(err error) { slog.Warn("conversation store", "problem", err) }
+	}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	return s
+}
+
+// Persistent reports whether conversations are written to disk.
+func (s *Store) Persistent() bool { return s.mem == nil }
+
+// Path returns the file holding conversation id, for showing to a person;
+// it is "" for a memory store or an invalid id.
+func (s *Store) Path(id string) string {
+	if s.mem != nil || !validID(id) {
+		return ""
+	}
+	return filepath.Join(s.dir, id+".jsonl")
+}
+
+func (s *Store) metaPath(id string) string {
+	return filepath.Join(s.dir, id+".meta.json")
+}
+
+// validID accepts only canonical lowercase UUIDs (8-4-4-4-12 hex digits),
+// which contain no path separators or dots.
+func validID(id string) bool {
+	if len(id) != 36 {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+		default:
+			if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+func notFound(id string) error {
+	return fmt.Errorf("%w: %q", ErrNotFound, id)
+}
+
+// Create starts a new, empty conversation.
+func (s *Store) Create() (Meta, error) {
+	now := s.now().UTC()
+	id := uuid.NewString()
+	meta := Meta{ID: id, CreatedAt: now, UpdatedAt: now}
+	if s.mem != nil {
+		s.mu.Lock()
+		s.mem[id] = &state{meta: meta, keep: true}
+		s.mu.Unlock()
+		return meta, nil
+	}
+	data, err := encodeRecords([]record{{Kind: kindConversation, At: now, ID: id, Version: formatVersion}})
+	if err != nil {
+		return Meta{}, fmt.Errorf("creating conversation: %w", err)
+	}
+	// The summary goes first, so the transcript never appears without one;
+	// the transcript appears whole, through a rename.
+	if err := s.writeMeta(meta, int64(len(data))); err != nil {
+		return Meta{}, fmt.Errorf("creating conversation: %w", err)
+	}
+	if err := writeFileAtomic(s.fs, s.Path(id), data, s.sync); err != nil {
+		s.fs.Remove(s.metaPath(id))
+		return Meta{}, fmt.Errorf("creating conversation: %w", err)
+	}
+	if s.sync {
+		if err := syncDir(s.fs, s.dir); err != nil {
+			return Meta{}, fmt.Errorf("creating conversation: %w", err)
+		}
+	}
+	return meta, nil
+}
+
+// Append adds messages to conversation id, in one write. The first user
+// message with text gives the conversation its preview title.
+func (s *Store) Append(id string, msgs ...Message) error {
+	for i, m := range msgs {
+		switch m.Role {
+		case RoleUser, RoleAssistant, RoleTool, RoleSystem:
+		default:
+			return fmt.Errorf("saving conversation %s: message %d has role %q; want user, assistant, tool or system", id, i+1, m.Role)
+		}
+	}
+	if len(msgs) == 0 {
+		return nil
+	}
+	return s.change(id, func(Meta) []record {
+		recs := make([]record, len(msgs))
+		for i := range msgs {
+			recs[i] = record{Kind: kindMessage, Message: &msgs[i]}
+		}
+		return recs
+	})
+}
+
+// RecordToolResult notes whether the execution of toolCallID succeeded.
+func (s *Store) RecordToolResult(id, toolCallID string, ok bool) error {
+	if toolCallID == "" {
+		return fmt.Errorf("saving conversation %s: tool result without a tool call id", id)
+	}
+	return s.change(id, func(Meta) []record {
+		return []record{{Kind: kindToolResult, ToolCallID: toolCallID, OK: &ok}}
+	})
+}
+
+// Rename gives conversation id a title chosen by the person; generated
+// titles never replace it.
+func (s *Store) Rename(id, title string) error {
+	title = strings.TrimSpace(title)
+	if title == "" {
+		return fmt.Errorf("renaming conversation %s: the title is empty", id)
+	}
+	return s.change(id, func(Meta) []record {
+		return []record{{Kind: kindTitle, Title: title, Source: TitleUser}}
+	})
+}
+
+// SetGeneratedTitle sets a model-generated title. It does nothing when the
+// person has renamed the conversation, or when title is blank.
+func (s *Store) SetGeneratedTitle(id, title string) error {
+	title = strings.TrimSpace(title)
+	return s.change(id, func(m Meta) []record {
+		if title == "" || m.TitleSource == TitleUser || (m.TitleSource == TitleGenerated && m.Title == title) {
+			return nil
+		}
+		return []record{{Kind: kindTitle, Title: title, Source: TitleGenerated}}
+	})
+}
+
+// SetPinned pins or unpins conversation id.
+func (s *Store) SetPinned(id string, pinned bool) error {
+	return s.change(id, func(m Meta) []record {
+		if m.Pinned == pinned {
+			return nil
+		}
+		return []record{{Kind: kindPin, Pinned: &pinned}}
+	})
+}
+
+// change appends the records decide returns, given the conversation's
+// current summary, as one write under the conversation's exclusive lock.
+func (s *Store) change(id string, decide func(Meta) []record) error {
+	if !validID(id) {
+		return notFound(id)
+	}
+	if s.mem != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		st := s.mem[id]
+		if st == nil {
+			return notFound(id)
+		}
+		recs := decide(st.meta)
+		at := s.now().UTC()
+		for i := range recs {
+			recs[i].At = at
+			if recs[i].Message != nil {
+				m := cloneMessage(*recs[i].Message)
+				recs[i].Message = &m
+			}
+			st.apply(&recs[i])
+		}
+		return nil
+	}
+	if err := s.changeFile(id, decide); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return notFound(id)
+		}
+		return fmt.Errorf("saving conversation %s: %w", id, err)
+	}
+	return nil
+}
+
+func (s *Store) changeFile(id string, decide func(Meta) []record) error {
+	f, err := openLocked(s.fs, s.Path(id), os.O_RDWR|os.O_APPEND, lockExclusive)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return err
+	}
+	size, err := s.repairTail(id, f, fi.Size())
+	if err != nil {
+		return err
+	}
+	st, rebuilt, err := s.summary(id, f, size, fi.ModTime())
+	if err != nil {
+		return err
+	}
+	recs := decide(st.meta)
+	if len(recs) == 0 {
+		if rebuilt {
+			s.saveMeta(st.meta, size)
+		}
+		return nil
+	}
+	at := s.now().UTC()
+	for i := range recs {
+		recs[i].At = at
+	}
+	data, err := encodeRecords(recs)
+	if err != nil {
+		return err
+	}
+	_, err = f.Write(data)
+	if err == nil && s.sync {
+		err = f.Sync()
+	}
+	if err != nil {
+		// Roll back a partial write so the file keeps only whole records.
+		// If even that fails, readers skip the torn tail and the next
+		// append removes it.
+		f.Truncate(size)
+		return err
+	}
+	for i := range recs {
+		st.apply(&recs[i])
+	}
+	s.saveMeta(st.meta, size+int64(len(data)))
+	return nil
+}
+
+// repairTail makes the file end in a newline before an append, so the new
+// record starts on a line of its own. An incomplete last line is what a
+// crash mid-write leaves: it is cut off. A complete record that merely lacks
+// its newline (a hand edit) is kept and terminated.
+func (s *Store) repairTail(id string, f File, size int64) (int64, error) {
+	end, err := completeEnd(f, size)
+	if err != nil || end == size {
+		return size, err
+	}
+	tail := make([]byte, size-end)
+	if _, err := f.ReadAt(tail, end); err != nil && !errors.Is(err, io.EOF) {
+		return size, err
+	}
+	var probe state
+	if decodeRecord(tail, &probe) == nil {
+		if _, err := f.Write([]byte{'\n'}); err != nil {
+			f.Truncate(size)
+			return size, err
+		}
+		return size + 1, nil
+	}
+	if err := f.Truncate(end); err != nil {
+		return size, err
+	}
+	s.warn(fmt.Errorf("conversation %s: removed an incomplete last line (%d bytes) left by an interrupted write", id, size-end))
+	return end, nil
+}
+
+// metaFile is the on-disk summary: Meta plus the .jsonl size it describes.
+type metaFile struct {
+	Version int `json:"version"`
+	Meta
+	Size int64 `json:"jsonl_size"`
+}
+
+// decodeMeta parses a summary, through the fast path when it has the
+// form writeMeta gives it. id is the conversation the summary should
+// describe.
+func decodeMeta(data []byte, id string) (metaFile, bool) {
+	var m metaFile
+	d := fastDecoder{id: id}
+	if d.meta(data, &m) && len(bytes.TrimSpace(data[d.pos:])) == 0 {
+		return m, true
+	}
+	m = metaFile{}
+	return m, json.Unmarshal(data, &m) == nil
+}
+
+// writeMeta replaces the summary of meta.ID.
+func (s *Store) writeMeta(meta Meta, size int64) error {
+	data, err := json.Marshal(metaFile{Version: formatVersion, Meta: meta, Size: size})
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(s.fs, s.metaPath(meta.ID), append(data, '\n'), false)
+}
+
+// saveMeta writes a summary after the transcript is safely written; failing
+// here loses nothing (the summary is rebuilt on the next read), so it warns
+// instead of failing the append.
+func (s *Store) saveMeta(meta Meta, size int64) {
+	if err := s.writeMeta(meta, size); err != nil {
+		s.warn(fmt.Errorf("conversation %s: updating its summary (it will be rebuilt): %w", meta.ID, err))
+	}
+}
+
+// maxMetaSize bounds what is read as a summary; anything larger is not one.
+const maxMetaSize = 64 << 10
+
+// readMeta returns the stored summary of id if it describes a .jsonl of
+// exactly size bytes.
+func (s *Store) readMeta(id string, size int64) (Meta, bool) {
+	f, err := s.fs.OpenFile(s.metaPath(id), os.O_RDONLY, 0)
+	if err != nil {
+		return Meta{}, false
+	}
+	// One read normally suffices: a short read of a regular file means its
+	// end. Were one ever cut short, the JSON would not parse and the
+	// summary would merely be rebuilt.
+	buf := make([]byte, 0, 1024)
+	for {
+		n, err := f.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+n]
+		if err != nil || len(buf) < cap(buf) {
+			break
+		}
+		if len(buf) >= maxMetaSize {
+			f.Close()
+			return Meta{}, false
+		}
+		buf = slices.Grow(buf, len(buf))
+	}
+	f.Close()
+	m, ok := decodeMeta(buf, id)
+	if !ok || m.Version != formatVersion || m.ID != id || m.Size != size {
+		return Meta{}, false
+	}
+	return m.Meta, true
+}
+
+// summary returns the conversation's current summary, from the meta file
+// when it is up to date and otherwise rebuilt from the transcript, which
+// the caller has locked. modTime dates a transcript whose first line is
+// missing.
+func (s *Store) summary(id string, f File, size int64, modTime time.Time) (*state, bool, error) {
+	if m, ok := s.readMeta(id, size); ok {
+		return &state{meta: m}, false, nil
+	}
+	data, err := readAll(f, size)
+	if err != nil {
+		return nil, false, err
+	}
+	st := &state{}
+	s.decode(id, data, st, modTime)
+	return st, true, nil
+}
+
+// decode folds a transcript into st, reports damage, and fills in what a
+// hand-edited file may lack.
+func (s *Store) decode(id string, data []byte, st *state, modTime time.Time) damage {
+	d := decodeRecords(data, st)
+	if err := d.describe("conversation " + id); err != nil {
+		s.warn(err)
+	}
+	st.meta.ID = id
+	if st.meta.CreatedAt.IsZero() {
+		st.meta.CreatedAt = modTime.UTC()
+	}
+	if st.meta.UpdatedAt.IsZero() {
+		st.meta.UpdatedAt = st.meta.CreatedAt
+	}
+	return d
+}
+
+// Load reads conversation id in full.
+func (s *Store) Load(id string) (Conversation, error) {
+	if !validID(id) {
+		return Conversation{}, notFound(id)
+	}
+	if s.mem != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		st := s.mem[id]
+		if st == nil {
+			return Conversation{}, notFound(id)
+		}
+		c := Conversation{Meta: st.meta, Messages: make([]Message, len(st.messages))}
+		for i, m := range st.messages {
+			c.Messages[i] = cloneMessage(m)
+		}
+		if st.results != nil {
+			c.ToolResults = make(map[string]bool, len(st.results))
+			for k, v := range st.results {
+				c.ToolResults[k] = v
+			}
+		}
+		return c, nil
+	}
+	c, err := s.loadFile(id)
+	if errors.Is(err, fs.ErrNotExist) {
+		return Conversation{}, notFound(id)
+	}
+	if err != nil {
+		return Conversation{}, fmt.Errorf("loading conversation %s: %w", id, err)
+	}
+	return c, nil
+}
+
+func (s *Store) loadFile(id string) (Conversation, error) {
+	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockShared)
+	if err != nil {
+		return Conversation{}, err
+	}
+	fi, err := f.Stat()
+	if err != nil {
+		f.Close()
+		return Conversation{}, err
+	}
+	data, err := readAll(f, fi.Size())
+	f.Close()
+	if err != nil {
+		return Conversation{}, err
+	}
+	st := &state{keep: true}
+	d := s.decode(id, data, st, fi.ModTime())
+	if st.messages == nil {
+		st.messages = []Message{}
+	}
+	return Conversation{Meta: st.meta, Messages: st.messages, ToolResults: st.results, SkippedLines: d.lines()}, nil
+}
+
+// List returns every stored conversation's summary, newest first by
+// UpdatedAt. A memory store returns an empty, non-nil list.
+func (s *Store) List() ([]Meta, error) {
+	if s.mem != nil {
+		return []Meta{}, nil
+	}
+	entries, err := s.fs.ReadDir(s.dir)
+	if err != nil {
+		return nil, fmt.Errorf("listing conversations in %s: %w", s.dir, err)
+	}
+	metas := make([]Meta, 0, len(entries)/2)
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
+		if !ok || !validID(id) {
+			continue
+		}
+		fi, err := s.fs.Stat(filepath.Join(s.dir, e.Name()))
+		if err != nil {
+			continue // deleted since the directory was read
+		}
+		m, ok := s.readMeta(id, fi.Size())
+		if !ok {
+			m, err = s.refreshMeta(id)
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			if err != nil {
+				s.warn(fmt.Errorf("conversation %s: left out of the list: %w", id, err))
+				continue
+			}
+		}
+		metas = append(metas, m)
+	}
+	slices.SortFunc(metas, func(a, b Meta) int {
+		if c := b.UpdatedAt.Compare(a.UpdatedAt); c != 0 {
+			return c
+		}
+		return strings.Compare(a.ID, b.ID)
+	})
+	return metas, nil
+}
+
+// refreshMeta rebuilds a missing or stale summary under the exclusive lock,
+// unless a writer brought it up to date in the meantime.
+func (s *Store) refreshMeta(id string) (Meta, error) {
+	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
+	if err != nil {
+		return Meta{}, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return Meta{}, err
+	}
+	st, rebuilt, err := s.summary(id, f, fi.Size(), fi.ModTime())
+	if err != nil {
+		return Meta{}, err
+	}
+	if rebuilt {
+		s.saveMeta(st.meta, fi.Size())
+	}
+	return st.meta, nil
+}
+
+// Delete removes conversation id.
+func (s *Store) Delete(id string) error {
+	if !validID(id) {
+		return notFound(id)
+	}
+	if s.mem != nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.mem[id] == nil {
+			return notFound(id)
+		}
+		delete(s.mem, id)
+		return nil
+	}
+	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
+	if errors.Is(err, fs.ErrNotExist) {
+		return notFound(id)
+	}
+	if err != nil {
+		return fmt.Errorf("deleting conversation %s: %w", id, err)
+	}
+	defer f.Close()
+	// The transcript goes first: a summary left behind by a crash is
+	// ignored, while a transcript without one would be rebuilt and return.
+	if err := s.fs.Remove(s.Path(id)); err != nil {
+		return fmt.Errorf("deleting conversation %s: %w", id, err)
+	}
+	if err := s.fs.Remove(s.metaPath(id)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		s.warn(fmt.Errorf("conversation %s: deleted, but its summary file remains: %w", id, err))
+	}
+	return nil
+}
+
+// cloneMessage copies m's slices so that callers of a memory store cannot
+// change stored messages through them.
+func cloneMessage(m Message) Message {
+	m.ToolCalls = slices.Clone(m.ToolCalls)
+	return m
+}
