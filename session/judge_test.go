@@ -90,3 +90,17 @@ func TestModelJudgeFailsClosed(t *testing.T) {
 		}
 	}
 }
+
+func TestCleanTitle(t *testing.T) {
+	cases := map[string]string{
+		`"Fixing the flaky test."`:      "Fixing the flaky test",
+		"Title: Browser research\nmore": "Browser research",
+		"## **Demo site tour**":         "Demo site tour",
+		"  Plain  ":                     "Plain",
+	}
+	for in, want := range cases {
+		if got := CleanTitle(in); got != want {
+			t.Errorf("%q → %q, want %q", in, got, want)
+		}
+	}
+}

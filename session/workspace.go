@@ -422,6 +422,12 @@ func (w *Workspace) Model() string {
 // Models returns the model ids the catalog offers, the default first.
 func (w *Workspace) Models() []string { return w.opts.Catalog.Models() }
 
+// ModelsChanged tells front ends the model list changed (e.g. discovery
+// finished), so panels can ask again.
+func (w *Workspace) ModelsChanged() {
+	w.publish(Event{Kind: KindModel, Model: w.Model()})
+}
+
 // SelectModel switches the model for the next turn. An id the catalog
 // cannot resolve is refused with its error and the model stays as it was.
 func (w *Workspace) SelectModel(id string) error {

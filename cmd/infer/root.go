@@ -64,6 +64,7 @@ func addCommands(root *cobra.Command) {
 		newInitCmd(),
 		newPairCmd(),
 		newVersionCmd(),
+		newServeCmd(),
 	)
 }
 

@@ -1,0 +1,280 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/panelsync"
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/llm/catalog"
+	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/skills"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/tools/bashguard"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// appOptions says which parts of infer a command needs.
+type appOptions struct {
+	// Bridge starts the extension bridge. BridgeRequired makes a missing or
+	// disabled browser_use.yaml an error instead of a warning.
+	Bridge, BridgeRequired bool
+	// Port overrides extension.port when PortSet (0 picks a free port).
+	Port    int
+	PortSet bool
+	// Model and Mode override config.yaml for this process when set.
+	Model, Mode string
+	// Log receives diagnostics.
+	Log *slog.Logger
+	// Warn receives configuration warnings for the person.
+	Warn io.Writer
+}
+
+// app is one assembled infer: the workspace, its stores, and the bridge.
+type app struct {
+	home, root string
+	cfg        config.Config
+	browserUse config.BrowserUse
+	store      *store.Store
+	history    *store.History
+	grants     *grants.Store
+	catalog    *catalog.Catalog
+	ws         *session.Workspace
+	srv        *bridge.Server
+	sync       *panelsync.Sync
+	log        *slog.Logger
+
+	stopDiscovery context.CancelFunc
+	discoveryDone chan struct{}
+}
+
+// openApp wires everything from the configuration files. On error nothing
+// is left running.
+func openApp(opts appOptions) (a *app, err error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	warn := opts.Warn
+	if warn == nil {
+		warn = io.Discard
+	}
+	home, err := config.Home()
+	if err != nil {
+		return nil, err
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	root, err := config.ProjectRoot(wd)
+	if err != nil {
+		return nil, err
+	}
+	cfg, warnings, err := config.LoadConfig(home, root)
+	if err != nil {
+		return nil, err
+	}
+	for _, w := range warnings {
+		fmt.Fprintln(warn, "infer: warning:", w)
+	}
+	a = &app{home: home, root: root, cfg: cfg, log: log}
+	defer func() {
+		if err != nil {
+			a.Close()
+			a = nil
+		}
+	}()
+
+	if opts.Bridge {
+		bu, warnings, berr := config.LoadBrowserUse(config.BrowserUsePath(home))
+		for _, w := range warnings {
+			fmt.Fprintln(warn, "infer: warning:", w)
+		}
+		switch {
+		case berr != nil && opts.BridgeRequired:
+			return a, berr
+		case berr != nil:
+			fmt.Fprintln(warn, "infer: the browser bridge is off:", berr)
+			opts.Bridge = false
+		case !bu.Enabled && opts.BridgeRequired:
+			return a, fmt.Errorf("%s: enabled is false, so the browser bridge is off; set enabled: true to let the extension connect", config.DisplayPath(config.BrowserUsePath(home)))
+		case !bu.Enabled:
+			opts.Bridge = false
+		}
+		a.browserUse = bu
+	}
+
+	projDir := config.ProjectDir(home, root)
+	if cfg.Storage.IsEnabled() {
+		if a.store, err = store.Open(config.ConversationsDir(home, root), store.Options{}); err != nil {
+			return a, err
+		}
+		if a.history, err = store.OpenHistory(filepath.Join(projDir, "history.jsonl")); err != nil {
+			return a, err
+		}
+	} else {
+		a.store = store.OpenMemory()
+		a.history = store.MemoryHistory()
+	}
+	if err = config.EnsureDir(projDir); err != nil {
+		return a, err
+	}
+	if a.grants, err = grants.Open(filepath.Join(projDir, "grants.json")); err != nil {
+		return a, err
+	}
+	guard, err := bashguard.New(bashguard.Config{Root: root, Allow: cfg.Tools.Bash.Allow, Deny: cfg.Tools.Bash.Deny})
+	if err != nil {
+		return a, fmt.Errorf("%s: tools.bash: %w", config.DisplayPath(config.ConfigPath(home)), err)
+	}
+
+	cacheDir, cerr := config.CacheDir("models")
+	if cerr != nil {
+		log.Debug("no cache directory for model discovery", "err", cerr)
+	}
+	a.catalog = catalog.New(cfg, catalog.Options{Offline: demo.New(), CacheDir: cacheDir, ConfigPath: config.DisplayPath(config.ConfigPath(home))})
+
+	skillList, skillWarnings := skills.Discover(skills.Options{ProjectRoot: root, Home: home, Catalog: assets.Skills()})
+	for _, w := range skillWarnings {
+		log.Warn("skill skipped", "err", w)
+	}
+
+	mode := tools.Standard
+	for _, m := range []string{cfg.Agent.Mode, opts.Mode} {
+		if m == "" {
+			continue
+		}
+		parsed, ok := tools.ParseMode(m)
+		if !ok {
+			return a, fmt.Errorf("unknown mode %q: use standard, plan, auto or auto-with-judge", m)
+		}
+		mode = parsed
+	}
+	effort, err := llm.ParseEffort(cfg.Agent.Effort)
+	if err != nil {
+		return a, err
+	}
+	model := cfg.Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	if model == "" {
+		model = a.catalog.Default()
+	}
+	if _, _, rerr := a.catalog.Resolve(model); rerr != nil {
+		return a, fmt.Errorf("model %q: %w", model, rerr)
+	}
+
+	env := &tools.Env{Root: root, ArtifactsDir: config.ArtifactsDir(home, root)}
+	timeouts := map[string]time.Duration{}
+	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
+		timeouts["Bash"] = d
+	}
+	var ws *session.Workspace
+	judgeModel := func() string {
+		if cfg.Agent.JudgeModel != "" {
+			return cfg.Agent.JudgeModel
+		}
+		return ws.Model()
+	}
+	ws, err = session.New(session.Options{
+		Store: a.store, History: a.history, Catalog: a.catalog,
+		Model: model, Mode: mode, Effort: effort, Temperature: cfg.Agent.Temperature,
+		MaxSteps: cfg.Agent.MaxSteps, System: cfg.Agent.SystemPrompt,
+		Tools: tools.PipelineConfig{
+			Env: env, Guard: guard, Grants: a.grants, Timeouts: timeouts,
+			Judge: session.Judge{Catalog: a.catalog, Model: judgeModel},
+		},
+		Skills: func() []skills.Skill { return skillList },
+		Titler: session.ModelTitler(a.catalog),
+		Logger: log,
+	})
+	if err != nil {
+		return a, err
+	}
+	a.ws = ws
+
+	if opts.Bridge {
+		port := a.browserUse.Extension.Port
+		if opts.PortSet {
+			port = opts.Port
+		}
+		a.sync = panelsync.New(ws, log)
+		a.srv, err = bridge.Listen(bridge.Options{
+			Port: port, Token: a.browserUse.Extension.Token,
+			CommandTimeout: a.browserUse.Extension.CommandTimeout.Std(),
+			ArtifactsDir:   env.ArtifactsDir,
+			Panel:          a.sync, Logger: log,
+			OnStatus:  ws.SetBrowserStatus,
+			OnCommand: ws.BrowserCommandDone,
+		})
+		if err != nil {
+			return a, err
+		}
+		env.Browser = a.srv
+	}
+
+	// Discovery runs in the background and never delays startup; a new
+	// list is announced to front ends when it lands.
+	ctx, cancel := context.WithCancel(context.Background())
+	a.stopDiscovery = cancel
+	a.discoveryDone = make(chan struct{})
+	go func() {
+		defer close(a.discoveryDone)
+		if err := a.catalog.Refresh(ctx); err != nil && !errors.Is(err, context.Canceled) {
+			log.Debug("model discovery", "err", err)
+		}
+		ws.ModelsChanged()
+	}()
+	return a, nil
+}
+
+// Close shuts down in dependency order: no new frames, then no new turns,
+// then the stores once every turn has finished writing.
+func (a *app) Close() error {
+	if a == nil {
+		return nil
+	}
+	if a.stopDiscovery != nil {
+		a.stopDiscovery()
+		<-a.discoveryDone
+	}
+	if a.srv != nil {
+		a.srv.Close()
+	}
+	if a.sync != nil {
+		a.sync.Close()
+	}
+	if a.ws != nil {
+		a.ws.Close()
+	}
+	var errs []error
+	if a.history != nil {
+		errs = append(errs, a.history.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// newLogger builds the stderr logger for --log-format.
+func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, error) {
+	opts := &slog.HandlerOptions{Level: level}
+	switch strings.ToLower(format) {
+	case "", "text":
+		return slog.New(slog.NewTextHandler(w, opts)), nil
+	case "json":
+		return slog.New(slog.NewJSONHandler(w, opts)), nil
+	}
+	return nil, usageError{fmt.Errorf("unknown --log-format %q: use text or json", format)}
+}

@@ -1,0 +1,64 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+)
+
+func newServeCmd() *cobra.Command {
+	var port int
+	var logFormat string
+	var verbose bool
+	cmd := &cobra.Command{
+		Use:   "serve",
+		Short: "Run the workspace and the browser bridge without the terminal UI",
+		Long: `serve runs the same workspace as "infer", without the terminal UI: the browser
+extension's side panel (or any client of the bridge) chats with the agent,
+approves tool calls and switches models and modes.
+
+It prints one line with the bridge's address once it listens, logs to stderr,
+and shuts down cleanly on SIGINT or SIGTERM, finishing every write.`,
+		Args: usageArgs(cobra.NoArgs),
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			level := slog.LevelInfo
+			if verbose {
+				level = slog.LevelDebug
+			}
+			log, err := newLogger(cmd.ErrOrStderr(), logFormat, level)
+			if err != nil {
+				return err
+			}
+			a, err := openApp(appOptions{
+				Bridge: true, BridgeRequired: true,
+				Port: port, PortSet: cmd.Flags().Changed("port"),
+				Log: log, Warn: cmd.ErrOrStderr(),
+			})
+			if err != nil {
+				return err
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			defer stop()
+			serveErr := make(chan error, 1)
+			go func() { serveErr <- a.srv.Serve(ctx) }()
+			fmt.Fprintf(cmd.OutOrStdout(), "infer: listening on %s (project %s, model %s)\n", a.srv.URL(), a.root, a.ws.Model())
+			log.Info("serving", "url", a.srv.URL(), "project", a.root, "model", a.ws.Model(), "mode", a.ws.Mode())
+			select {
+			case <-ctx.Done():
+				log.Info("shutting down")
+			case err = <-serveErr:
+			}
+			if cerr := a.Close(); err == nil {
+				err = cerr
+			}
+			return err
+		},
+	}
+	cmd.Flags().IntVar(&port, "port", 0, "port to listen on at 127.0.0.1 (default: extension.port from browser_use.yaml; 0 picks a free port)")
+	cmd.Flags().StringVar(&logFormat, "log-format", "text", "log format on stderr: text or json")
+	cmd.Flags().BoolVarP(&verbose, "verbose", "v", false, "log debug details (frames dropped, discovery)")
+	return cmd
+}
