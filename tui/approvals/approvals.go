@@ -1,0 +1,504 @@
+// Package approvals is the pane for tool calls waiting for the person: the
+// oldest request in detail (a unified diff for Edit and Write, the command
+// for Bash, the URL or selector for browser actions), where it came from
+// and why it asks, and the others listed under it.
+//
+// The pane answers keys with an Action value; the root turns it into a
+// workspace call. A request that becomes the head ignores keys for Guard,
+// so a keystroke meant for the editor cannot approve it by accident.
+package approvals
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/tui/chat"
+	"github.com/infer-workspace/infer/tui/diff"
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/toolfmt"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// Guard is how long a request that just came to the front ignores keys.
+const Guard = 400 * time.Millisecond
+
+// ActionKind says what a key did.
+type ActionKind int
+
+// Actions.
+const (
+	// None: the key was used inside the pane, or ignored.
+	None ActionKind = iota
+	// Answer: decide request ID with Decision.
+	Answer
+	// Unhandled: the key means nothing here; the root may use it.
+	Unhandled
+)
+
+// Action is the pane's answer to a key.
+type Action struct {
+	Kind     ActionKind
+	ID       string
+	Decision workspace.Decision
+}
+
+// FileRequest asks the root to read the file a Write would replace.
+type FileRequest struct {
+	ID, Path string
+}
+
+// fileState is the current content of a Write's target.
+type fileState struct {
+	loaded  bool
+	exists  bool
+	content string
+	err     string
+}
+
+type entry struct {
+	a    workspace.Approval
+	file fileState
+}
+
+// Model is the approvals pane.
+type Model struct {
+	th  *theme.Theme
+	now func() time.Time
+
+	w, h    int
+	focused bool
+
+	list      []entry
+	headID    string
+	armedAt   time.Time
+	scroll    int
+	rejecting bool
+	reason    textinput.Model
+}
+
+// New returns an empty pane.
+func New(th *theme.Theme, now func() time.Time) *Model {
+	ti := textinput.New()
+	ti.Prompt = "reason: "
+	ti.Placeholder = "optional, enter to reject"
+	ti.SetVirtualCursor(true)
+	return &Model{th: th, now: now, reason: ti}
+}
+
+// SetTheme switches styles.
+func (m *Model) SetTheme(th *theme.Theme) { m.th = th }
+
+// SetSize sets the outer size, border included.
+func (m *Model) SetSize(w, h int) {
+	m.w, m.h = w, h
+	m.reason.SetWidth(max(w-4-len(m.reason.Prompt), 4))
+}
+
+// SetFocused marks the pane as the one receiving keys.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// Len is the number of pending requests.
+func (m *Model) Len() int { return len(m.list) }
+
+// Capturing reports whether the reason input takes every key (esc cancels
+// it instead of interrupting the turn).
+func (m *Model) Capturing() bool { return m.rejecting }
+
+// Add shows a new request. It returns a file to read when the request is
+// a Write, so the diff can compare with what is there now.
+func (m *Model) Add(a workspace.Approval) *FileRequest {
+	for _, e := range m.list {
+		if e.a.ID == a.ID {
+			return nil
+		}
+	}
+	m.list = append(m.list, entry{a: a})
+	m.headChanged()
+	if a.Call.Name == "Write" {
+		if p := toolfmt.Str(toolfmt.Args(a.Call.Args), "path"); p != "" {
+			return &FileRequest{ID: a.ID, Path: p}
+		}
+	}
+	return nil
+}
+
+// Resolve removes a request answered anywhere.
+func (m *Model) Resolve(id string) {
+	for i, e := range m.list {
+		if e.a.ID == id {
+			m.list = append(m.list[:i:i], m.list[i+1:]...)
+			m.headChanged()
+			return
+		}
+	}
+}
+
+// Replace sets the whole list (after a resync) and returns the files to
+// read.
+func (m *Model) Replace(all []workspace.Approval) []FileRequest {
+	old := map[string]fileState{}
+	for _, e := range m.list {
+		old[e.a.ID] = e.file
+	}
+	m.list = nil
+	var reqs []FileRequest
+	for _, a := range all {
+		f, seen := old[a.ID]
+		m.list = append(m.list, entry{a: a, file: f})
+		if !seen && a.Call.Name == "Write" {
+			if p := toolfmt.Str(toolfmt.Args(a.Call.Args), "path"); p != "" {
+				reqs = append(reqs, FileRequest{ID: a.ID, Path: p})
+			}
+		}
+	}
+	m.headChanged()
+	return reqs
+}
+
+// SetFile records the current content of a Write's target.
+func (m *Model) SetFile(id string, exists bool, content string, err error) {
+	for i := range m.list {
+		if m.list[i].a.ID == id {
+			f := fileState{loaded: true, exists: exists, content: content}
+			if err != nil {
+				f.err = err.Error()
+			}
+			m.list[i].file = f
+		}
+	}
+}
+
+// headChanged re-arms the guard when a different request comes first.
+func (m *Model) headChanged() {
+	id := ""
+	if len(m.list) > 0 {
+		id = m.list[0].a.ID
+	}
+	if id != m.headID {
+		m.headID = id
+		m.armedAt = m.now().Add(Guard)
+		m.scroll = 0
+		m.rejecting = false
+		m.reason.Reset()
+		m.reason.Blur()
+	}
+}
+
+// ArmedIn is how long until the head accepts keys (zero when it does).
+func (m *Model) ArmedIn() time.Duration {
+	if len(m.list) == 0 {
+		return 0
+	}
+	return max(m.armedAt.Sub(m.now()), 0)
+}
+
+// Head returns the oldest request.
+func (m *Model) Head() (workspace.Approval, bool) {
+	if len(m.list) == 0 {
+		return workspace.Approval{}, false
+	}
+	return m.list[0].a, true
+}
+
+// HandleKey answers a key press.
+func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
+	if len(m.list) == 0 {
+		return Action{Kind: Unhandled}
+	}
+	head := m.list[0].a
+	if m.rejecting {
+		switch k.String() {
+		case "enter":
+			reason := strings.TrimSpace(m.reason.Value())
+			m.rejecting = false
+			m.reason.Reset()
+			m.reason.Blur()
+			m.Resolve(head.ID)
+			return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.Deny, Reason: reason}}
+		case "esc":
+			m.rejecting = false
+			m.reason.Reset()
+			m.reason.Blur()
+			return Action{}
+		}
+		m.reason, _ = m.reason.Update(k)
+		return Action{}
+	}
+	switch k.String() {
+	case "up", "k":
+		m.scroll = max(m.scroll-1, 0)
+		return Action{}
+	case "down", "j":
+		m.scroll++
+		return Action{}
+	case "pgup":
+		m.scroll = max(m.scroll-max(m.h/2, 1), 0)
+		return Action{}
+	case "pgdown":
+		m.scroll += max(m.h/2, 1)
+		return Action{}
+	case "y", "enter", "a", "n":
+	default:
+		if optionKey(k.String(), len(head.Options)) < 0 {
+			return Action{Kind: Unhandled}
+		}
+	}
+	if m.ArmedIn() > 0 {
+		return Action{} // too soon after it appeared: swallowed
+	}
+	switch k.String() {
+	case "y", "enter":
+		m.Resolve(head.ID)
+		return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.AllowOnce}}
+	case "n":
+		m.rejecting = true
+		m.reason.Focus()
+		return Action{}
+	}
+	// "a" saves the narrowest grant; a digit picks one of several.
+	opt := 0
+	if k.String() != "a" {
+		opt = optionKey(k.String(), len(head.Options))
+	}
+	m.Resolve(head.ID)
+	return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.AllowAlways, Option: opt}}
+}
+
+// optionKey maps "1".."9" to an option index, or -1.
+func optionKey(key string, n int) int {
+	if len(key) == 1 && key[0] >= '1' && key[0] <= '9' && int(key[0]-'1') < n {
+		return int(key[0] - '1')
+	}
+	return -1
+}
+
+// HandlePaste adds pasted text to the reason line while it is open.
+func (m *Model) HandlePaste(text string) {
+	if m.rejecting {
+		m.reason.SetValue(m.reason.Value() + strings.Join(strings.Fields(text), " "))
+		m.reason.CursorEnd()
+	}
+}
+
+// ScrollBy scrolls the request's details.
+func (m *Model) ScrollBy(n int) { m.scroll = max(m.scroll+n, 0) }
+
+// DesiredLines is how many body lines the pane would like, so the layout
+// can give a short request a short box.
+func (m *Model) DesiredLines() int {
+	if len(m.list) == 0 {
+		return 0
+	}
+	w := max(m.w-3, 20)
+	n := len(m.header(w)) + len(m.detail(w)) + len(m.footer(w)) + 1
+	if len(m.list) > 1 {
+		n += 1 + min(len(m.list)-1, 3)
+	}
+	return n
+}
+
+// View draws the pane at its size, border included.
+func (m *Model) View() string {
+	title := "Approvals"
+	if n := len(m.list); n > 0 {
+		title += " · " + strconv.Itoa(n) + " waiting"
+	}
+	inner := max(m.w-3, 1) // one cell of padding on the left
+	bodyH := max(m.h-2, 0)
+	if len(m.list) == 0 {
+		return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent([]string{m.th.Faint.Render("No tool calls waiting for you.")}), "")
+	}
+	head := m.header(inner)
+	foot := m.footer(inner)
+	var others []string
+	if len(m.list) > 1 {
+		others = append(others, m.th.Faint.Render("Also waiting:"))
+		for i, e := range m.list[1:] {
+			if i == 3 {
+				others = append(others, m.th.Faint.Render("  … "+strconv.Itoa(len(m.list)-4)+" more"))
+				break
+			}
+			s := "  " + e.a.Call.Name + " " + toolfmt.Short(e.a.Call.Name, e.a.Call.Args)
+			others = append(others, m.th.Faint.Render(ansi.Truncate(s, inner, "…")))
+		}
+	}
+	detailH := bodyH - len(head) - len(foot) - len(others)
+	if detailH < 1 {
+		// Tiny window: drop the list of others, then the header's extras.
+		others = nil
+		detailH = bodyH - len(head) - len(foot)
+		if detailH < 1 && len(head) > 1 {
+			head = head[:1]
+			detailH = bodyH - len(head) - len(foot)
+		}
+	}
+	detail := m.detail(inner)
+	maxScroll := max(len(detail)-max(detailH, 0), 0)
+	m.scroll = min(m.scroll, maxScroll)
+	shown := detail[m.scroll:min(len(detail), m.scroll+max(detailH, 0))]
+	body := append([]string{}, head...)
+	body = append(body, shown...)
+	for len(body) < len(head)+max(detailH, 0) {
+		body = append(body, "")
+	}
+	body = append(body, others...)
+	body = append(body, foot...)
+	footer := ""
+	if maxScroll > 0 {
+		footer = "↑↓ scroll " + strconv.Itoa(m.scroll) + "/" + strconv.Itoa(maxScroll)
+	}
+	return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent(body), footer)
+}
+
+func (m *Model) header(w int) []string {
+	a := m.list[0].a
+	th := m.th
+	lines := []string{th.Warn.Render("⚠ ") + th.Bold.Render(a.Call.Name) + th.Faint.Render(" · from the "+a.Call.Origin.Label())}
+	if why := strings.TrimSpace(a.Why); why != "" {
+		for _, l := range chat.Wrap("Why: "+why, w) {
+			lines = append(lines, th.Faint.Render(l))
+		}
+	}
+	if jr := strings.TrimSpace(a.JudgeReason); jr != "" {
+		for _, l := range chat.Wrap("Judge: "+jr, w) {
+			lines = append(lines, th.Warn.Render(l))
+		}
+	}
+	return lines
+}
+
+func (m *Model) footer(w int) []string {
+	th := m.th
+	if m.rejecting {
+		return []string{th.Warn.Render("Reject · esc to cancel"), m.reason.View()}
+	}
+	opts := m.list[0].a.Options
+	var lines []string
+	switch len(opts) {
+	case 0:
+	case 1:
+		lines = append(lines, chat.Wrap(th.Key.Render("a")+" "+opts[0], w)...)
+	default:
+		lines = append(lines, th.Faint.Render("always allow: a or a number"))
+		for i, o := range opts {
+			if i == 9 {
+				break
+			}
+			lines = append(lines, chat.Wrap(th.Key.Render(strconv.Itoa(i+1))+" "+o, w)...)
+		}
+	}
+	// The "always" choices are listed above with their keys; when there
+	// are none, nothing can be saved and "a" would only act once.
+	keys := th.Key.Render("y") + " allow once · " + th.Key.Render("n") + " reject"
+	if !m.focused {
+		keys = th.Faint.Render("tab here to answer · ") + keys
+	}
+	lines = append(lines, chat.Wrap(keys, w)...)
+	if m.ArmedIn() > 0 {
+		// Said, not just shown: keys pressed now are dropped.
+		lines = append([]string{th.Faint.Render("⧗ just arrived: keys wait a moment…")}, lines...)
+	}
+	return lines
+}
+
+// detail pretty-prints the head request's arguments.
+func (m *Model) detail(w int) []string {
+	e := m.list[0]
+	th := m.th
+	call := e.a.Call
+	args := toolfmt.Args(call.Args)
+	var out []string
+	field := func(label, value string) {
+		for i, l := range chat.Wrap(value, max(w-len(label), 8)) {
+			if i == 0 {
+				out = append(out, th.Faint.Render(label)+l)
+			} else {
+				out = append(out, strings.Repeat(" ", len(label))+l)
+			}
+		}
+	}
+	switch {
+	case args == nil:
+		field("args: ", call.Args)
+	case call.Name == "Bash":
+		field("$ ", toolfmt.Str(args, "command"))
+		if d := toolfmt.Str(args, "description"); d != "" {
+			field("about: ", d)
+		}
+	case call.Name == "Edit":
+		field("file: ", toolfmt.Str(args, "path"))
+		if toolfmt.Bool(args, "replace_all") {
+			out = append(out, th.Faint.Render("every occurrence"))
+		}
+		out = append(out, m.diffLines(diff.SplitLines(toolfmt.Str(args, "old_string")), diff.SplitLines(toolfmt.Str(args, "new_string")), w)...)
+	case call.Name == "Write":
+		field("file: ", toolfmt.Str(args, "path"))
+		content := diff.SplitLines(toolfmt.Str(args, "content"))
+		switch f := e.file; {
+		case !f.loaded:
+			out = append(out, th.Faint.Render("reading the current file…"))
+			out = append(out, m.diffLines(nil, content, w)...)
+		case f.err != "":
+			out = append(out, th.Warn.Render(ansi.Truncate("cannot read the current file: "+f.err, w, "…")))
+			out = append(out, m.diffLines(nil, content, w)...)
+		case !f.exists:
+			out = append(out, th.Faint.Render("new file"))
+			out = append(out, m.diffLines(nil, content, w)...)
+		default:
+			d := m.diffLines(diff.SplitLines(f.content), content, w)
+			if len(d) == 0 {
+				d = []string{th.Faint.Render("no change: the file already has this content")}
+			}
+			out = append(out, d...)
+		}
+	case call.Name == "BrowserNavigate":
+		field("url: ", toolfmt.Str(args, "url"))
+	case call.Name == "BrowserClick":
+		field("click: ", toolfmt.Str(args, "selector"))
+	case call.Name == "BrowserType":
+		field("type: ", toolfmt.Str(args, "text"))
+		field("into: ", toolfmt.Str(args, "selector"))
+		if toolfmt.Bool(args, "press_enter") {
+			out = append(out, th.Faint.Render("then press enter"))
+		}
+	case call.Name == "BrowserRead":
+		sel := toolfmt.Str(args, "selector")
+		if sel == "" {
+			sel = "(whole page)"
+		}
+		field("read: ", sel)
+	default:
+		for _, l := range strings.Split(toolfmt.Pretty(call.Args), "\n") {
+			out = append(out, chat.Wrap(l, w)...)
+		}
+	}
+	return out
+}
+
+// diffLines renders a unified diff; the +/- column carries the meaning,
+// colour only helps.
+func (m *Model) diffLines(a, b []string, w int) []string {
+	th := m.th
+	var out []string
+	for _, l := range diff.Unified(a, b, 3) {
+		l = strings.ReplaceAll(l, "\t", "    ")
+		line := ansi.Truncate(l, w, "…")
+		switch {
+		case strings.HasPrefix(l, "@@"):
+			out = append(out, th.DiffHunk.Render(line))
+		case strings.HasPrefix(l, "+"):
+			out = append(out, th.DiffAdd.Render(line))
+		case strings.HasPrefix(l, "-"):
+			out = append(out, th.DiffDel.Render(line))
+		default:
+			out = append(out, line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,60 @@
+package tui
+
+import (
+	"fmt"
+	"strconv"
+	"testing"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// longSnapshot is a conversation of n messages mixing the kinds the chat
+// renders: user text, Markdown answers with code, tool calls and results.
+func longSnapshot(n int) workspace.Snapshot {
+	s := workspace.Snapshot{ID: "big", Title: "A long conversation", ToolResults: map[string]bool{}}
+	for i := 0; len(s.Messages) < n; i++ {
+		id := "call_" + strconv.Itoa(i)
+		s.Messages = append(s.Messages,
+			store.Message{Role: "user", Content: fmt.Sprintf("step %d: open example.com and read the heading", i)},
+			store.Message{Role: "assistant", Content: fmt.Sprintf("Working on **step %d**.\n\n- first\n- second\n\n```sh\necho %d\n```", i, i),
+				ToolCalls: []store.ToolCall{{ID: id, Type: "function", Function: store.FunctionCall{Name: "BrowserRead", Arguments: `{"selector":"h1"}`}}}},
+			store.Message{Role: "tool", ToolCallID: id, Content: "Page: Example Domain\n\nExample Domain"},
+		)
+		s.ToolResults[id] = true
+	}
+	s.Messages = s.Messages[:n]
+	return s
+}
+
+// BenchmarkChatRenderStreaming measures one frame while an answer streams:
+// a text delta arrives, the flush tick composes the screen, View returns
+// it. The frame must cost about the same beside 5,000 messages as beside
+// 10, because only the visible items and the streaming tail are rendered.
+func BenchmarkChatRenderStreaming(b *testing.B) {
+	for _, n := range []int{10, 5000} {
+		b.Run(strconv.Itoa(n), func(b *testing.B) {
+			ws := newFakeWS()
+			ws.snap = longSnapshot(n)
+			h := newHarness(b, ws, 160, 48)
+			h.events(
+				workspace.Event{Kind: workspace.KindBusy, Busy: true},
+				chatEvent(events.NewTextMessageStartEvent("s", events.WithRole("assistant"))),
+			)
+			words := []string{"the ", "page ", "shows ", "a ", "heading ", "and ", "`code` ", "**bold** "}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				d := words[i%len(words)]
+				if i%60 == 59 {
+					d = "done.\n\n" // close a paragraph now and then, as text does
+				}
+				h.m.Update(eventsMsg{chatEvent(events.NewTextMessageContentEvent("s", d))})
+				h.m.Update(flushMsg{})
+				_ = h.m.View()
+			}
+		})
+	}
+}

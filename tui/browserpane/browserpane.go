@@ -1,0 +1,251 @@
+// Package browserpane is the pane about the person's browser: whether the
+// extension is connected (and how to pair it when it is not), the open
+// tabs with the controlled and focused ones marked, the latest browser
+// commands with their latency and outcome, and the latest screenshot drawn
+// with half-block cells.
+package browserpane
+
+import (
+	"image"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/toolfmt"
+)
+
+// maxLog bounds the command log.
+const maxLog = 50
+
+// Model is the browser pane.
+type Model struct {
+	th *theme.Theme
+
+	w, h    int
+	focused bool
+	port    int // for the pairing hint; 0 when unknown
+
+	status browser.Status
+	tabs   []browser.Tab
+	hasTab bool
+	log    []browser.CommandRecord // newest last
+	scroll int                     // log lines scrolled past the newest
+
+	shotPath string
+	shotErr  string
+	shot     *image.RGBA
+	// The drawn screenshot, cached for one size and theme.
+	shotKey   [3]int
+	shotLines []string
+}
+
+// New returns the pane; port (0 if unknown) goes into the pairing hint.
+func New(th *theme.Theme, port int) *Model { return &Model{th: th, port: port} }
+
+// SetTheme switches styles.
+func (m *Model) SetTheme(th *theme.Theme) { m.th, m.shotLines = th, nil }
+
+// SetSize sets the outer size, border included.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+
+// SetFocused marks the pane as the one receiving keys.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// SetStatus records the extension connection state.
+func (m *Model) SetStatus(s browser.Status) { m.status = s }
+
+// Status returns the connection state the pane shows.
+func (m *Model) Status() browser.Status { return m.status }
+
+// AddCommand logs a finished browser command.
+func (m *Model) AddCommand(r browser.CommandRecord) {
+	m.log = append(m.log, r)
+	if len(m.log) > maxLog {
+		m.log = append(m.log[:0:0], m.log[len(m.log)-maxLog:]...)
+	}
+}
+
+// SetTabs shows the tabs of the latest BrowserTabs result.
+func (m *Model) SetTabs(tabs []browser.Tab) { m.tabs, m.hasTab = tabs, true }
+
+// SetScreenshot shows a decoded screenshot (or why it could not be read).
+func (m *Model) SetScreenshot(path string, img *image.RGBA, err error) {
+	m.shotPath, m.shot, m.shotLines, m.shotErr = path, img, nil, ""
+	if err != nil {
+		m.shotErr = err.Error()
+	}
+}
+
+// ScrollBy scrolls the command log.
+func (m *Model) ScrollBy(n int) { m.scroll = min(max(m.scroll+n, 0), max(len(m.log)-1, 0)) }
+
+// View draws the pane at its size, border included.
+func (m *Model) View() string {
+	inner := max(m.w-3, 1) // one cell of padding on the left
+	bodyH := max(m.h-2, 0)
+	th := m.th
+	body := m.statusLines(inner)
+
+	if m.hasTab {
+		body = append(body, "", th.Title.Render("Tabs"))
+		if len(m.tabs) == 0 {
+			body = append(body, th.Faint.Render("no tabs open"))
+		}
+		for i, t := range m.tabs {
+			if i == 6 {
+				body = append(body, th.Faint.Render("… "+strconv.Itoa(len(m.tabs)-6)+" more"))
+				break
+			}
+			body = append(body, m.tabLine(t, inner))
+		}
+		if len(m.tabs) > 0 {
+			body = append(body, th.Faint.Render("▶ controlled · • focused"))
+		}
+	}
+
+	if len(m.log) > 0 {
+		body = append(body, "", th.Title.Render("Recent commands"))
+		shown := 0
+		for i := len(m.log) - 1 - m.scroll; i >= 0 && shown < 5; i-- {
+			body = append(body, m.logLine(m.log[i], inner))
+			shown++
+		}
+	}
+
+	// The screenshot takes what is left, if that is enough to see.
+	if m.shot != nil || m.shotErr != "" {
+		room := bodyH - len(body) - 2
+		label := "Screenshot"
+		if m.shotPath != "" {
+			label += " · " + filepath.Base(m.shotPath)
+		}
+		switch {
+		case m.shotErr != "":
+			body = append(body, "", th.Title.Render(label))
+			body = append(body, th.Warn.Render(ansi.Truncate("⚠ "+m.shotErr, inner, "…")))
+		case room >= 3:
+			body = append(body, "", th.Title.Render(ansi.Truncate(label, inner, "…")))
+			body = append(body, m.picture(inner, room)...)
+		}
+	}
+	footer := ""
+	if m.focused && len(m.log) > 5 {
+		footer = "↑↓ scroll log"
+	}
+	return frame.Box(th, "Browser", m.focused, m.w, m.h, frame.Indent(body), footer)
+}
+
+func (m *Model) statusLines(w int) []string {
+	th := m.th
+	s := m.status
+	var lines []string
+	switch s.State {
+	case browser.Connected:
+		head := th.OK.Render("● connected")
+		if s.ExtensionVersion != "" {
+			head += " · extension " + s.ExtensionVersion
+		}
+		lines = append(lines, head)
+		var detail []string
+		if !s.Since.IsZero() {
+			detail = append(detail, "since "+s.Since.Format("15:04:05"))
+		}
+		if s.RTT > 0 {
+			detail = append(detail, "ping "+toolfmt.Duration(s.RTT))
+		}
+		if len(detail) > 0 {
+			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
+		}
+	case browser.Disconnected:
+		head := th.Err.Render("✗ disconnected")
+		if !s.Since.IsZero() {
+			head += th.Faint.Render(" since " + s.Since.Format("15:04:05"))
+		}
+		lines = append(lines, head)
+		if s.Reason != "" {
+			lines = append(lines, wrap(th.Faint.Render("reason: "+s.Reason), w)...)
+		}
+		lines = append(lines, th.Faint.Render("It reconnects by itself; if not, run `infer pair`."))
+	default:
+		lines = append(lines, th.Warn.Render("○ waiting for the browser extension"))
+		hint := "To pair it, run `infer pair`"
+		if m.port > 0 {
+			hint += " (port " + strconv.Itoa(m.port) + ")"
+		}
+		lines = append(lines, wrap(th.Faint.Render(hint+" and paste the token into the extension's options."), w)...)
+		if s.Reason != "" {
+			lines = append(lines, wrap(th.Warn.Render("⚠ "+s.Reason), w)...)
+		}
+	}
+	for i := range lines {
+		lines[i] = ansi.Truncate(lines[i], w, "…")
+	}
+	return lines
+}
+
+func wrap(s string, w int) []string {
+	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
+}
+
+func (m *Model) tabLine(t browser.Tab, w int) string {
+	mark := " "
+	if t.Controlled {
+		mark = "▶"
+	}
+	focus := " "
+	if t.Active {
+		focus = "•"
+	}
+	title := t.Title
+	if title == "" {
+		title = "(untitled)"
+	}
+	line := mark + focus + " " + title
+	if t.URL != "" {
+		line += m.th.Faint.Render(" — " + t.URL)
+	}
+	if t.Controlled {
+		line = m.th.Bold.Render(mark+focus+" "+title) + strings.TrimPrefix(line, mark+focus+" "+title)
+	}
+	return ansi.Truncate(line, w, "…")
+}
+
+func (m *Model) logLine(r browser.CommandRecord, w int) string {
+	th := m.th
+	sym := th.OK.Render("✓")
+	if r.Err != "" {
+		sym = th.Err.Render("✗")
+	}
+	line := sym + " " + string(r.Action)
+	if r.Target != "" {
+		line += " " + r.Target
+	}
+	line += th.Faint.Render(" · " + toolfmt.Duration(r.Latency))
+	if r.Err != "" {
+		line += th.Err.Render(" · " + toolfmt.OneLine(r.Err))
+	}
+	return ansi.Truncate(line, w, "…")
+}
+
+func (m *Model) picture(w, h int) []string {
+	mode := 0
+	if m.th.NoColor {
+		mode = 1
+	}
+	key := [3]int{w, h, mode}
+	if m.shotLines != nil && key == m.shotKey {
+		return m.shotLines
+	}
+	if mode == 1 {
+		m.shotLines = Shades(m.shot, w, h)
+	} else {
+		m.shotLines = HalfBlocks(m.shot, w, h)
+	}
+	m.shotKey = key
+	return m.shotLines
+}

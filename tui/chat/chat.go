@@ -1,0 +1,592 @@
+// Package chat is the conversation pane: messages rendered as Markdown,
+// reasoning collapsed behind one line, tool calls as rows that spin while
+// running and then show ✓ or ✗ with their duration and a one-line result.
+//
+// The pane is built from a conversation snapshot and then follows the live
+// AG-UI events. Rendering is lazy and cached per item: only items that are
+// on screen are rendered, finished items are rendered once per width, and
+// a streaming message re-renders only its unfinished last block. Scrolling
+// is anchored to an item and a line inside it, so composing a frame walks
+// only the visible items and its cost does not grow with the conversation.
+package chat
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/toolfmt"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// anchor is the first visible line: item index and line within it.
+type anchor struct{ item, line int }
+
+// Model is the chat pane. It is a plain struct the root model drives.
+type Model struct {
+	th  *theme.Theme
+	md  *Markdown
+	now func() time.Time
+
+	w, h    int
+	focused bool
+	title   string
+
+	items  []*item
+	byMsg  map[string]*item
+	byTool map[string]*item
+	// unconfirmed are finished tool calls whose ✓/✗ is a guess from the
+	// result text, until Reconcile reads the stored outcome.
+	unconfirmed map[string]*item
+	queue       *item // the queued messages, drawn after the last item
+	thinkingSeq int
+
+	follow bool
+	top    anchor
+	unseen int // items added while scrolled up
+	sel    int // selected item, -1 for none
+	frame  int // spinner frame
+	epoch  int // bumped when the theme changes, invalidating caches
+}
+
+// New returns an empty chat pane.
+func New(th *theme.Theme, md *Markdown, now func() time.Time) *Model {
+	m := &Model{th: th, md: md, now: now, follow: true, sel: -1}
+	m.reset()
+	return m
+}
+
+func (m *Model) reset() {
+	m.items = nil
+	m.byMsg = map[string]*item{}
+	m.byTool = map[string]*item{}
+	m.unconfirmed = map[string]*item{}
+	m.queue = &item{kind: kQueue}
+	m.follow, m.top, m.unseen, m.sel = true, anchor{}, 0, -1
+}
+
+// SetTheme switches styles and Markdown renderer; every item re-renders
+// lazily.
+func (m *Model) SetTheme(th *theme.Theme, md *Markdown) {
+	m.th, m.md = th, md
+	m.epoch++
+}
+
+// SetSize sets the pane's outer size, border included.
+func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }
+
+// SetFocused marks the pane as the one receiving keys.
+func (m *Model) SetFocused(f bool) { m.focused = f }
+
+// SetTitle sets the conversation title shown in the border.
+func (m *Model) SetTitle(t string) { m.title = t }
+
+// Len is the number of items, for tests and diagnostics.
+func (m *Model) Len() int { return len(m.items) }
+
+// Following reports whether the view sticks to the bottom.
+func (m *Model) Following() bool { return m.follow }
+
+// contentSize is the area inside the border, less the one-cell gutter.
+func (m *Model) contentSize() (w, h int) { return max(m.w-3, 1), max(m.h-2, 0) }
+
+// Load replaces the conversation with a snapshot.
+func (m *Model) Load(s workspace.Snapshot) {
+	m.reset()
+	m.title = s.Title
+	for _, msg := range s.Messages {
+		switch msg.Role {
+		case store.RoleUser:
+			m.AddUser(msg.Content, "")
+		case store.RoleAssistant:
+			if msg.Reasoning != "" {
+				it := &item{kind: kReasoning}
+				it.appendText(msg.Reasoning)
+				m.add(it)
+			}
+			if strings.TrimSpace(msg.Content) != "" {
+				m.add(&item{kind: kText, buf: []byte(msg.Content)})
+			}
+			for _, tc := range msg.ToolCalls {
+				it := &item{kind: kTool, id: tc.ID, name: tc.Function.Name, args: []byte(tc.Function.Arguments), state: toolNoResult}
+				m.add(it)
+				m.byTool[tc.ID] = it
+			}
+		case store.RoleTool:
+			it := m.byTool[msg.ToolCallID]
+			if it == nil {
+				continue
+			}
+			it.result = msg.Content
+			if ok, known := s.ToolResults[msg.ToolCallID]; known {
+				it.known = true
+				it.state = stateOf(ok)
+			} else {
+				it.state = stateOf(!toolfmt.LooksFailed(msg.Content))
+			}
+			it.version++
+		}
+	}
+}
+
+func stateOf(ok bool) toolState {
+	if ok {
+		return toolOK
+	}
+	return toolFailed
+}
+
+// add appends an item, deciding its spacing once: tool rows sit directly
+// under the text that announced them and under each other.
+func (m *Model) add(it *item) {
+	if n := len(m.items); n > 0 {
+		prev := m.items[n-1].kind
+		it.gap = !(it.kind == kTool && (prev == kTool || prev == kText))
+	}
+	m.items = append(m.items, it)
+	if !m.follow {
+		m.unseen++
+	}
+}
+
+// AddUser shows a message the person sent, from any front end.
+func (m *Model) AddUser(text string, origin workspace.Origin) {
+	m.add(&item{kind: kUser, buf: []byte(text), origin: origin})
+}
+
+// AddNotice shows a line from the workspace outside any message.
+func (m *Model) AddNotice(text string, warn bool) {
+	m.add(&item{kind: kNotice, buf: []byte(text), warn: warn})
+}
+
+// SetQueue shows the messages waiting for the running turn.
+func (m *Model) SetQueue(q []string) {
+	var b strings.Builder
+	for i, s := range q {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		b.WriteString("⧗ queued: ")
+		b.WriteString(toolfmt.OneLine(s))
+	}
+	m.queue = &item{kind: kQueue, buf: []byte(b.String()), gap: len(q) > 0}
+}
+
+// ToolDone reports a finished tool call to the root (the browser pane
+// reads tabs and screenshots from results).
+type ToolDone struct {
+	ID, Name, Args, Content string
+}
+
+// Apply folds one AG-UI event into the conversation. It only updates
+// state; rendering waits for the next frame.
+func (m *Model) Apply(e events.Event) (done *ToolDone) {
+	switch e := e.(type) {
+	case *events.TextMessageStartEvent:
+		m.textItem(e.MessageID)
+	case *events.TextMessageContentEvent:
+		m.textItem(e.MessageID).appendText(e.Delta)
+	case *events.TextMessageChunkEvent:
+		if e.Delta != nil {
+			id := ""
+			if e.MessageID != nil {
+				id = *e.MessageID
+			}
+			m.textItem(id).appendText(*e.Delta)
+		}
+	case *events.TextMessageEndEvent:
+		m.finish(m.byMsg[e.MessageID])
+	case *events.ReasoningMessageStartEvent:
+		m.reasoningItem(e.MessageID)
+	case *events.ReasoningMessageContentEvent:
+		m.reasoningItem(e.MessageID).appendText(e.Delta)
+	case *events.ReasoningMessageEndEvent:
+		m.finish(m.byMsg[e.MessageID])
+	case *events.ThinkingTextMessageStartEvent:
+		m.thinkingSeq++
+		m.reasoningItem("thinking:" + strconv.Itoa(m.thinkingSeq))
+	case *events.ThinkingTextMessageContentEvent:
+		m.reasoningItem("thinking:" + strconv.Itoa(m.thinkingSeq)).appendText(e.Delta)
+	case *events.ThinkingTextMessageEndEvent:
+		m.finish(m.byMsg["thinking:"+strconv.Itoa(m.thinkingSeq)])
+	case *events.ToolCallStartEvent:
+		it := m.byTool[e.ToolCallID]
+		if it == nil {
+			it = &item{kind: kTool, id: e.ToolCallID, name: e.ToolCallName}
+			m.byTool[e.ToolCallID] = it
+			m.add(it)
+		} else {
+			it.args = it.args[:0] // the snapshot's copy; ARGS resends them
+		}
+		it.state, it.started, it.result = toolRunning, m.now(), ""
+		it.version++
+	case *events.ToolCallArgsEvent:
+		if it := m.byTool[e.ToolCallID]; it != nil {
+			it.args = append(it.args, e.Delta...)
+			it.version++
+		}
+	case *events.ToolCallResultEvent:
+		it := m.byTool[e.ToolCallID]
+		if it == nil {
+			it = &item{kind: kTool, id: e.ToolCallID, name: "tool"}
+			m.byTool[e.ToolCallID] = it
+			m.add(it)
+		}
+		it.result = e.Content
+		it.ended = m.now()
+		it.state = stateOf(!toolfmt.LooksFailed(e.Content))
+		it.known = false
+		m.unconfirmed[it.id] = it
+		it.version++
+		return &ToolDone{ID: it.id, Name: it.name, Args: string(it.args), Content: e.Content}
+	case *events.RunFinishedEvent:
+		m.endRun(false)
+	case *events.RunErrorEvent:
+		m.endRun(true)
+	}
+	return nil
+}
+
+func (m *Model) textItem(id string) *item {
+	if it := m.byMsg[id]; it != nil && it.kind == kText {
+		return it
+	}
+	it := &item{kind: kText, id: id, streaming: true}
+	m.byMsg[id] = it
+	m.add(it)
+	return it
+}
+
+func (m *Model) reasoningItem(id string) *item {
+	if it := m.byMsg[id]; it != nil && it.kind == kReasoning {
+		return it
+	}
+	it := &item{kind: kReasoning, id: id, streaming: true}
+	m.byMsg[id] = it
+	m.add(it)
+	return it
+}
+
+func (m *Model) finish(it *item) {
+	if it == nil || !it.streaming {
+		return
+	}
+	it.streaming = false
+	it.version++
+	delete(m.byMsg, it.id) // ids are never reused; keep the map small
+}
+
+// endRun closes whatever the run left open. Only the tail of the list can
+// still be open, so the walk stops at the previous turn's user message.
+func (m *Model) endRun(cancelled bool) {
+	for i := len(m.items) - 1; i >= 0; i-- {
+		it := m.items[i]
+		if it.kind == kUser {
+			break
+		}
+		if it.streaming {
+			m.finish(it)
+		}
+		if it.kind == kTool && it.state == toolRunning {
+			if cancelled {
+				it.state = toolCancelled
+			} else {
+				it.state = toolNoResult
+			}
+			it.ended = m.now()
+			it.version++
+		}
+	}
+}
+
+// Interrupted marks calls still running as stopped.
+func (m *Model) Interrupted() { m.endRun(true) }
+
+// Reconcile replaces guessed outcomes with the stored ones.
+func (m *Model) Reconcile(results map[string]bool) {
+	for id, it := range m.unconfirmed {
+		ok, known := results[id]
+		if !known {
+			continue
+		}
+		if st := stateOf(ok); st != it.state || !it.known {
+			it.state, it.known = st, true
+			it.version++
+		}
+		delete(m.unconfirmed, id)
+	}
+}
+
+// Running reports whether a tool call spins, so the root keeps ticking.
+func (m *Model) Running() bool {
+	for i := len(m.items) - 1; i >= 0 && i >= len(m.items)-64; i-- {
+		if it := m.items[i]; it.kind == kTool && it.state == toolRunning {
+			return true
+		}
+	}
+	return false
+}
+
+// Tick advances the spinner.
+func (m *Model) Tick() { m.frame++ }
+
+// SetFrame fixes the spinner frame (golden tests).
+func (m *Model) SetFrame(f int) { m.frame = f }
+
+// block returns item i rendered, where i == len(items) is the queue.
+func (m *Model) block(i int, width int) *item {
+	var it *item
+	if i == len(m.items) {
+		it = m.queue
+	} else {
+		it = m.items[i]
+	}
+	renderer{m: m, width: width}.render(it)
+	return it
+}
+
+func (m *Model) blocks() int { return len(m.items) + 1 }
+
+// ScrollBy moves the view by n lines (negative is up).
+func (m *Model) ScrollBy(n int) {
+	cw, ch := m.contentSize()
+	if n == 0 || ch == 0 {
+		return
+	}
+	if n < 0 {
+		if m.follow {
+			m.top = m.followTop(cw, ch)
+			m.follow = false
+		}
+		a := m.top
+		a.line += n
+		for a.line < 0 && a.item > 0 {
+			a.item--
+			a.line += m.block(a.item, cw).height()
+		}
+		if a.line < 0 {
+			a.line = 0
+		}
+		m.top = a
+		m.checkBottom(cw, ch)
+		return
+	}
+	if m.follow {
+		return
+	}
+	a := m.top
+	a.line += n
+	for a.item < m.blocks() && a.line >= m.block(a.item, cw).height() {
+		a.line -= m.block(a.item, cw).height()
+		a.item++
+	}
+	m.top = a
+	m.checkBottom(cw, ch)
+}
+
+// PageUp scrolls up by the view height less one line, for context.
+func (m *Model) PageUp() { _, h := m.contentSize(); m.ScrollBy(-max(h-1, 1)) }
+
+// PageDown scrolls down by the view height less one line.
+func (m *Model) PageDown() { _, h := m.contentSize(); m.ScrollBy(max(h-1, 1)) }
+
+// HalfPageUp scrolls up by half the view.
+func (m *Model) HalfPageUp() { _, h := m.contentSize(); m.ScrollBy(-max(h/2, 1)) }
+
+// HalfPageDown scrolls down by half the view.
+func (m *Model) HalfPageDown() { _, h := m.contentSize(); m.ScrollBy(max(h/2, 1)) }
+
+// Top scrolls to the first message.
+func (m *Model) Top() {
+	cw, ch := m.contentSize()
+	m.follow, m.top = false, anchor{}
+	m.checkBottom(cw, ch)
+}
+
+// Bottom scrolls to the end and follows new output again.
+func (m *Model) Bottom() { m.follow, m.unseen = true, 0 }
+
+// followTop finds the first visible line when following the bottom.
+func (m *Model) followTop(cw, ch int) anchor {
+	need := ch
+	for i := m.blocks() - 1; i >= 0; i-- {
+		h := m.block(i, cw).height()
+		if h >= need {
+			return anchor{i, h - need}
+		}
+		need -= h
+	}
+	return anchor{}
+}
+
+// checkBottom switches back to following when the anchored view already
+// shows the end.
+func (m *Model) checkBottom(cw, ch int) {
+	if m.follow {
+		return
+	}
+	rest := -m.top.line
+	for i := m.top.item; i < m.blocks(); i++ {
+		rest += m.block(i, cw).height()
+		if rest > ch {
+			return
+		}
+	}
+	if rest <= ch {
+		m.follow, m.unseen = true, 0
+	}
+}
+
+// SelectPrev and SelectNext move the selection among expandable items
+// (reasoning and finished tool calls) and scroll it into view.
+func (m *Model) SelectPrev() { m.selectStep(-1) }
+
+// SelectNext moves the selection down.
+func (m *Model) SelectNext() { m.selectStep(1) }
+
+func (m *Model) selectStep(dir int) {
+	i := m.sel
+	if i < 0 || i >= len(m.items) {
+		i = len(m.items)
+		if dir > 0 {
+			i = -1
+		}
+	}
+	for i += dir; i >= 0 && i < len(m.items); i += dir {
+		if m.items[i].expandable() {
+			m.sel = i
+			m.reveal(i)
+			return
+		}
+	}
+}
+
+// Selected reports whether an item is selected.
+func (m *Model) Selected() bool { return m.sel >= 0 && m.sel < len(m.items) }
+
+// ClearSelection drops the selection.
+func (m *Model) ClearSelection() { m.sel = -1 }
+
+// ToggleSelected expands or collapses the selected item.
+func (m *Model) ToggleSelected() bool {
+	if !m.Selected() {
+		return false
+	}
+	it := m.items[m.sel]
+	it.expanded = !it.expanded
+	it.version++
+	m.reveal(m.sel)
+	return true
+}
+
+// reveal scrolls so that item i starts in view.
+func (m *Model) reveal(i int) {
+	cw, ch := m.contentSize()
+	first, last := m.visibleRange(cw, ch)
+	if i > first && i < last {
+		return
+	}
+	m.follow = false
+	m.top = anchor{item: i}
+	m.checkBottom(cw, ch)
+}
+
+// visibleRange returns the first and last item indices on screen.
+func (m *Model) visibleRange(cw, ch int) (int, int) {
+	a := m.top
+	if m.follow {
+		a = m.followTop(cw, ch)
+	}
+	used := -a.line
+	last := a.item
+	for i := a.item; i < m.blocks(); i++ {
+		last = i
+		used += m.block(i, cw).height()
+		if used >= ch {
+			break
+		}
+	}
+	return a.item, last
+}
+
+// View draws the pane at its size, border included.
+func (m *Model) View() string {
+	cw, ch := m.contentSize()
+	lines := make([]string, 0, ch)
+	blank := strings.Repeat(" ", cw)
+	get := func(it *item, j int) string {
+		if l := it.line(j); l != "" {
+			return l
+		}
+		return blank // gap lines are the only unpadded ones
+	}
+	if m.follow {
+		// Collect backwards from the end, then flip.
+		for i := m.blocks() - 1; i >= 0 && len(lines) < ch; i-- {
+			it := m.block(i, cw)
+			g := m.gutter(i)
+			for j := it.height() - 1; j >= 0 && len(lines) < ch; j-- {
+				lines = append(lines, g+get(it, j))
+			}
+		}
+		for l, r := 0, len(lines)-1; l < r; l, r = l+1, r-1 {
+			lines[l], lines[r] = lines[r], lines[l]
+		}
+	} else {
+		start := m.top.line
+		for i := m.top.item; i < m.blocks() && len(lines) < ch; i++ {
+			it := m.block(i, cw)
+			g := m.gutter(i)
+			for j := start; j < it.height() && len(lines) < ch; j++ {
+				lines = append(lines, g+get(it, j))
+			}
+			start = 0
+		}
+	}
+	title := "Chat"
+	if m.title != "" {
+		title += " · " + m.title
+	}
+	if len(m.items) == 0 && len(m.queue.buf) == 0 {
+		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th), m.footer())
+	}
+	return frame.BoxExact(m.th, title, m.focused, m.w, m.h, lines, m.footer())
+}
+
+func (m *Model) gutter(i int) string {
+	if m.focused && i == m.sel {
+		return m.th.Accent.Render("▌")
+	}
+	return " "
+}
+
+func (m *Model) footer() string {
+	var parts []string
+	if !m.follow {
+		s := "scrolled up · end: latest"
+		if m.unseen > 0 {
+			s = "↓ " + strconv.Itoa(m.unseen) + " new · end: latest"
+		}
+		parts = append(parts, s)
+	}
+	if m.focused {
+		parts = append(parts, "↑↓ select · enter expand")
+	}
+	return strings.Join(parts, " · ")
+}
+
+func emptyHint(th *theme.Theme) []string {
+	return []string{
+		"",
+		th.Faint.Render(" No messages yet. Type below and press enter."),
+		th.Faint.Render(" / lists commands and skills · ? shows every key."),
+	}
+}
+
+// Frame is the spinner frame, so other spinners can turn in step.
+func (m *Model) Frame() int { return m.frame }

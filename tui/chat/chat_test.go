@@ -1,0 +1,156 @@
+package chat
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+func newChat(w, h int) *Model {
+	th := theme.New(true, false)
+	m := New(th, NewMarkdown("dark"), func() time.Time { return time.Unix(0, 0) })
+	m.SetSize(w, h)
+	return m
+}
+
+func plain(s string) string { return ansi.Strip(s) }
+
+func TestNextBlock(t *testing.T) {
+	for _, tc := range []struct {
+		src  string
+		want int
+	}{
+		{"one paragraph still going", -1},
+		{"para one\n\npara two", len("para one\n\n")},
+		{"```\ncode\n\nmore code\n", -1},                           // blank line inside a fence
+		{"```\ncode\n\n```\n\nafter", len("```\ncode\n\n```\n\n")}, // closed fence, then a boundary
+		{"\n\nleading blank lines", -1},
+	} {
+		if got, _ := nextBlock([]byte(tc.src), 0); got != tc.want {
+			t.Errorf("nextBlock(%q) = %d, want %d", tc.src, got, tc.want)
+		}
+	}
+	long := strings.Repeat("word ", 2000)
+	end, joined := nextBlock([]byte(long), 0)
+	if end <= 0 || end > forceSplit+1 || !joined || long[end-1] != ' ' {
+		t.Fatalf("a huge paragraph is split at a space within %d bytes: end %d joined %v", forceSplit, end, joined)
+	}
+}
+
+// The streaming renderer must not re-render finished blocks: their lines
+// stay the very same slice elements while the tail grows.
+func TestStreamRendersOnlyTheTail(t *testing.T) {
+	md := NewMarkdown("dark")
+	var s mdStream
+	src := []byte("# Title\n\nFirst paragraph.\n\nSecond")
+	done, tail := s.update(src, md, 40, 0)
+	if len(done) == 0 || len(tail) == 0 {
+		t.Fatalf("done %d lines, tail %d lines", len(done), len(tail))
+	}
+	first := &done[0]
+	src = append(src, " grows and grows"...)
+	done2, tail2 := s.update(src, md, 40, 0)
+	if &done2[0] != first {
+		t.Fatal("finished blocks were rendered again")
+	}
+	if !strings.Contains(plain(strings.Join(tail2, "\n")), "grows and grows") {
+		t.Fatalf("tail %q", tail2)
+	}
+	// Rendering the whole text at once says the same words.
+	whole := plain(strings.Join(md.Render(string(src), 40), " "))
+	streamed := plain(strings.Join(append(append([]string{}, done2...), tail2...), " "))
+	if strings.Join(strings.Fields(whole), " ") != strings.Join(strings.Fields(streamed), " ") {
+		t.Fatalf("streamed %q\nwhole    %q", streamed, whole)
+	}
+}
+
+func TestOnlyVisibleItemsAreRendered(t *testing.T) {
+	m := newChat(80, 20)
+	var msgs []store.Message
+	for i := 0; i < 5000; i++ {
+		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
+	}
+	m.Load(workspace.Snapshot{Messages: msgs})
+	view := plain(m.View())
+	if !strings.Contains(view, "message 4999") {
+		t.Fatalf("the end is shown:\n%s", view)
+	}
+	rendered := 0
+	for _, it := range m.items {
+		if it.head != nil {
+			rendered++
+		}
+	}
+	if rendered > 20 {
+		t.Fatalf("%d of 5000 items were rendered for a 20-line view", rendered)
+	}
+	m.Top()
+	if v := plain(m.View()); !strings.Contains(v, "message 0") {
+		t.Fatalf("top:\n%s", v)
+	}
+}
+
+func TestAnchoredViewStaysPut(t *testing.T) {
+	m := newChat(60, 12)
+	for i := 0; i < 30; i++ {
+		m.AddUser(fmt.Sprintf("line %d", i), "")
+	}
+	m.View()
+	m.ScrollBy(-20)
+	before := plain(m.View())
+	m.Apply(events.NewTextMessageStartEvent("x", events.WithRole("assistant")))
+	m.Apply(events.NewTextMessageContentEvent("x", "new text"))
+	if after := plain(m.View()); after[:strings.LastIndex(after, "\n")] != before[:strings.LastIndex(before, "\n")] {
+		t.Fatalf("the view moved while scrolled up:\n%s\n---\n%s", before, after)
+	}
+	m.Bottom()
+	if !strings.Contains(plain(m.View()), "new text") {
+		t.Fatal("bottom shows the new text")
+	}
+}
+
+func TestViewIsExactSize(t *testing.T) {
+	m := newChat(50, 10)
+	m.AddUser(strings.Repeat("wide 漢字 ", 30), workspace.OriginPanel)
+	m.Apply(events.NewToolCallStartEvent("t", "Bash"))
+	m.Apply(events.NewToolCallArgsEvent("t", `{"command":"`+strings.Repeat("x", 200)+`"}`))
+	lines := strings.Split(m.View(), "\n")
+	if len(lines) != 10 {
+		t.Fatalf("%d lines", len(lines))
+	}
+	for i, l := range lines {
+		if w := ansi.StringWidth(l); w != 50 {
+			t.Fatalf("line %d is %d wide: %q", i, w, plain(l))
+		}
+	}
+}
+
+func TestSnapshotToolOutcomes(t *testing.T) {
+	m := newChat(80, 20)
+	m.Load(workspace.Snapshot{
+		Messages: []store.Message{
+			{Role: "assistant", ToolCalls: []store.ToolCall{
+				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},
+				{ID: "b", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"y.go"}`}},
+				{ID: "c", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"z.go"}`}},
+			}},
+			{Role: "tool", ToolCallID: "a", Content: "package x"},
+			{Role: "tool", ToolCallID: "b", Content: "package y"},
+		},
+		ToolResults: map[string]bool{"a": true, "b": false},
+	})
+	v := plain(m.View())
+	for _, want := range []string{"✓ Read x.go", "✗ Read y.go", "· Read z.go · no result"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+}

@@ -1,0 +1,321 @@
+package chat
+
+import (
+	"strconv"
+	"strings"
+	"time"
+	"unicode"
+
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/toolfmt"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+type kind int
+
+const (
+	kUser kind = iota
+	kText
+	kReasoning
+	kTool
+	kNotice
+	kQueue
+)
+
+type toolState int
+
+const (
+	toolRunning toolState = iota
+	toolOK
+	toolFailed
+	toolCancelled
+	toolNoResult // from a snapshot: the call has no stored result
+)
+
+// maxExpandedLines bounds an expanded tool result; the rest is counted.
+const maxExpandedLines = 400
+
+// spinnerFrames animate running tool rows.
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+// item is one entry of the conversation. Its rendered lines are cached
+// under a key of everything they depend on, so an unchanged item is never
+// rendered twice at the same width.
+type item struct {
+	kind kind
+	id   string
+	gap  bool // a blank line before it
+	warn bool // a notice that reports a problem
+
+	origin    workspace.Origin
+	buf       []byte // text, reasoning or notice source
+	streaming bool
+	words     int
+	inWord    bool
+
+	name     string
+	args     []byte
+	state    toolState
+	known    bool // the outcome comes from the store, not a guess
+	started  time.Time
+	ended    time.Time
+	result   string
+	expanded bool
+
+	version int
+	key     cacheKey
+	top     string // a line before head ("" for none)
+	head    []string
+	tail    []string
+	md      mdStream
+	plain   plainStream
+}
+
+type cacheKey struct {
+	width, version, epoch, frame int
+	expanded                     bool
+}
+
+func (it *item) expandable() bool {
+	switch it.kind {
+	case kReasoning:
+		return true
+	case kTool:
+		return it.state != toolRunning
+	}
+	return false
+}
+
+func (it *item) appendText(s string) {
+	it.buf = append(it.buf, s...)
+	if it.kind == kReasoning {
+		for _, r := range s {
+			space := unicode.IsSpace(r)
+			if !space && !it.inWord {
+				it.words++
+			}
+			it.inWord = !space
+		}
+	}
+	it.version++
+}
+
+// height is the number of lines the item occupies (render first).
+func (it *item) height() int {
+	n := len(it.head) + len(it.tail)
+	if it.gap {
+		n++
+	}
+	if it.top != "" {
+		n++
+	}
+	return n
+}
+
+// line returns line i of the rendered item.
+func (it *item) line(i int) string {
+	if it.gap {
+		if i == 0 {
+			return ""
+		}
+		i--
+	}
+	if it.top != "" {
+		if i == 0 {
+			return it.top
+		}
+		i--
+	}
+	if i < len(it.head) {
+		return it.head[i]
+	}
+	return it.tail[i-len(it.head)]
+}
+
+// renderer holds what rendering needs beyond the item itself.
+type renderer struct {
+	m     *Model
+	width int
+}
+
+// render brings the item's cached lines up to date.
+func (r renderer) render(it *item) {
+	m := r.m
+	key := cacheKey{width: r.width, version: it.version, epoch: m.epoch, expanded: it.expanded}
+	if it.kind == kTool && it.state == toolRunning {
+		key.frame = m.frame
+	}
+	if key == it.key && (it.head != nil || it.tail != nil) {
+		return
+	}
+	it.key = key
+	it.top, it.head, it.tail = "", nil, nil
+	th := m.th
+	w := r.width
+	switch it.kind {
+	case kUser:
+		head := th.User.Bold(true).Render("You")
+		if it.origin != "" && it.origin != workspace.OriginTerminal {
+			head += th.Faint.Render(" · from the " + it.origin.Label())
+		}
+		it.head = []string{head}
+		bar := th.User.Render("│ ")
+		for _, l := range Wrap(string(it.buf), w-2) {
+			it.head = append(it.head, bar+l)
+		}
+	case kText:
+		if it.streaming || len(it.buf) > finalRenderLimit {
+			// The stream pads its own lines, each once.
+			it.head, it.tail = it.md.update(it.buf, m.md, w, m.epoch)
+			return
+		}
+		it.head = m.md.Render(string(it.buf), w)
+		it.md = mdStream{}
+	case kReasoning:
+		if r.renderReasoning(it) {
+			return
+		}
+	case kTool:
+		r.renderTool(it)
+	case kQueue:
+		for _, l := range strings.Split(string(it.buf), "\n") {
+			if l != "" {
+				it.head = append(it.head, th.Faint.Render(ansi.Truncate(l, w, "…")))
+			}
+		}
+	case kNotice:
+		sym, style := "ⓘ ", th.Faint
+		if it.warn {
+			sym, style = "⚠ ", th.Warn
+		}
+		text := strings.TrimPrefix(strings.TrimPrefix(string(it.buf), "⚠ "), "⚠")
+		for i, l := range Wrap(text, w-2) {
+			if i == 0 {
+				it.head = append(it.head, style.Render(sym+l))
+			} else {
+				it.head = append(it.head, style.Render("  "+l))
+			}
+		}
+	}
+	// Pad once here so composing a frame never measures a cached line.
+	padAll(it.head, w)
+	padAll(it.tail, w)
+	if it.head == nil && it.tail == nil {
+		it.head = []string{} // rendered, just empty
+	}
+}
+
+// padAll pads or cuts lines in place to exactly w cells. The slices are
+// the item's own (the Markdown stream's done lines are padded when they
+// are made, and padding twice is a no-op).
+func padAll(lines []string, w int) {
+	for i, l := range lines {
+		lines[i] = frame.Pad(l, w)
+	}
+}
+
+// finalRenderLimit is the size above which a finished message keeps its
+// block-by-block rendering instead of one full render, which would stall
+// the interface for a moment on huge messages.
+const finalRenderLimit = 64 << 10
+
+// renderReasoning reports whether the lines are already padded.
+func (r renderer) renderReasoning(it *item) bool {
+	th := r.m.th
+	words := strconv.Itoa(it.words) + " words"
+	if it.words == 1 {
+		words = "1 word"
+	}
+	if !it.expanded {
+		label := "▸ Thought · " + words + " · enter to expand"
+		if it.streaming {
+			label = "▸ Thinking… · " + words
+		}
+		it.head = []string{th.Reasoning.Render(label)}
+		return false
+	}
+	label := "▾ Thought · " + words
+	if it.streaming {
+		label = "▾ Thinking… · " + words
+	}
+	// The header is a separate line so the streamed lines can be the
+	// cached done slice itself, never copied.
+	done, tail := it.plain.update(it.buf, r.width-2, r.width, r.m.epoch, func(l string) string {
+		return th.Reasoning.Render("  " + l)
+	})
+	it.top = frame.Pad(th.Reasoning.Render(label), r.width)
+	it.head, it.tail = done, tail
+	return true
+}
+
+func (r renderer) renderTool(it *item) {
+	m := r.m
+	th := m.th
+	w := r.width
+	var sym string
+	switch it.state {
+	case toolRunning:
+		sym = th.Accent.Render(spinnerFrames[m.frame%len(spinnerFrames)])
+	case toolOK:
+		sym = th.OK.Render("✓")
+	case toolFailed:
+		sym = th.Err.Render("✗")
+	case toolCancelled:
+		sym = th.Warn.Render("⏹")
+	default:
+		sym = th.Faint.Render("·")
+	}
+	name := th.Bold.Render(it.name)
+	var suffix string
+	if !it.started.IsZero() && !it.ended.IsZero() {
+		suffix = " · " + toolfmt.Duration(it.ended.Sub(it.started))
+	}
+	switch it.state {
+	case toolRunning:
+		suffix = " · running"
+	case toolCancelled:
+		suffix += " · interrupted"
+	case toolNoResult:
+		suffix = " · no result"
+	}
+	args := toolfmt.Short(it.name, string(it.args))
+	room := w - 2 - ansi.StringWidth(it.name) - ansi.StringWidth(suffix)
+	if args != "" && room > 4 {
+		args = " " + ansi.Truncate(args, room-1, "…")
+	} else {
+		args = ""
+	}
+	it.head = []string{sym + " " + name + th.Faint.Render(args+suffix)}
+	if it.state == toolRunning || it.state == toolNoResult {
+		return
+	}
+	if !it.expanded {
+		first := toolfmt.FirstLine(it.result)
+		if first == "" {
+			first = "(no output)"
+		}
+		more := ""
+		if strings.Count(strings.TrimSpace(it.result), "\n") > 0 {
+			more = " (enter: full result)"
+		}
+		line := ansi.Truncate(first, max(w-4-ansi.StringWidth(more), 1), "…")
+		it.head = append(it.head, th.Faint.Render("  └ "+line+more))
+		return
+	}
+	lines := Wrap(strings.TrimRight(it.result, "\n"), w-4)
+	extra := 0
+	if len(lines) > maxExpandedLines {
+		extra = len(lines) - maxExpandedLines
+		lines = lines[:maxExpandedLines]
+	}
+	for _, l := range lines {
+		it.head = append(it.head, th.Faint.Render("  │ ")+l)
+	}
+	end := "  └ enter to collapse"
+	if extra > 0 {
+		end = "  └ " + strconv.Itoa(extra) + " more lines not shown · enter to collapse"
+	}
+	it.head = append(it.head, th.Faint.Render(end))
+}

@@ -1,0 +1,190 @@
+// Package dialog holds the overlays opened by slash commands: pickers for
+// conversations, models, modes and efforts, the skills and permissions
+// lists, the pairing card and the help screen.
+//
+// A dialog never calls the workspace. It answers each key with an Action
+// value saying what the person chose; the root model turns that into a
+// workspace call in a tea.Cmd and, where needed, hands fresh data back.
+package dialog
+
+import (
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/theme"
+)
+
+// ActionKind says what a key did in a dialog.
+type ActionKind int
+
+// Dialog actions.
+const (
+	// None: the key was used inside the dialog.
+	None ActionKind = iota
+	// Close: the dialog is done.
+	Close
+	// Open the conversation ID.
+	Open
+	// Rename conversation ID to Text.
+	Rename
+	// Pin (Flag) or unpin conversation ID.
+	Pin
+	// Delete conversation ID.
+	Delete
+	// SelectModel switches to model ID.
+	SelectModel
+	// SetMode switches to mode ID.
+	SetMode
+	// SetEffort sets effort ID.
+	SetEffort
+	// Insert puts Text into the editor (a skill's command).
+	Insert
+	// Revoke grant ID.
+	Revoke
+	// Copy puts Text on the clipboard.
+	Copy
+)
+
+// Action is a dialog's answer to a key.
+type Action struct {
+	Kind ActionKind
+	ID   string
+	Text string
+	Flag bool
+}
+
+// Dialog is an overlay that takes every key while it is open.
+type Dialog interface {
+	// HandleKey answers a key press.
+	HandleKey(k tea.KeyPressMsg) Action
+	// HandlePaste takes pasted text (search fields); others ignore it.
+	HandlePaste(text string)
+	// View draws the dialog within maxW×maxH; it picks its own size.
+	View(maxW, maxH int) string
+	// SetTheme switches styles.
+	SetTheme(th *theme.Theme)
+}
+
+// box draws a dialog frame sized to its content within the bounds.
+func box(th *theme.Theme, title string, body []string, footer string, prefW, maxW, maxH int) string {
+	w := min(prefW, maxW)
+	for _, l := range body {
+		w = max(w, min(ansi.StringWidth(l)+3, maxW))
+	}
+	w = min(max(w, min(24, maxW)), maxW)
+	h := min(len(body)+2, maxH)
+	return frame.Box(th, title, true, w, h, frame.Indent(body), footer)
+}
+
+// Row is one entry of a list dialog.
+type Row struct {
+	ID     string
+	Mark   string // a one-cell symbol before the title ("●" current, "★" pinned)
+	Title  string
+	Detail string
+}
+
+// list is the scrolling, filterable list the pickers share.
+type list struct {
+	rows     []Row
+	filtered []int
+	cursor   int
+	query    string
+}
+
+func (l *list) set(rows []Row) {
+	sel := l.selectedID()
+	l.rows = rows
+	l.refilter()
+	if sel != "" {
+		for i, r := range l.filtered {
+			if l.rows[r].ID == sel {
+				l.cursor = i
+			}
+		}
+	}
+}
+
+func (l *list) filter(q string) {
+	l.query = q
+	l.refilter()
+	l.cursor = 0
+}
+
+func (l *list) refilter() {
+	l.filtered = l.filtered[:0]
+	q := strings.ToLower(strings.TrimSpace(l.query))
+	for i, r := range l.rows {
+		if q == "" || strings.Contains(strings.ToLower(r.Title), q) || strings.Contains(strings.ToLower(r.ID), q) {
+			l.filtered = append(l.filtered, i)
+		}
+	}
+	l.cursor = min(l.cursor, max(len(l.filtered)-1, 0))
+}
+
+func (l *list) move(d int) {
+	if len(l.filtered) == 0 {
+		return
+	}
+	l.cursor = min(max(l.cursor+d, 0), len(l.filtered)-1)
+}
+
+func (l *list) selected() (Row, bool) {
+	if l.cursor < 0 || l.cursor >= len(l.filtered) {
+		return Row{}, false
+	}
+	return l.rows[l.filtered[l.cursor]], true
+}
+
+func (l *list) selectedID() string {
+	r, _ := l.selected()
+	return r.ID
+}
+
+func (l *list) selectID(id string) {
+	for i, r := range l.filtered {
+		if l.rows[r].ID == id {
+			l.cursor = i
+		}
+	}
+}
+
+// lines draws up to h rows around the cursor, w cells wide. The cursor
+// row starts with "›" so selection does not rely on reverse video.
+func (l *list) lines(th *theme.Theme, w, h int) []string {
+	if len(l.filtered) == 0 {
+		return []string{th.Faint.Render("  nothing matches")}
+	}
+	h = max(h, 1)
+	start := 0
+	if l.cursor >= h {
+		start = l.cursor - h + 1
+	}
+	var out []string
+	for i := start; i < len(l.filtered) && len(out) < h; i++ {
+		r := l.rows[l.filtered[i]]
+		mark := r.Mark
+		if mark == "" {
+			mark = " "
+		}
+		// The box's borders and padding take 3 cells, the cursor column 2.
+		cw := max(w-5, 1)
+		line := mark + " " + r.Title
+		if r.Detail != "" {
+			room := cw - ansi.StringWidth(line) - 2
+			if room > 6 {
+				line += "  " + th.Faint.Render(ansi.Truncate(r.Detail, room, "…"))
+			}
+		}
+		line = ansi.Truncate(line, cw, "…")
+		if i == l.cursor {
+			out = append(out, th.Accent.Render("›")+" "+th.Selected.Render(frame.Pad(line, cw)))
+		} else {
+			out = append(out, "  "+line)
+		}
+	}
+	return out
+}

@@ -1,0 +1,502 @@
+package dialog
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"charm.land/bubbles/v2/textinput"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// Picker is a list to choose one entry from, optionally with a search
+// field: models, modes, efforts, skills.
+type Picker struct {
+	th     *theme.Theme
+	title  string
+	kind   ActionKind
+	l      list
+	search *textinput.Model
+	hint   string
+}
+
+// NewPicker lists rows with current preselected; enter answers kind with
+// the row's ID.
+func NewPicker(th *theme.Theme, title string, rows []Row, current string, kind ActionKind, searchable bool) *Picker {
+	p := &Picker{th: th, title: title, kind: kind, hint: "↑↓ move · enter choose · esc close"}
+	p.l.set(rows)
+	p.l.selectID(current)
+	if searchable {
+		ti := newSearch()
+		p.search = &ti
+		p.hint = "type to filter · " + p.hint
+	}
+	return p
+}
+
+func newSearch() textinput.Model {
+	ti := textinput.New()
+	ti.Prompt = "search: "
+	ti.SetVirtualCursor(true)
+	ti.Focus()
+	return ti
+}
+
+// SetTheme switches styles.
+func (p *Picker) SetTheme(th *theme.Theme) { p.th = th }
+
+// HandlePaste adds pasted text to the search.
+func (p *Picker) HandlePaste(text string) {
+	if p.search != nil {
+		p.search.SetValue(p.search.Value() + strings.TrimSpace(text))
+		p.search.CursorEnd()
+		p.l.filter(p.search.Value())
+	}
+}
+
+// HandleKey answers a key press.
+func (p *Picker) HandleKey(k tea.KeyPressMsg) Action {
+	switch k.String() {
+	case "esc":
+		return Action{Kind: Close}
+	case "up", "ctrl+p":
+		p.l.move(-1)
+	case "down", "ctrl+n":
+		p.l.move(1)
+	case "pgup":
+		p.l.move(-10)
+	case "pgdown":
+		p.l.move(10)
+	case "enter":
+		if r, ok := p.l.selected(); ok {
+			return Action{Kind: p.kind, ID: r.ID, Text: r.ID}
+		}
+	default:
+		if p.search != nil {
+			s, _ := p.search.Update(k)
+			p.search = &s
+			if p.search.Value() != p.l.query {
+				p.l.filter(p.search.Value())
+			}
+		}
+	}
+	return Action{}
+}
+
+// View draws the picker.
+func (p *Picker) View(maxW, maxH int) string {
+	w := min(72, maxW)
+	var body []string
+	if p.search != nil {
+		p.search.SetWidth(max(w-12, 4))
+		body = append(body, p.search.View(), "")
+	}
+	body = append(body, p.l.lines(p.th, w, max(maxH-2-len(body), 1))...)
+	return box(p.th, p.title, body, p.hint, w, maxW, maxH)
+}
+
+// Resume is the /resume picker: conversations with pinned ones first,
+// searchable by title, with rename, pin and delete.
+type Resume struct {
+	th       *theme.Theme
+	l        list
+	metas    map[string]store.Meta
+	search   textinput.Model
+	renaming string // id being renamed
+	rename   textinput.Model
+	confirm  string // id awaiting a second ctrl+x
+	err      string
+	active   string
+}
+
+// NewResume lists conversations; active is the one open now.
+func NewResume(th *theme.Theme, metas []store.Meta, active string) *Resume {
+	r := &Resume{th: th, search: newSearch(), active: active}
+	r.SetConversations(metas)
+	return r
+}
+
+// SetConversations refreshes the list, keeping the selection.
+func (r *Resume) SetConversations(metas []store.Meta) {
+	r.metas = map[string]store.Meta{}
+	var pinned, rest []Row
+	for _, m := range metas {
+		r.metas[m.ID] = m
+		title := m.Title
+		if strings.TrimSpace(title) == "" {
+			title = "(untitled)"
+		}
+		row := Row{ID: m.ID, Title: title, Detail: detail(m)}
+		if m.ID == r.active {
+			row.Mark = "●"
+		}
+		if m.Pinned {
+			if row.Mark == "" {
+				row.Mark = "★"
+			}
+			pinned = append(pinned, row)
+		} else {
+			rest = append(rest, row)
+		}
+	}
+	r.l.set(append(pinned, rest...))
+}
+
+func detail(m store.Meta) string {
+	n := strconv.Itoa(m.MessageCount) + " messages"
+	if m.MessageCount == 1 {
+		n = "1 message"
+	}
+	var parts []string
+	if m.Pinned {
+		parts = append(parts, "pinned")
+	}
+	parts = append(parts, n)
+	if !m.UpdatedAt.IsZero() {
+		parts = append(parts, m.UpdatedAt.Format(time.DateOnly+" 15:04"))
+	}
+	return strings.Join(parts, " · ")
+}
+
+// SetError shows a failed operation under the list.
+func (r *Resume) SetError(err error) {
+	r.err = ""
+	if err != nil {
+		r.err = err.Error()
+	}
+}
+
+// SetTheme switches styles.
+func (r *Resume) SetTheme(th *theme.Theme) { r.th = th }
+
+// HandlePaste adds pasted text to the field in use.
+func (r *Resume) HandlePaste(text string) {
+	text = strings.TrimSpace(strings.ReplaceAll(text, "\n", " "))
+	if r.renaming != "" {
+		r.rename.SetValue(r.rename.Value() + text)
+		r.rename.CursorEnd()
+		return
+	}
+	r.search.SetValue(r.search.Value() + text)
+	r.search.CursorEnd()
+	r.l.filter(r.search.Value())
+}
+
+// HandleKey answers a key press.
+func (r *Resume) HandleKey(k tea.KeyPressMsg) Action {
+	key := k.String()
+	if r.renaming != "" {
+		switch key {
+		case "esc":
+			r.renaming = ""
+			return Action{}
+		case "enter":
+			id, title := r.renaming, strings.TrimSpace(r.rename.Value())
+			r.renaming = ""
+			if title == "" {
+				return Action{}
+			}
+			return Action{Kind: Rename, ID: id, Text: title}
+		}
+		r.rename, _ = r.rename.Update(k)
+		return Action{}
+	}
+	confirm := r.confirm
+	r.confirm = ""
+	switch key {
+	case "esc":
+		return Action{Kind: Close}
+	case "up", "ctrl+p":
+		r.l.move(-1)
+	case "down", "ctrl+n":
+		r.l.move(1)
+	case "pgup":
+		r.l.move(-10)
+	case "pgdown":
+		r.l.move(10)
+	case "enter":
+		if row, ok := r.l.selected(); ok {
+			return Action{Kind: Open, ID: row.ID}
+		}
+	case "ctrl+r":
+		if row, ok := r.l.selected(); ok {
+			r.renaming = row.ID
+			r.rename = textinput.New()
+			r.rename.Prompt = "new title: "
+			r.rename.SetVirtualCursor(true)
+			r.rename.SetValue(r.metas[row.ID].Title)
+			r.rename.CursorEnd()
+			r.rename.Focus()
+		}
+	case "ctrl+t":
+		if row, ok := r.l.selected(); ok {
+			return Action{Kind: Pin, ID: row.ID, Flag: !r.metas[row.ID].Pinned}
+		}
+	case "ctrl+x":
+		if row, ok := r.l.selected(); ok {
+			if confirm == row.ID {
+				return Action{Kind: Delete, ID: row.ID}
+			}
+			r.confirm = row.ID
+		}
+	default:
+		r.search, _ = r.search.Update(k)
+		if r.search.Value() != r.l.query {
+			r.l.filter(r.search.Value())
+		}
+	}
+	return Action{}
+}
+
+// View draws the picker.
+func (r *Resume) View(maxW, maxH int) string {
+	th := r.th
+	w := min(96, maxW)
+	var top []string
+	if r.renaming != "" {
+		r.rename.SetWidth(max(w-16, 4))
+		top = append(top, r.rename.View())
+	} else {
+		r.search.SetWidth(max(w-12, 4))
+		top = append(top, r.search.View())
+	}
+	top = append(top, "")
+	var bottom []string
+	if r.confirm != "" {
+		bottom = append(bottom, th.Warn.Render("Delete “"+r.metas[r.confirm].Title+"”? ctrl+x again to delete, any other key keeps it."))
+	}
+	if r.err != "" {
+		bottom = append(bottom, th.Err.Render("⚠ "+r.err))
+	}
+	listH := max(maxH-2-len(top)-len(bottom), 1)
+	body := append(top, r.l.lines(th, w, listH)...)
+	body = append(body, bottom...)
+	hint := "enter open · ctrl+r rename · ctrl+t pin · ctrl+x delete · esc close"
+	if r.renaming != "" {
+		hint = "enter save · esc cancel"
+	}
+	return box(th, "Resume a conversation · ★ pinned · ● open now", body, hint, w, maxW, maxH)
+}
+
+// Permissions lists saved grants and revokes them.
+type Permissions struct {
+	th      *theme.Theme
+	l       list
+	err     string
+	confirm string
+	loaded  bool
+}
+
+// NewPermissions opens the list; SetGrants fills it.
+func NewPermissions(th *theme.Theme) *Permissions { return &Permissions{th: th} }
+
+// SetGrants shows the grants, or why they could not be read.
+func (p *Permissions) SetGrants(gs []workspace.Grant, err error) {
+	p.loaded = true
+	p.err = ""
+	if err != nil {
+		p.err = err.Error()
+	}
+	rows := make([]Row, 0, len(gs))
+	for _, g := range gs {
+		d := ""
+		if !g.Created.IsZero() {
+			d = "since " + g.Created.Format(time.DateOnly)
+		}
+		rows = append(rows, Row{ID: g.ID, Title: g.Description, Detail: d})
+	}
+	p.l.set(rows)
+}
+
+// SetTheme switches styles.
+func (p *Permissions) SetTheme(th *theme.Theme) { p.th = th }
+
+// HandlePaste ignores pastes.
+func (p *Permissions) HandlePaste(string) {}
+
+// HandleKey answers a key press.
+func (p *Permissions) HandleKey(k tea.KeyPressMsg) Action {
+	confirm := p.confirm
+	p.confirm = ""
+	switch k.String() {
+	case "esc", "q":
+		return Action{Kind: Close}
+	case "up", "k":
+		p.l.move(-1)
+	case "down", "j":
+		p.l.move(1)
+	case "r", "delete", "backspace":
+		if row, ok := p.l.selected(); ok {
+			if confirm == row.ID {
+				return Action{Kind: Revoke, ID: row.ID}
+			}
+			p.confirm = row.ID
+		}
+	}
+	return Action{}
+}
+
+// View draws the list.
+func (p *Permissions) View(maxW, maxH int) string {
+	th := p.th
+	w := min(80, maxW)
+	body := []string{th.Faint.Render("Calls these grants cover run without asking.")}
+	body = append(body, "")
+	switch {
+	case !p.loaded:
+		body = append(body, th.Faint.Render("loading…"))
+	case len(p.l.rows) == 0 && p.err == "":
+		body = append(body, th.Faint.Render("No saved permissions. Answer a request with “a” to add one."))
+	default:
+		body = append(body, p.l.lines(th, w, max(maxH-6, 1))...)
+	}
+	if p.confirm != "" {
+		body = append(body, "", th.Warn.Render("Press r again to revoke; any other key keeps it."))
+	}
+	if p.err != "" {
+		body = append(body, "", th.Err.Render("⚠ "+p.err))
+	}
+	return box(th, "Permissions", body, "↑↓ move · r revoke · esc close", w, maxW, maxH)
+}
+
+// Pair shows how to pair the extension.
+type Pair struct {
+	th        *theme.Theme
+	port      int
+	token     string
+	connected string // the connection line
+	copied    bool
+}
+
+// NewPair shows port and a masked token; status describes the connection.
+func NewPair(th *theme.Theme, port int, token, status string) *Pair {
+	return &Pair{th: th, port: port, token: token, connected: status}
+}
+
+// SetTheme switches styles.
+func (p *Pair) SetTheme(th *theme.Theme) { p.th = th }
+
+// HandlePaste ignores pastes.
+func (p *Pair) HandlePaste(string) {}
+
+// HandleKey answers a key press.
+func (p *Pair) HandleKey(k tea.KeyPressMsg) Action {
+	switch k.String() {
+	case "c", "y":
+		if p.token == "" {
+			return Action{}
+		}
+		p.copied = true
+		return Action{Kind: Copy, Text: p.token}
+	case "esc", "q", "enter":
+		return Action{Kind: Close}
+	}
+	return Action{}
+}
+
+// Mask hides all but the last four characters of a secret.
+func Mask(s string) string {
+	if len(s) <= 4 {
+		return strings.Repeat("•", len(s))
+	}
+	return strings.Repeat("•", min(len(s)-4, 12)) + s[len(s)-4:]
+}
+
+// View draws the card.
+func (p *Pair) View(maxW, maxH int) string {
+	th := p.th
+	port := "unknown (see infer pair)"
+	if p.port > 0 {
+		port = strconv.Itoa(p.port)
+	}
+	token := "not configured: run infer init"
+	if p.token != "" {
+		token = Mask(p.token)
+	}
+	body := []string{
+		"Pair the browser extension with this workspace:",
+		"",
+		"  port   " + th.Bold.Render(port),
+		"  token  " + th.Bold.Render(token),
+		"  state  " + p.connected,
+		"",
+		"In the extension's options, enter the port and paste the token.",
+	}
+	if p.copied {
+		body = append(body, "", th.OK.Render("✓ token copied to the clipboard (OSC 52)"))
+	}
+	return box(th, "Pair the extension", body, "c copy token · esc close", 64, maxW, maxH)
+}
+
+// HelpSection is a titled group of key bindings.
+type HelpSection struct {
+	Title string
+	Keys  [][2]string // key, what it does
+}
+
+// Help lists every key.
+type Help struct {
+	th       *theme.Theme
+	sections []HelpSection
+	scroll   int
+}
+
+// NewHelp shows the sections.
+func NewHelp(th *theme.Theme, sections []HelpSection) *Help { return &Help{th: th, sections: sections} }
+
+// SetTheme switches styles.
+func (h *Help) SetTheme(th *theme.Theme) { h.th = th }
+
+// HandlePaste ignores pastes.
+func (h *Help) HandlePaste(string) {}
+
+// HandleKey answers a key press.
+func (h *Help) HandleKey(k tea.KeyPressMsg) Action {
+	switch k.String() {
+	case "esc", "q", "?", "f1", "enter":
+		return Action{Kind: Close}
+	case "up", "k":
+		h.scroll = max(h.scroll-1, 0)
+	case "down", "j":
+		h.scroll++
+	case "pgup":
+		h.scroll = max(h.scroll-10, 0)
+	case "pgdown":
+		h.scroll += 10
+	}
+	return Action{}
+}
+
+// View draws the help screen; it scrolls when the window is short.
+func (h *Help) View(maxW, maxH int) string {
+	th := h.th
+	keyW := 0
+	for _, s := range h.sections {
+		for _, k := range s.Keys {
+			keyW = max(keyW, len([]rune(k[0])))
+		}
+	}
+	var lines []string
+	for i, s := range h.sections {
+		if i > 0 {
+			lines = append(lines, "")
+		}
+		lines = append(lines, th.Title.Render(s.Title))
+		for _, k := range s.Keys {
+			lines = append(lines, "  "+th.Key.Render(frame.Pad(k[0], keyW))+"  "+k[1])
+		}
+	}
+	visible := max(maxH-2, 1)
+	h.scroll = min(h.scroll, max(len(lines)-visible, 0))
+	shown := lines[h.scroll:]
+	footer := "esc close"
+	if len(lines) > visible {
+		footer = "↑↓ scroll · esc close"
+	}
+	return box(th, "Keys", shown, footer, 76, maxW, min(maxH, len(lines)+2))
+}

@@ -1,0 +1,238 @@
+package tui
+
+import (
+	"flag"
+	"fmt"
+	"image"
+	"image/color"
+	"image/png"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// Golden files hold the whole screen as plain text: View().Content with
+// every ANSI sequence stripped. Colour is not what these tests check (the
+// NO_COLOR test checks that none is emitted); layout, wording, symbols and
+// truncation are. Refresh with: go test ./tui/... -update
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+var goldenSizes = [][2]int{{160, 48}, {100, 30}, {60, 20}}
+
+func checkGolden(t *testing.T, name, got string) {
+	t.Helper()
+	path := filepath.Join("testdata", name+".golden")
+	if *update {
+		if err := os.MkdirAll("testdata", 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("reading %s (run go test ./tui/... -update to create it): %v", path, err)
+	}
+	if string(want) != got {
+		t.Errorf("%s differs from the screen; run go test ./tui/... -update if the change is intended.\n--- want\n%s\n--- got\n%s", path, want, got)
+	}
+}
+
+// scenarios build the screens the goldens cover; each returns a harness
+// at the given size.
+var scenarios = []struct {
+	name  string
+	build func(t *testing.T, w, h int) *harness
+}{
+	{"empty_waiting", func(t *testing.T, w, h int) *harness {
+		return newHarness(t, newFakeWS(), w, h)
+	}},
+	{"conversation", buildConversation},
+	{"approval", buildApproval},
+	{"browser_connected", buildBrowser},
+	{"resume_picker", buildResume},
+}
+
+func TestGolden(t *testing.T) {
+	for _, sc := range scenarios {
+		for _, size := range goldenSizes {
+			name := fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1])
+			t.Run(name, func(t *testing.T) {
+				h := sc.build(t, size[0], size[1])
+				screen := h.screen()
+				lines := strings.Split(screen, "\n")
+				if len(lines) != size[1] {
+					t.Errorf("screen has %d lines, want %d", len(lines), size[1])
+				}
+				checkGolden(t, name, screen)
+			})
+		}
+	}
+}
+
+func conversationSnapshot() workspace.Snapshot {
+	return workspace.Snapshot{
+		ID:    "c1",
+		Title: "Check the example site",
+		Messages: []store.Message{
+			{Role: "user", Content: "think about example.com; open example.com"},
+			{Role: "assistant", Reasoning: "Thinking about: example.com and what the person wants from it",
+				Content: "Calling BrowserNavigate.",
+				ToolCalls: []store.ToolCall{{ID: "call_1", Type: "function",
+					Function: store.FunctionCall{Name: "BrowserNavigate", Arguments: `{"url":"https://example.com"}`}}}},
+			{Role: "tool", ToolCallID: "call_1", Content: "Navigated to Example Domain (https://example.com/)."},
+			{Role: "assistant", Content: "## Done\n\nThe page is open. It says:\n\n- **Example Domain**\n- a link to *More information*\n\n```go\nfmt.Println(\"hello\")\n```"},
+			{Role: "user", Content: "run ls /nope"},
+			{Role: "assistant", Content: "Calling Bash.",
+				ToolCalls: []store.ToolCall{{ID: "call_2", Type: "function",
+					Function: store.FunctionCall{Name: "Bash", Arguments: `{"command":"ls /nope"}`}}}},
+			{Role: "tool", ToolCallID: "call_2", Content: "ls: cannot access '/nope': No such file or directory\nexit status 2"},
+		},
+		ToolResults: map[string]bool{"call_1": true, "call_2": false},
+	}
+}
+
+func buildConversation(t *testing.T, w, h int) *harness {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	hs := newHarness(t, ws, w, h)
+	hs.events(
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "and read the heading", Origin: workspace.OriginPanel},
+		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		chatEvent(events.NewRunStartedEvent("c1", "r1")),
+		chatEvent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant"))),
+		chatEvent(events.NewTextMessageContentEvent("m1", "Calling BrowserRead.")),
+		chatEvent(events.NewTextMessageEndEvent("m1")),
+		chatEvent(events.NewToolCallStartEvent("call_3", "BrowserRead")),
+		chatEvent(events.NewToolCallArgsEvent("call_3", `{"selector":"h1"}`)),
+		chatEvent(events.NewToolCallEndEvent("call_3")),
+		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"then take a screenshot"}},
+	)
+	return hs
+}
+
+func chatEvent(e events.Event) workspace.Event {
+	return workspace.Event{Kind: workspace.KindChat, Chat: e}
+}
+
+func editApproval() workspace.Approval {
+	return workspace.Approval{
+		ID:      "ap1",
+		Call:    workspace.Call{ID: "call_9", Name: "Edit", Origin: workspace.OriginAgent, Args: `{"path":"main.go","old_string":"func main() {\n\tfmt.Println(\"hi\")\n}","new_string":"func main() {\n\tfmt.Println(\"hello, world\")\n\tos.Exit(0)\n}"}`},
+		Why:     "Edit changes files; standard mode asks first.",
+		Options: []string{"Always allow Edit in this project"},
+		Opened:  epoch,
+	}
+}
+
+func bashApproval() workspace.Approval {
+	return workspace.Approval{
+		ID:      "ap2",
+		Call:    workspace.Call{ID: "call_10", Name: "Bash", Origin: workspace.OriginPanel, Args: `{"command":"rm -rf build/"}`},
+		Why:     "rm is not on the allowlist.",
+		Options: []string{"Always allow Bash commands starting with `rm -rf build/`", "Always allow Bash commands starting with `rm`"},
+		Opened:  epoch,
+	}
+}
+
+func buildApproval(t *testing.T, w, h int) *harness {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	hs := newHarness(t, ws, w, h)
+	hs.events(
+		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
+		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())},
+	)
+	return hs
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// writeScreenshot writes a deterministic picture: a header bar, a heading
+// block and a button on white.
+func writeScreenshot(t *testing.T, dir string) string {
+	t.Helper()
+	img := image.NewRGBA(image.Rect(0, 0, 320, 200))
+	for y := 0; y < 200; y++ {
+		for x := 0; x < 320; x++ {
+			c := color.RGBA{255, 255, 255, 255}
+			switch {
+			case y < 30:
+				c = color.RGBA{40, 60, 120, 255}
+			case y > 60 && y < 90 && x > 40 && x < 280:
+				c = color.RGBA{30, 30, 30, 255}
+			case y > 130 && y < 160 && x > 120 && x < 200:
+				c = color.RGBA{200, 60, 60, 255}
+			}
+			img.SetRGBA(x, y, c)
+		}
+	}
+	path := filepath.Join(dir, "20260902-140305-abcdef.png")
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := png.Encode(f, img); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func buildBrowser(t *testing.T, w, h int) *harness {
+	ws := newFakeWS()
+	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch.Add(-3 * time.Minute), RTT: 12 * time.Millisecond}
+	hs := newHarness(t, ws, w, h)
+	shot := writeScreenshot(t, t.TempDir())
+	hs.events(
+		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
+		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
+		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "tabs; screenshot", Origin: workspace.OriginTerminal},
+		chatEvent(events.NewToolCallStartEvent("call_t", "BrowserTabs")),
+		chatEvent(events.NewToolCallEndEvent("call_t")),
+	)
+	hs.clock.Advance(8 * time.Millisecond)
+	hs.events(
+		chatEvent(events.NewToolCallResultEvent("r1", "call_t", "3 open tabs:\n0. Example Domain — https://example.com/ [controlled, focused]\n1. Docs — https://docs.example.com/guide\n2. (untitled) — about:blank\n")),
+		chatEvent(events.NewToolCallStartEvent("call_s", "BrowserScreenshot")),
+		chatEvent(events.NewToolCallEndEvent("call_s")),
+	)
+	hs.clock.Advance(1230 * time.Millisecond)
+	hs.events(
+		chatEvent(events.NewToolCallResultEvent("r2", "call_s", "Screenshot of Example Domain (https://example.com/) saved to "+shot+" (320×200 PNG, 1234 bytes). Show it to the person with ![screenshot](/artifacts/screenshots/x.png).")),
+	)
+	hs.key("tab", "tab") // focus the browser pane (approvals are skipped: none wait)
+	return hs
+}
+
+func resumeMetas() []store.Meta {
+	at := func(d time.Duration) time.Time { return epoch.Add(-d) }
+	return []store.Meta{
+		{ID: "c1", Title: "Check the example site", UpdatedAt: at(time.Minute), MessageCount: 7},
+		{ID: "c2", Title: "Fix the flaky login test", UpdatedAt: at(2 * time.Hour), MessageCount: 42},
+		{ID: "c3", Title: "Release notes for 0.3", UpdatedAt: at(26 * time.Hour), MessageCount: 12, Pinned: true},
+		{ID: "c4", Title: "", UpdatedAt: at(72 * time.Hour), MessageCount: 1},
+		{ID: "c5", Title: "Compare checkout flows on three shops, with screenshots of each step", UpdatedAt: at(96 * time.Hour), MessageCount: 88},
+	}
+}
+
+func buildResume(t *testing.T, w, h int) *harness {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	ws.metas = resumeMetas()
+	hs := newHarness(t, ws, w, h)
+	hs.typeText("/resume")
+	hs.key("enter")
+	return hs
+}

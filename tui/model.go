@@ -1,0 +1,530 @@
+package tui
+
+import (
+	"context"
+	"image"
+	"path/filepath"
+	"strings"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/tui/approvals"
+	"github.com/infer-workspace/infer/tui/browserpane"
+	"github.com/infer-workspace/infer/tui/chat"
+	"github.com/infer-workspace/infer/tui/dialog"
+	"github.com/infer-workspace/infer/tui/input"
+	"github.com/infer-workspace/infer/tui/layout"
+	"github.com/infer-workspace/infer/tui/theme"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// Focus says which pane receives keys.
+type Focus int
+
+// Focus targets, in tab order.
+const (
+	FocusInput Focus = iota
+	FocusChat
+	FocusApprovals
+	FocusBrowser
+)
+
+// String names the focus target, for messages and tests.
+func (f Focus) String() string {
+	switch f {
+	case FocusChat:
+		return "chat"
+	case FocusApprovals:
+		return "approvals"
+	case FocusBrowser:
+		return "browser"
+	}
+	return "input"
+}
+
+// Frame timing. Deltas are applied as they arrive but drawn at most once
+// per flushEvery; the spinner turns every spinEvery while anything runs.
+const (
+	flushEvery = 30 * time.Millisecond
+	spinEvery  = 100 * time.Millisecond
+)
+
+// Model is the root and only tea.Model. Panes are plain structs it drives.
+type Model struct {
+	ws   workspace.Workspace
+	sub  workspace.Subscription
+	opts Options
+	now  func() time.Time
+
+	ctx    context.Context // ends listening when the TUI closes
+	cancel context.CancelFunc
+
+	// Effects that tests replace: listen waits for workspace events, after
+	// delivers a message later.
+	listen func() tea.Cmd
+	after  func(d time.Duration, msg tea.Msg) tea.Cmd
+
+	th      *theme.Theme
+	md      *chat.Markdown
+	bgKnown bool
+
+	width, height int
+	lay           layout.Layout
+	focus         Focus
+	prevFocus     Focus      // where focus returns after the last approval
+	prevTab       layout.Tab // and the narrow layout's tab
+	tab           layout.Tab
+
+	chat      *chat.Model
+	approvals *approvals.Model
+	browser   *browserpane.Model
+	input     *input.Model
+	dialog    dialog.Dialog
+
+	loaded bool
+	busy   bool
+	mode   string
+	modes  []string
+	model  string
+	effort string
+	convID string
+	title  string
+	skills []workspace.Skill
+
+	flash      string // a one-line message in the status bar
+	flashWarn  bool
+	ctrlC      bool // the previous key was ctrl+c
+	dirty      bool // events arrived since the last compose
+	flushing   bool // a flush tick is scheduled
+	spinning   bool // a spinner tick is scheduled
+	guardTimer bool // a redraw for the approval guard is scheduled
+	shotSeq    int  // the latest screenshot load; older results are dropped
+
+	frame  string
+	cursor *tea.Cursor
+}
+
+// New builds the root model and subscribes to ws at once, so no event is
+// lost between now and the first state read. Close releases it; Run does
+// that itself.
+func New(ws workspace.Workspace, opts Options) *Model {
+	now := opts.Now
+	if now == nil {
+		now = time.Now
+	}
+	dark := opts.Background != "light"
+	th := theme.New(dark, opts.NoColor)
+	md := chat.NewMarkdown(th.GlamourStyle())
+	ctx, cancel := context.WithCancel(context.Background())
+	m := &Model{
+		ws: ws, opts: opts, now: now, ctx: ctx, cancel: cancel,
+		th: th, md: md, bgKnown: opts.Background != "",
+		chat:      chat.New(th, md, now),
+		approvals: approvals.New(th, now),
+		browser:   browserpane.New(th, opts.Port),
+		input:     input.New(th),
+		width:     80, height: 24,
+	}
+	m.sub = ws.Subscribe()
+	m.listen = m.listenCmd
+	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
+		return tea.Tick(d, func(time.Time) tea.Msg { return msg })
+	}
+	m.input.SetCompletions(commandCompletions(nil))
+	m.compose()
+	return m
+}
+
+// Close stops listening and releases the subscription.
+func (m *Model) Close() {
+	m.cancel()
+	m.sub.Close()
+}
+
+// Init loads the workspace state and asks the terminal for its background.
+func (m *Model) Init() tea.Cmd {
+	cmds := []tea.Cmd{m.loadState()}
+	if !m.bgKnown {
+		cmds = append(cmds, tea.RequestBackgroundColor)
+	}
+	return tea.Batch(cmds...)
+}
+
+// Messages of the TUI's own effects.
+type (
+	stateMsg struct {
+		snap      workspace.Snapshot
+		approvals []workspace.Approval
+		browser   browser.Status
+		mode      string
+		modes     []string
+		model     string
+		effort    string
+		queue     []string
+		busy      bool
+		history   []string
+		skills    []workspace.Skill
+	}
+	eventsMsg []workspace.Event
+	flushMsg  struct{}
+	spinMsg   struct{}
+	guardMsg  struct{}
+	flashMsg  struct {
+		text string
+		warn bool
+	}
+	historyMsg  []string
+	outcomesMsg map[string]bool
+	fileMsg     struct {
+		id, content string
+		exists      bool
+		err         error
+	}
+	screenshotMsg struct {
+		seq  int
+		path string
+		img  *image.RGBA
+		err  error
+	}
+)
+
+// Update is a type switch; each arm calls a handler.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	var cmd tea.Cmd
+	compose := true
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width, m.height = max(msg.Width, 1), max(msg.Height, 1)
+	case tea.BackgroundColorMsg:
+		m.handleBackground(msg.IsDark())
+	case tea.KeyPressMsg:
+		cmd = m.handleKey(msg)
+	case tea.PasteMsg:
+		cmd = m.handlePaste(msg)
+	case tea.MouseWheelMsg:
+		m.handleWheel(msg)
+	case stateMsg:
+		cmd = m.handleState(msg)
+	case eventsMsg:
+		cmd = m.handleEvents(msg)
+		compose = false // drawn by the next flush tick
+	case flushMsg:
+		m.flushing = false
+		compose = m.dirty
+	case spinMsg:
+		m.spinning = false
+		m.chat.Tick()
+		cmd = m.ensureSpinner()
+	case guardMsg:
+		m.guardTimer = false
+		cmd = m.ensureGuardTimer()
+	case flashMsg:
+		m.flash, m.flashWarn = msg.text, msg.warn
+	case historyMsg:
+		m.input.SetHistory(msg)
+	case outcomesMsg:
+		m.chat.Reconcile(msg)
+	case fileMsg:
+		m.approvals.SetFile(msg.id, msg.exists, msg.content, msg.err)
+	case screenshotMsg:
+		if msg.seq == m.shotSeq {
+			m.browser.SetScreenshot(msg.path, msg.img, msg.err)
+		}
+	case modelsMsg:
+		m.openModelPicker(msg)
+	case conversationsListMsg:
+		m.handleConversations(msg)
+	case grantsMsg:
+		if p, ok := m.dialog.(*dialog.Permissions); ok {
+			p.SetGrants(msg.grants, msg.err)
+		}
+	default:
+		cmd = m.input.Forward(msg)
+	}
+	if compose {
+		m.compose()
+	}
+	return m, cmd
+}
+
+// View returns the frame composed by the last Update.
+func (m *Model) View() tea.View {
+	v := tea.NewView(m.frame)
+	v.AltScreen = true
+	v.MouseMode = tea.MouseModeCellMotion
+	v.Cursor = m.cursor
+	title := "infer"
+	if m.title != "" {
+		title += " · " + m.title
+	}
+	v.WindowTitle = title
+	return v
+}
+
+func (m *Model) handleBackground(dark bool) {
+	if m.bgKnown && m.opts.Background != "" {
+		return
+	}
+	m.bgKnown = true
+	if dark == m.th.Dark && m.loaded {
+		return
+	}
+	m.setTheme(theme.New(dark, m.opts.NoColor))
+}
+
+func (m *Model) setTheme(th *theme.Theme) {
+	m.th = th
+	m.md = chat.NewMarkdown(th.GlamourStyle())
+	m.chat.SetTheme(th, m.md)
+	m.approvals.SetTheme(th)
+	m.browser.SetTheme(th)
+	m.input.SetTheme(th)
+	if m.dialog != nil {
+		m.dialog.SetTheme(th)
+	}
+}
+
+func (m *Model) handleState(s stateMsg) tea.Cmd {
+	m.loaded = true
+	m.busy, m.mode, m.modes, m.model, m.effort = s.busy, s.mode, s.modes, s.model, s.effort
+	m.skills = s.skills
+	cmds := []tea.Cmd{m.loadSnapshot(s.snap)}
+	m.chat.SetQueue(s.queue)
+	m.browser.SetStatus(s.browser)
+	hadApprovals := m.approvals.Len() > 0
+	for _, r := range m.approvals.Replace(s.approvals) {
+		cmds = append(cmds, m.readFile(r))
+	}
+	m.approvalsChanged(hadApprovals)
+	m.input.SetHistory(s.history)
+	m.input.SetCompletions(commandCompletions(s.skills))
+	cmds = append(cmds, m.listen(), m.ensureSpinner(), m.ensureGuardTimer())
+	return tea.Batch(cmds...)
+}
+
+// loadSnapshot shows a conversation and recovers the browser pane's tabs
+// and screenshot from its latest results.
+func (m *Model) loadSnapshot(s workspace.Snapshot) tea.Cmd {
+	m.chat.Load(s)
+	m.convID, m.title = s.ID, s.Title
+	m.chat.SetTitle(s.Title)
+	names := map[string]string{}
+	var tabsText, shotText string
+	start := max(len(s.Messages)-200, 0) // recent results are enough
+	for _, msg := range s.Messages[start:] {
+		for _, tc := range msg.ToolCalls {
+			names[tc.ID] = tc.Function.Name
+		}
+		if msg.Role == "tool" {
+			switch names[msg.ToolCallID] {
+			case "BrowserTabs":
+				tabsText = msg.Content
+			case "BrowserScreenshot":
+				shotText = msg.Content
+			}
+		}
+	}
+	if tabs, ok := browserpane.ParseTabs(tabsText); ok && tabsText != "" {
+		m.browser.SetTabs(tabs)
+	}
+	if p := browserpane.ScreenshotPath(shotText); p != "" {
+		return m.loadScreenshot(p)
+	}
+	return nil
+}
+
+func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
+	var cmds []tea.Cmd
+	resync := false
+	for _, e := range evs {
+		switch e.Kind {
+		case workspace.KindChat:
+			if done := m.chat.Apply(e.Chat); done != nil {
+				cmds = append(cmds, m.toolDone(*done))
+			}
+		case workspace.KindUserMessage:
+			m.chat.AddUser(e.Text, e.Origin)
+			if m.convID == "" {
+				m.convID = e.Conversation // stored on its first message
+			}
+		case workspace.KindQueue:
+			m.chat.SetQueue(e.Queue)
+		case workspace.KindConversation:
+			if e.Snapshot != nil {
+				cmds = append(cmds, m.loadSnapshot(*e.Snapshot))
+			}
+		case workspace.KindBusy:
+			m.busy = e.Busy
+			if !e.Busy {
+				cmds = append(cmds, m.fetchOutcomes())
+			}
+		case workspace.KindInterrupted:
+			m.chat.Interrupted()
+		case workspace.KindApprovalOpened:
+			if e.Approval != nil {
+				had := m.approvals.Len() > 0
+				if r := m.approvals.Add(*e.Approval); r != nil {
+					cmds = append(cmds, m.readFile(*r))
+				}
+				m.approvalsChanged(had)
+			}
+		case workspace.KindApprovalResolved:
+			if e.Approval != nil {
+				had := m.approvals.Len() > 0
+				m.approvals.Resolve(e.Approval.ID)
+				m.approvalsChanged(had)
+				if by := e.Approval.By; by != "" && by != workspace.OriginTerminal {
+					m.flash, m.flashWarn = e.Approval.Call.Name+" was answered in the "+by.Label(), false
+				}
+			}
+		case workspace.KindMode:
+			m.mode = e.Mode
+		case workspace.KindModel:
+			m.model = e.Model
+		case workspace.KindTitle:
+			if e.Conversation == m.convID || m.convID == "" {
+				m.convID, m.title = e.Conversation, e.Text
+				m.chat.SetTitle(e.Text)
+			}
+		case workspace.KindBrowserStatus:
+			m.browser.SetStatus(e.Browser)
+		case workspace.KindBrowserCommand:
+			m.browser.AddCommand(e.Command)
+		case workspace.KindNotice:
+			m.chat.AddNotice(e.Text, looksLikeProblem(e.Text))
+		case workspace.KindResync:
+			resync = true
+		}
+	}
+	m.dirty = true
+	if resync {
+		// Stop listening until the fresh state is read; the state read
+		// drains what was queued.
+		cmds = append(cmds, m.loadState())
+	} else {
+		cmds = append(cmds, m.listen())
+	}
+	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
+	return tea.Batch(cmds...)
+}
+
+func looksLikeProblem(s string) bool {
+	l := strings.ToLower(s)
+	return strings.HasPrefix(l, "could not") || strings.HasPrefix(l, "⚠") || strings.Contains(l, "failed") || strings.Contains(l, "error")
+}
+
+// toolDone feeds tool results the browser pane can use.
+func (m *Model) toolDone(d chat.ToolDone) tea.Cmd {
+	switch d.Name {
+	case "BrowserTabs":
+		if tabs, ok := browserpane.ParseTabs(d.Content); ok {
+			m.browser.SetTabs(tabs)
+		}
+	case "BrowserScreenshot":
+		if p := browserpane.ScreenshotPath(d.Content); p != "" {
+			return m.loadScreenshot(p)
+		}
+	}
+	return nil
+}
+
+// approvalsChanged moves focus to the approvals when the first request
+// arrives, and back when the last one goes.
+func (m *Model) approvalsChanged(had bool) {
+	has := m.approvals.Len() > 0
+	switch {
+	case has && !had:
+		if m.focus != FocusApprovals {
+			m.prevFocus, m.prevTab = m.focus, m.tab
+		}
+		m.setFocus(FocusApprovals)
+	case !has && had && m.focus == FocusApprovals:
+		f := m.prevFocus
+		if f == FocusApprovals {
+			f = FocusInput
+		}
+		m.setFocus(f)
+		if m.prevTab != layout.TabApprovals {
+			m.tab = m.prevTab
+		} else {
+			m.tab = layout.TabChat
+		}
+	}
+}
+
+func (m *Model) setFocus(f Focus) {
+	m.focus = f
+	m.chat.SetFocused(f == FocusChat)
+	m.approvals.SetFocused(f == FocusApprovals)
+	m.browser.SetFocused(f == FocusBrowser)
+	if f == FocusInput {
+		m.input.Focus()
+	} else {
+		m.input.Blur()
+	}
+	switch f {
+	case FocusChat:
+		m.tab = layout.TabChat
+	case FocusApprovals:
+		m.tab = layout.TabApprovals
+	case FocusBrowser:
+		m.tab = layout.TabBrowser
+	}
+}
+
+// cycleFocus moves to the next pane; the approvals pane is skipped when
+// nothing waits.
+func (m *Model) cycleFocus(dir int) {
+	order := []Focus{FocusInput, FocusChat, FocusApprovals, FocusBrowser}
+	i := int(m.focus)
+	for range order {
+		i = (i + dir + len(order)) % len(order)
+		if order[i] == FocusApprovals && m.approvals.Len() == 0 {
+			continue
+		}
+		break
+	}
+	m.setFocus(order[i])
+}
+
+// ensureFlush schedules the next frame if none is pending.
+func (m *Model) ensureFlush() tea.Cmd {
+	if m.flushing {
+		return nil
+	}
+	m.flushing = true
+	return m.after(flushEvery, flushMsg{})
+}
+
+// ensureSpinner keeps the spinner turning while something runs.
+func (m *Model) ensureSpinner() tea.Cmd {
+	if m.spinning || !(m.busy || m.chat.Running()) {
+		return nil
+	}
+	m.spinning = true
+	return m.after(spinEvery, spinMsg{})
+}
+
+// ensureGuardTimer redraws when the head approval starts taking keys, so
+// the "a moment…" hint goes away on time.
+func (m *Model) ensureGuardTimer() tea.Cmd {
+	d := m.approvals.ArmedIn()
+	if m.guardTimer || d <= 0 {
+		return nil
+	}
+	m.guardTimer = true
+	return m.after(d, guardMsg{})
+}
+
+func (m *Model) resolvePath(p string) string {
+	if filepath.IsAbs(p) {
+		return p
+	}
+	root := m.opts.Root
+	if root == "" {
+		root = "."
+	}
+	return filepath.Join(root, p)
+}

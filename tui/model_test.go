@@ -1,0 +1,699 @@
+package tui
+
+import (
+	"errors"
+	"fmt"
+	"image/color"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/tui/approvals"
+	"github.com/infer-workspace/infer/tui/dialog"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+func mustContain(t *testing.T, screen string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if !strings.Contains(screen, p) {
+			t.Fatalf("screen lacks %q:\n%s", p, screen)
+		}
+	}
+}
+
+func mustNotContain(t *testing.T, screen string, parts ...string) {
+	t.Helper()
+	for _, p := range parts {
+		if strings.Contains(screen, p) {
+			t.Fatalf("screen still shows %q:\n%s", p, screen)
+		}
+	}
+}
+
+func TestFocusCyclesAndSkipsEmptyApprovals(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	if h.m.focus != FocusInput {
+		t.Fatalf("starts on %v, want input", h.m.focus)
+	}
+	var got []Focus
+	for i := 0; i < 3; i++ {
+		h.key("tab")
+		got = append(got, h.m.focus)
+	}
+	want := []Focus{FocusChat, FocusBrowser, FocusInput}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("tab order %v, want %v", got, want)
+	}
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	if h.m.focus != FocusApprovals {
+		t.Fatalf("a new request should take the focus, got %v", h.m.focus)
+	}
+	h.key("tab", "tab", "tab", "tab")
+	if h.m.focus != FocusApprovals {
+		t.Fatalf("with a request pending the cycle includes approvals; ended on %v", h.m.focus)
+	}
+	// The focused pane is marked by a symbol, not only by colour.
+	mustContain(t, h.screen(), "▸ Approvals")
+}
+
+func TestTypingInChatMovesToEditor(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	h.key("tab") // chat
+	h.typeText("hi")
+	if h.m.focus != FocusInput || h.m.input.Value() != "hi" {
+		t.Fatalf("focus %v, editor %q; want the editor to receive the typing", h.m.focus, h.m.input.Value())
+	}
+}
+
+func TestApprovalKeys(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		keys   []string
+		typing string
+		want   workspace.Decision
+	}{
+		{"y approves once", []string{"y"}, "", workspace.Decision{Kind: workspace.AllowOnce}},
+		{"enter approves once", []string{"enter"}, "", workspace.Decision{Kind: workspace.AllowOnce}},
+		{"a always allows, narrowest", []string{"a"}, "", workspace.Decision{Kind: workspace.AllowAlways}},
+		{"1 always allows, first option", []string{"1"}, "", workspace.Decision{Kind: workspace.AllowAlways, Option: 0}},
+		{"2 always allows, second option", []string{"2"}, "", workspace.Decision{Kind: workspace.AllowAlways, Option: 1}},
+		{"n rejects with a reason", []string{"n"}, "use git clean", workspace.Decision{Kind: workspace.Deny, Reason: "use git clean"}},
+		{"n rejects without a reason", []string{"n"}, "", workspace.Decision{Kind: workspace.Deny}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newFakeWS()
+			ws.approvals = []workspace.Approval{bashApproval()}
+			h := newHarness(t, ws, 120, 40)
+			h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+			h.clock.Advance(approvals.Guard)
+			h.key(tc.keys...)
+			if tc.keys[0] == "n" {
+				mustContain(t, h.screen(), "reason:")
+				h.typeText(tc.typing)
+				h.key("enter")
+			}
+			if len(ws.answers) != 1 || ws.answers[0].id != "ap2" || ws.answers[0].d != tc.want {
+				t.Fatalf("answers %+v, want one %+v for ap2", ws.answers, tc.want)
+			}
+			if h.m.approvals.Len() != 0 || h.m.focus != FocusInput {
+				t.Fatalf("after answering: %d pending, focus %v; want none and the editor", h.m.approvals.Len(), h.m.focus)
+			}
+			mustNotContain(t, h.screen(), "rm -rf build/")
+		})
+	}
+}
+
+func TestRejectCanBeCancelled(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.clock.Advance(approvals.Guard)
+	h.key("n")
+	h.typeText("no")
+	h.key("esc")
+	if len(ws.answers) != 0 || ws.interrupts != 0 {
+		t.Fatalf("esc in the reason line must only cancel it: answers %v, interrupts %d", ws.answers, ws.interrupts)
+	}
+	if h.m.approvals.Len() != 1 {
+		t.Fatal("the request should still wait")
+	}
+	mustNotContain(t, h.screen(), "reason:")
+}
+
+func TestApprovalGuardIgnoresEarlyKeys(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.events(
+		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
+		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())},
+	)
+	h.clock.Advance(approvals.Guard - time.Millisecond)
+	h.key("y", "a", "enter", "n")
+	if len(ws.answers) != 0 || h.m.approvals.Capturing() {
+		t.Fatalf("keys within %v of the request must be ignored; answers %v", approvals.Guard, ws.answers)
+	}
+	mustContain(t, h.screen(), "a moment…")
+	h.clock.Advance(time.Millisecond)
+	h.send(guardMsg{})
+	mustNotContain(t, h.screen(), "a moment…")
+	h.key("y")
+	if len(ws.answers) != 1 || ws.answers[0].id != "ap1" {
+		t.Fatalf("the oldest request is answered first: %v", ws.answers)
+	}
+	// The next request comes to the front and is guarded afresh.
+	h.key("y")
+	if len(ws.answers) != 1 {
+		t.Fatalf("the second request took a key right after it came forward: %v", ws.answers)
+	}
+	h.clock.Advance(approvals.Guard)
+	h.key("y")
+	if len(ws.answers) != 2 || ws.answers[1].id != "ap2" {
+		t.Fatalf("answers %v", ws.answers)
+	}
+}
+
+func TestApprovalAnsweredElsewhereDisappears(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	mustContain(t, h.screen(), "rm -rf build/", "from the browser panel")
+	resolved := bashApproval()
+	resolved.By = workspace.OriginPanel
+	resolved.Decision = workspace.Decision{Kind: workspace.AllowOnce}
+	h.events(workspace.Event{Kind: workspace.KindApprovalResolved, Approval: &resolved})
+	s := h.screen()
+	mustNotContain(t, s, "rm -rf build/")
+	mustContain(t, s, "answered in the browser panel")
+	if h.m.focus != FocusInput {
+		t.Fatalf("focus %v, want the editor back", h.m.focus)
+	}
+	h.clock.Advance(time.Second)
+	h.key("y")
+	if len(ws.answers) != 0 {
+		t.Fatalf("a resolved request was answered again: %v", ws.answers)
+	}
+}
+
+func TestWriteApprovalDiffsAgainstTheFile(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 140, 44)
+	if err := os.WriteFile(filepath.Join(h.m.opts.Root, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a := workspace.Approval{ID: "w1", Call: workspace.Call{Name: "Write", Origin: workspace.OriginAgent,
+		Args: `{"path":"notes.txt","content":"alpha\nBETA\ngamma\n"}`}, Why: "Write changes files."}
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &a})
+	mustContain(t, h.screen(), "@@ -1,3 +1,3 @@", "-beta", "+BETA", " alpha")
+	b := workspace.Approval{ID: "w2", Call: workspace.Call{Name: "Write", Args: `{"path":"new.txt","content":"fresh\n"}`}}
+	h.m.approvals.Resolve("w1")
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &b})
+	mustContain(t, h.screen(), "new file", "+fresh")
+}
+
+func TestEscAndCtrlC(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.key("esc")
+	if ws.interrupts != 0 {
+		t.Fatal("esc while idle must not interrupt")
+	}
+	h.events(workspace.Event{Kind: workspace.KindBusy, Busy: true})
+	h.key("esc")
+	if ws.interrupts != 1 {
+		t.Fatalf("esc while busy: %d interrupts, want 1", ws.interrupts)
+	}
+	h.key("ctrl+c")
+	if ws.interrupts != 2 || h.quit {
+		t.Fatalf("first ctrl+c: %d interrupts, quit %v; want an interrupt and no quit", ws.interrupts, h.quit)
+	}
+	mustContain(t, h.screen(), "press ctrl+c again to quit")
+	h.key("x", "ctrl+c")
+	if h.quit {
+		t.Fatal("ctrl+c, another key, ctrl+c must not quit")
+	}
+	h.key("ctrl+c")
+	if !h.quit {
+		t.Fatal("ctrl+c twice in a row must quit")
+	}
+}
+
+func TestShiftTabCyclesMode(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.key("shift+tab")
+	if ws.cycles != 1 || ws.mode != "plan" {
+		t.Fatalf("cycles %d, mode %q", ws.cycles, ws.mode)
+	}
+	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "plan"})
+	mustContain(t, h.screen(), "mode: plan")
+}
+
+func TestResizeKeepsEveryLineExact(t *testing.T) {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	h := newHarness(t, ws, 160, 48)
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())})
+	for _, size := range [][2]int{{160, 48}, {60, 20}, {100, 30}, {61, 21}, {99, 25}, {200, 60}, {60, 20}, {80, 24},
+		{40, 12}, {20, 6}, {3, 3}} { // below the supported minimum: degraded, but exact and no panic
+		h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
+		lines := strings.Split(h.screen(), "\n")
+		if len(lines) != size[1] {
+			t.Fatalf("%dx%d: %d lines", size[0], size[1], len(lines))
+		}
+		for i, l := range lines {
+			if w := ansi.StringWidth(l); w != size[0] {
+				t.Fatalf("%dx%d: line %d is %d wide: %q", size[0], size[1], i, w, l)
+			}
+		}
+	}
+}
+
+func TestSubmitAndNewlines(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("first line")
+	h.key("shift+enter")
+	h.typeText("second")
+	h.key("ctrl+j")
+	h.typeText("third")
+	if h.m.input.Lines() != 3 {
+		t.Fatalf("editor shows %d lines, want 3", h.m.input.Lines())
+	}
+	h.key("enter")
+	if len(ws.sent) != 1 || ws.sent[0] != "first line\nsecond\nthird" {
+		t.Fatalf("sent %q", ws.sent)
+	}
+	if h.m.input.Value() != "" {
+		t.Fatal("the editor should be empty after sending")
+	}
+	h.key("enter")
+	if len(ws.sent) != 1 {
+		t.Fatal("an empty editor must not send")
+	}
+}
+
+func TestLargePaste(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	var b strings.Builder
+	for i := 0; i < 3000; i++ {
+		fmt.Fprintf(&b, "line %d of a large paste\n", i)
+	}
+	h.send(tea.PasteMsg{Content: b.String()})
+	h.key("enter")
+	if len(ws.sent) != 1 || strings.Count(ws.sent[0], "\n") < 2999 {
+		t.Fatalf("the paste did not arrive whole (%d lines)", strings.Count(strings.Join(ws.sent, ""), "\n"))
+	}
+	if got := len(strings.Split(h.screen(), "\n")); got != 40 {
+		t.Fatalf("screen has %d lines", got)
+	}
+}
+
+func TestHistoryWithArrows(t *testing.T) {
+	ws := newFakeWS()
+	ws.history = []string{"open example.com", "two\nlines"}
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("draft")
+	h.key("up")
+	if v := h.m.input.Value(); v != "two\nlines" {
+		t.Fatalf("up: %q", v)
+	}
+	h.key("up")
+	if v := h.m.input.Value(); v != "open example.com" {
+		t.Fatalf("up again: %q", v)
+	}
+	h.key("up")
+	if v := h.m.input.Value(); v != "open example.com" {
+		t.Fatalf("up past the oldest: %q", v)
+	}
+	h.key("down")
+	// A multi-line entry: down first walks its lines, then the history.
+	if v := h.m.input.Value(); v != "two\nlines" {
+		t.Fatalf("down: %q", v)
+	}
+	h.key("down")
+	if v := h.m.input.Value(); v != "draft" {
+		t.Fatalf("down to the draft: %q", v)
+	}
+	h.key("enter")
+	h.key("up")
+	if v := h.m.input.Value(); v != "draft" {
+		t.Fatalf("the sent message should be the newest entry, got %q", v)
+	}
+}
+
+func TestSlashCompletion(t *testing.T) {
+	ws := newFakeWS()
+	ws.skills = []workspace.Skill{{Name: "tmux", Description: "drive tmux", Scope: "user"}}
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/mo")
+	mustContain(t, h.screen(), "/mode", "/model", "commands and skills")
+	h.key("enter")
+	if _, ok := h.m.dialog.(*dialog.Picker); !ok {
+		t.Fatalf("enter on /mode should open the mode picker, dialog %T", h.m.dialog)
+	}
+	mustContain(t, h.screen(), "auto-with-judge")
+	h.key("down", "enter")
+	if ws.mode != "plan" {
+		t.Fatalf("mode %q, want plan", ws.mode)
+	}
+	h.typeText("/tm")
+	h.key("tab")
+	if v := h.m.input.Value(); v != "/tmux " {
+		t.Fatalf("tab should fill the skill, got %q", v)
+	}
+	h.typeText("split")
+	h.key("enter")
+	if len(ws.sent) != 1 || ws.sent[0] != "/tmux split" {
+		t.Fatalf("a skill goes to the workspace as a message: %q", ws.sent)
+	}
+}
+
+func TestHelpOverlay(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	h.key("?")
+	s := h.screen()
+	for _, sec := range helpSections() {
+		for _, k := range sec.Keys {
+			// At 120x40 the whole list fits without scrolling.
+			if !strings.Contains(s, k[0]) || !strings.Contains(s, k[1]) {
+				t.Fatalf("help lacks %q (%s)", k[0], k[1])
+			}
+		}
+	}
+	h.key("esc")
+	if h.m.dialog != nil {
+		t.Fatal("esc should close the help")
+	}
+	h.typeText("a")
+	h.key("?")
+	if h.m.dialog != nil || h.m.input.Value() != "a?" {
+		t.Fatal("? in a non-empty editor is text")
+	}
+	h.key("f1")
+	if _, ok := h.m.dialog.(*dialog.Help); !ok {
+		t.Fatal("f1 opens the help anywhere")
+	}
+}
+
+func TestModelPicker(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/model")
+	h.key("esc") // close the completion menu, run the typed command
+	h.key("enter")
+	mustContain(t, h.screen(), "● offline/demo", "openai/gpt-4o")
+	h.typeText("gpt")
+	h.key("enter")
+	if ws.model != "openai/gpt-4o" {
+		t.Fatalf("model %q", ws.model)
+	}
+	h.events(workspace.Event{Kind: workspace.KindModel, Model: "openai/gpt-4o"})
+	mustContain(t, h.screen(), "model: openai/gpt-4o")
+	h.typeText("/model nope/nothing")
+	h.key("enter")
+	mustContain(t, h.screen(), "unknown model nope/nothing")
+}
+
+func TestResumePicker(t *testing.T) {
+	ws := newFakeWS()
+	ws.metas = resumeMetas()
+	h := newHarness(t, ws, 120, 40)
+	open := func() {
+		h.typeText("/resume")
+		h.key("enter")
+		if _, ok := h.m.dialog.(*dialog.Resume); !ok {
+			t.Fatalf("dialog %T", h.m.dialog)
+		}
+	}
+	open()
+	s := h.screen()
+	if strings.Index(s, "Release notes") > strings.Index(s, "Check the example site") {
+		t.Fatal("pinned conversations come first")
+	}
+	h.typeText("flaky")
+	h.key("enter")
+	if len(ws.resumed) != 1 || ws.resumed[0] != "c2" {
+		t.Fatalf("resumed %v", ws.resumed)
+	}
+	open()
+	h.key("ctrl+r")
+	for range len("Release notes for 0.3") {
+		h.key("backspace")
+	}
+	h.typeText("Notes 0.3")
+	h.key("enter")
+	if ws.renamed["c3"] != "Notes 0.3" {
+		t.Fatalf("renamed %v", ws.renamed)
+	}
+	mustContain(t, h.screen(), "Notes 0.3")
+	h.key("down", "ctrl+t")
+	if !ws.pinned["c1"] {
+		t.Fatalf("pinned %v", ws.pinned)
+	}
+	h.key("ctrl+x")
+	mustContain(t, h.screen(), "ctrl+x again to delete")
+	h.key("ctrl+x")
+	if len(ws.deleted) != 1 {
+		t.Fatalf("deleted %v", ws.deleted)
+	}
+	h.key("esc")
+	if h.m.dialog != nil {
+		t.Fatal("esc closes the picker")
+	}
+}
+
+type fakeGrants struct {
+	gs      []workspace.Grant
+	revoked []string
+}
+
+func (g *fakeGrants) List() ([]workspace.Grant, error) { return g.gs, nil }
+func (g *fakeGrants) Revoke(id string) error {
+	for i, x := range g.gs {
+		if x.ID == id {
+			g.gs = append(g.gs[:i:i], g.gs[i+1:]...)
+			g.revoked = append(g.revoked, id)
+			return nil
+		}
+	}
+	return errors.New("no grant " + id)
+}
+
+func TestPermissions(t *testing.T) {
+	g := &fakeGrants{gs: []workspace.Grant{
+		{ID: "g1", Description: "Bash commands starting with `git commit`", Created: epoch},
+		{ID: "g2", Description: "every Write call", Created: epoch},
+	}}
+	h := newHarness(t, newFakeWS(), 120, 40, func(o *Options) { o.Grants = g })
+	h.typeText("/permissions")
+	h.key("esc", "enter")
+	mustContain(t, h.screen(), "git commit", "every Write call")
+	h.key("down", "r")
+	if len(g.revoked) != 0 {
+		t.Fatal("revoking asks for a second r")
+	}
+	h.key("r")
+	if len(g.revoked) != 1 || g.revoked[0] != "g2" {
+		t.Fatalf("revoked %v", g.revoked)
+	}
+	mustNotContain(t, h.screen(), "every Write call")
+}
+
+func TestPairCopiesTheToken(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	h.typeText("/pair")
+	h.key("enter")
+	s := h.screen()
+	mustContain(t, s, "52789", "cdef")
+	mustNotContain(t, s, h.m.opts.Token)
+	_, cmd := h.m.Update(keyMsg("c"))
+	if cmd == nil {
+		t.Fatal("c should copy")
+	}
+	if got := fmt.Sprint(cmd()); got != h.m.opts.Token {
+		t.Fatalf("clipboard gets %q", got)
+	}
+}
+
+func TestNoColorEmitsNoColour(t *testing.T) {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
+	h := newHarness(t, ws, 160, 48, func(o *Options) { o.NoColor = true })
+	shot := writeScreenshot(t, t.TempDir())
+	h.events(
+		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
+		chatEvent(events.NewToolCallStartEvent("s", "BrowserScreenshot")),
+		chatEvent(events.NewToolCallResultEvent("r", "s", "Screenshot saved to "+shot+" (320×200 PNG).")),
+	)
+	out := h.m.View().Content
+	if strings.Contains(out, "\x1b") {
+		i := strings.Index(out, "\x1b")
+		t.Fatalf("NO_COLOR output has an escape sequence near %q", out[max(i-20, 0):min(i+20, len(out))])
+	}
+	mustContain(t, out, "@", "✓", "+    os.Exit(0)")
+}
+
+func TestChatScrollsAndFollows(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 30)
+	for i := 0; i < 40; i++ {
+		h.events(workspace.Event{Kind: workspace.KindUserMessage, Text: fmt.Sprintf("message %d", i)})
+	}
+	mustContain(t, h.screen(), "message 39")
+	h.key("pgup")
+	s := h.screen()
+	mustNotContain(t, s, "message 39")
+	mustContain(t, s, "scrolled up")
+	h.events(
+		chatEvent(events.NewTextMessageStartEvent("m", events.WithRole("assistant"))),
+		chatEvent(events.NewTextMessageContentEvent("m", "streaming answer")),
+	)
+	s = h.screen()
+	mustNotContain(t, s, "streaming answer")
+	mustContain(t, s, "↓ 1 new")
+	h.key("end")
+	mustContain(t, h.screen(), "streaming answer")
+	h.events(chatEvent(events.NewTextMessageContentEvent("m", " keeps going")))
+	mustContain(t, h.screen(), "streaming answer keeps going")
+	h.key("home")
+	mustContain(t, h.screen(), "message 0")
+	h.send(tea.MouseWheelMsg{X: 5, Y: 10, Button: tea.MouseWheelDown})
+	mustNotContain(t, h.screen(), "message 0\n")
+	h.key("ctrl+d", "ctrl+d", "ctrl+d", "ctrl+d", "ctrl+d", "ctrl+d", "ctrl+d", "ctrl+d")
+	if !h.m.chat.Following() {
+		t.Fatal("scrolling down to the end follows again")
+	}
+}
+
+func TestToolRowsAndReasoningExpand(t *testing.T) {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	h := newHarness(t, ws, 120, 50)
+	mustContain(t, h.screen(), "▸ Thought · 10 words", "✗ Bash ls /nope", "✓ BrowserNavigate")
+	mustNotContain(t, h.screen(), "exit status 2")
+	h.key("tab", "up") // chat, select the last expandable item: the Bash row
+	h.key("enter")
+	mustContain(t, h.screen(), "exit status 2", "enter to collapse")
+	h.key("up", "up", "enter") // BrowserNavigate, then the reasoning
+	mustContain(t, h.screen(), "Thinking about: example.com")
+}
+
+func TestLiveToolCallLifecycle(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.events(
+		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		chatEvent(events.NewToolCallStartEvent("c9", "Bash")),
+		chatEvent(events.NewToolCallArgsEvent("c9", `{"command":"`)),
+		chatEvent(events.NewToolCallArgsEvent("c9", `make test"}`)),
+		chatEvent(events.NewToolCallEndEvent("c9")),
+	)
+	mustContain(t, h.screen(), "⠋ Bash make test · running")
+	h.send(spinMsg{})
+	mustContain(t, h.screen(), "⠙ Bash make test")
+	h.clock.Advance(4200 * time.Millisecond)
+	h.events(chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")))
+	mustContain(t, h.screen(), "✓ Bash make test · 4.2s", "└ ok (enter: full result)")
+	// The stored outcome corrects the guess when the turn ends.
+	ws.snap.ToolResults = map[string]bool{"c9": false}
+	h.events(workspace.Event{Kind: workspace.KindBusy, Busy: false})
+	mustContain(t, h.screen(), "✗ Bash make test · 4.2s")
+}
+
+func TestInterruptMarksRunningCalls(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	h.events(
+		chatEvent(events.NewToolCallStartEvent("c1", "BrowserNavigate")),
+		chatEvent(events.NewToolCallArgsEvent("c1", `{"url":"https://slow.example"}`)),
+		workspace.Event{Kind: workspace.KindInterrupted},
+	)
+	mustContain(t, h.screen(), "⏹ BrowserNavigate https://slow.example", "interrupted")
+}
+
+func TestConversationSwitchAndResync(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	snap := conversationSnapshot()
+	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &snap})
+	mustContain(t, h.screen(), "Check the example site", "✓ BrowserNavigate")
+	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{}})
+	mustContain(t, h.screen(), "No messages yet", "new conversation")
+	ws.snap = snap
+	ws.approvals = []workspace.Approval{bashApproval()}
+	ws.mode = "auto"
+	h.events(workspace.Event{Kind: workspace.KindResync})
+	mustContain(t, h.screen(), "Check the example site", "rm -rf build/", "mode: auto")
+}
+
+func TestNewAndPanelMessages(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/new")
+	h.key("enter")
+	if ws.newSessions != 1 {
+		t.Fatalf("new sessions %d", ws.newSessions)
+	}
+	h.events(
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the side panel", Origin: workspace.OriginPanel},
+		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"next one", "and another"}},
+		workspace.Event{Kind: workspace.KindNotice, Text: "Could not save your message: disk full"},
+	)
+	mustContain(t, h.screen(), "You · from the browser panel", "from the side panel",
+		"⧗ queued: next one", "⧗ queued: and another", "⚠ Could not save")
+	h.events(workspace.Event{Kind: workspace.KindQueue, Queue: nil})
+	mustNotContain(t, h.screen(), "queued:")
+}
+
+func TestBrowserStates(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 160, 48)
+	mustContain(t, h.screen(), "○ waiting for the browser extension", "infer pair", "port 52789")
+	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Connected, ExtensionVersion: "1.9.2", Since: epoch, RTT: 20 * time.Millisecond}})
+	mustContain(t, h.screen(), "● connected · extension 1.9.2", "since 14:03:05 · ping 20ms", "browser: ● connected")
+	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Disconnected, Since: epoch, Reason: "replaced by a newer connection"}})
+	mustContain(t, h.screen(), "✗ disconnected since 14:03:05", "reason: replaced by a newer connection")
+}
+
+func TestNarrowLayoutShowsApprovalsTab(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 60, 20)
+	mustContain(t, h.screen(), "[Chat]")
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	mustContain(t, h.screen(), "[Approvals ⚠1]", "rm -rf build/")
+	h.clock.Advance(approvals.Guard)
+	h.key("y")
+	mustContain(t, h.screen(), "[Chat]")
+	h.key("tab", "tab")
+	mustContain(t, h.screen(), "[Browser ○]", "waiting for the browser")
+}
+
+func TestLightBackgroundSwitchesStyles(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 100, 30, func(o *Options) { o.Background = "" })
+	if h.m.md.Style() != "dark" {
+		t.Fatalf("default style %q", h.m.md.Style())
+	}
+	h.send(tea.BackgroundColorMsg{Color: color.White})
+	if h.m.th.Dark || h.m.md.Style() != "light" {
+		t.Fatalf("after a light background: dark %v, glamour %q", h.m.th.Dark, h.m.md.Style())
+	}
+	forced := newHarness(t, newFakeWS(), 100, 30, func(o *Options) { o.Background = "dark" })
+	forced.send(tea.BackgroundColorMsg{Color: color.White})
+	if !forced.m.th.Dark {
+		t.Fatal("a forced background must not follow the terminal")
+	}
+}
+
+func TestEffortAndSkills(t *testing.T) {
+	ws := newFakeWS()
+	ws.skills = []workspace.Skill{{Name: "release", Description: "cut a release", Scope: "project"}}
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/effort high")
+	h.key("enter")
+	if len(ws.effortsSet) != 1 || ws.effortsSet[0] != "high" {
+		t.Fatalf("efforts %v", ws.effortsSet)
+	}
+	h.typeText("/effort")
+	h.key("esc", "enter")
+	mustContain(t, h.screen(), "● high", "medium")
+	h.key("up", "enter")
+	if ws.effortsSet[len(ws.effortsSet)-1] != "medium" {
+		t.Fatalf("efforts %v", ws.effortsSet)
+	}
+	h.typeText("/skills")
+	h.key("enter")
+	mustContain(t, h.screen(), "release", "[project] cut a release")
+	h.key("enter")
+	if h.m.dialog != nil || h.m.input.Value() != "/release " {
+		t.Fatalf("a chosen skill goes into the editor: %q", h.m.input.Value())
+	}
+}

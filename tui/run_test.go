@@ -1,0 +1,78 @@
+package tui
+
+import (
+	"context"
+	"io"
+	"testing"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"go.uber.org/goleak"
+
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// TestMain fails the run if any goroutine outlives the tests. Chroma's
+// regexp engine keeps a coarse clock goroutine that stops by itself after
+// its last use; it is not ours to stop.
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
+}
+
+// countingWS counts state reads, so a test can see the real program
+// listen to events and react.
+type countingWS struct {
+	*fakeWS
+	loads chan struct{}
+}
+
+func (c *countingWS) Busy() bool {
+	select {
+	case c.loads <- struct{}{}:
+	default:
+	}
+	return c.fakeWS.Busy()
+}
+
+func TestRunListensAndStopsWithContext(t *testing.T) {
+	ws := &countingWS{fakeWS: newFakeWS(), loads: make(chan struct{}, 8)}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- run(ctx, ws, Options{Background: "dark"}, tea.WithInput(nil), tea.WithOutput(io.Discard), tea.WithWindowSize(100, 30))
+	}()
+	wait := func(what string) {
+		t.Helper()
+		select {
+		case <-ws.loads:
+		case <-time.After(10 * time.Second):
+			t.Fatalf("the program did not %s", what)
+		}
+	}
+	wait("read the state at start")
+	// A resync event must reach Update through the listener, which then
+	// reads the state again.
+	var sub *fakeSub
+	for sub == nil {
+		ws.mu.Lock()
+		sub = ws.sub
+		ws.mu.Unlock()
+	}
+	sub.push(workspace.Event{Kind: workspace.KindResync})
+	wait("react to an event")
+	cancel()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("Run after cancel: %v", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("Run did not return after its context ended")
+	}
+	sub.mu.Lock()
+	closed := sub.closed
+	sub.mu.Unlock()
+	if !closed {
+		t.Fatal("Run must close its subscription")
+	}
+}

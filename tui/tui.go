@@ -1,0 +1,66 @@
+// Package tui is infer's terminal workspace: a Bubble Tea program that
+// shows the active conversation, the approval requests, the browser and a
+// message editor, and turns keys into workspace calls.
+//
+// It holds no business logic. Everything it shows comes from the
+// workspace's state and event stream (see package tui/workspace), and
+// every intent becomes a workspace call made in a tea.Cmd. See AGENTS.md
+// in this directory for the architecture.
+package tui
+
+import (
+	"context"
+	"errors"
+	"os"
+	"time"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/colorprofile"
+
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// Options configure the TUI.
+type Options struct {
+	// Port and Token are the pairing details /pair shows; the token is
+	// masked on screen and copied with OSC 52 on request.
+	Port  int
+	Token string
+	// Grants backs /permissions; nil hides the saved grants.
+	Grants workspace.Grants
+	// Root is the project root, against which a Write's relative path is
+	// read for its diff; "" means the working directory.
+	Root string
+	// Now is the clock (tool durations, the approval guard); nil means
+	// time.Now.
+	Now func() time.Time
+	// NoColor draws without any colour or style escapes. Run also turns it
+	// on when the NO_COLOR environment variable is set.
+	NoColor bool
+	// Background forces "dark" or "light"; "" asks the terminal.
+	Background string
+}
+
+// Run shows the TUI until the person quits or ctx ends. It owns the
+// subscription it opens and closes it before returning.
+func Run(ctx context.Context, ws workspace.Workspace, opts Options) error {
+	if os.Getenv("NO_COLOR") != "" {
+		opts.NoColor = true
+	}
+	return run(ctx, ws, opts)
+}
+
+// run is Run with extra program options (tests run without a terminal).
+func run(ctx context.Context, ws workspace.Workspace, opts Options, extra ...tea.ProgramOption) error {
+	m := New(ws, opts)
+	defer m.Close()
+	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, extra...)
+	if opts.NoColor {
+		popts = append(popts, tea.WithColorProfile(colorprofile.ASCII))
+	}
+	_, err := tea.NewProgram(m, popts...).Run()
+	if err != nil && errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		return nil // cancelled by the caller: a normal way to stop
+	}
+	return err
+}

@@ -1,0 +1,209 @@
+package tui
+
+import (
+	"strconv"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/tui/frame"
+	"github.com/infer-workspace/infer/tui/layout"
+)
+
+// maxInputLines mirrors the layout's cap on the editor's height.
+func maxInputLines(h int) int { return max(1, min(10, h/4)) }
+
+// compose lays out the panes for the current size and joins their views
+// into the frame View returns. Panes draw from their caches, so this costs
+// about one screen of string work.
+func (m *Model) compose() {
+	w, h := m.width, m.height
+	m.input.SetSize(w, maxInputLines(h))
+	if w < layout.ColumnsMinWidth {
+		// The approvals pane needs its real width to measure its wish.
+		m.approvals.SetSize(w, h)
+	} else {
+		m.approvals.SetSize(w-w*3/5, h)
+	}
+	l := layout.Compute(w, h, layout.Params{
+		InputLines:    m.input.Lines(),
+		ApprovalLines: m.approvals.DesiredLines(),
+		Tab:           m.tab,
+	})
+	m.lay = l
+	m.chat.SetSize(l.Chat.W, l.Chat.H)
+	m.approvals.SetSize(l.Approvals.W, l.Approvals.H)
+	m.browser.SetSize(l.Browser.W, l.Browser.H)
+
+	rows := make([]string, 0, h)
+	rows = append(rows, m.header(w))
+	body := l.Input.Y - 1
+	if l.Columns {
+		left := lines(m.chat.View())
+		right := append(lines(m.approvals.View()), lines(m.browser.View())...)
+		// The panes' views are exact rectangles: join them unmeasured.
+		for i := 0; i < body; i++ {
+			rows = append(rows, at(left, i)+at(right, i))
+		}
+	} else {
+		if body > 0 {
+			rows = append(rows, m.tabBar(w))
+		}
+		var pane []string
+		switch {
+		case !l.Approvals.Empty():
+			pane = lines(m.approvals.View())
+		case !l.Browser.Empty():
+			pane = lines(m.browser.View())
+		default:
+			pane = lines(m.chat.View())
+		}
+		for i := 0; i < body-1; i++ {
+			rows = append(rows, at(pane, i))
+		}
+	}
+	rows = append(rows, lines(m.input.View())...)
+	rows = append(rows, m.statusBar(w))
+	for len(rows) < h {
+		rows = append(rows, strings.Repeat(" ", w))
+	}
+	out := strings.Join(rows[:h], "\n")
+
+	if menu := m.input.MenuView(min(w, 72)); len(menu) > 0 && m.dialog == nil && m.focus == FocusInput {
+		y := max(l.Input.Y-len(menu), 0)
+		out = frame.Overlay(out, strings.Join(menu, "\n"), 0, y)
+	}
+	m.cursor = nil
+	if m.dialog != nil {
+		box := m.dialog.View(max(w-4, 10), max(h-2, 3))
+		bw, bh := ansi.StringWidth(firstLine(box)), strings.Count(box, "\n")+1
+		out = frame.Overlay(out, box, max((w-bw)/2, 0), max((h-bh)/2, 0))
+	} else if m.focus == FocusInput {
+		if c := m.input.Cursor(); c != nil {
+			c.Y += l.Input.Y
+			m.cursor = c
+		}
+	}
+	if m.opts.NoColor {
+		out = ansi.Strip(out)
+	}
+	m.frame = out
+	m.dirty = false
+}
+
+func lines(s string) []string { return strings.Split(s, "\n") }
+
+func at(ls []string, i int) string {
+	if i < len(ls) {
+		return ls[i]
+	}
+	return ""
+}
+
+func firstLine(s string) string {
+	l, _, _ := strings.Cut(s, "\n")
+	return l
+}
+
+func (m *Model) header(w int) string {
+	th := m.th
+	title := m.title
+	if title == "" {
+		title = "new conversation"
+	}
+	left := th.Accent.Render("infer") + th.Faint.Render(" · ") + th.Title.Render(title)
+	right := th.Faint.Render("? help · ctrl+c quit")
+	gap := w - ansi.StringWidth(left) - ansi.StringWidth(right)
+	if gap < 1 {
+		return frame.Pad(left, w)
+	}
+	return left + strings.Repeat(" ", gap) + right
+}
+
+// tabBar names the panes of the narrow layout; the shown one is bracketed
+// so the choice does not rest on colour.
+func (m *Model) tabBar(w int) string {
+	th := m.th
+	name := func(t layout.Tab, label string) string {
+		if m.tab == t {
+			return th.Accent.Render("[" + label + "]")
+		}
+		return th.Faint.Render(" " + label + " ")
+	}
+	ap := "Approvals"
+	if n := m.approvals.Len(); n > 0 {
+		ap += " ⚠" + strconv.Itoa(n)
+	}
+	br := "Browser " + browserMark(m.browser.Status().State)
+	bar := name(layout.TabChat, "Chat") + " " + name(layout.TabApprovals, ap) + " " + name(layout.TabBrowser, br) +
+		th.Faint.Render("  tab switches")
+	return frame.Pad(bar, w)
+}
+
+func browserMark(s browser.State) string {
+	switch s {
+	case browser.Connected:
+		return "●"
+	case browser.Disconnected:
+		return "✗"
+	}
+	return "○"
+}
+
+// statusBar shows mode, model, the browser, the turn, and any flash.
+func (m *Model) statusBar(w int) string {
+	th := m.th
+	mode := m.mode
+	if mode == "" {
+		mode = "…"
+	}
+	st := m.browser.Status().State
+	var parts []string
+	if w >= 90 {
+		parts = append(parts, th.Key.Render("mode: "+mode)+th.Faint.Render(" (shift+tab)"))
+		if m.model != "" {
+			parts = append(parts, "model: "+m.model)
+		}
+		parts = append(parts, "browser: "+browserMark(st)+" "+st.String())
+	} else {
+		// Narrow: the same facts, fewer words.
+		parts = append(parts, th.Key.Render(mode))
+		if m.model != "" {
+			parts = append(parts, m.model)
+		}
+		parts = append(parts, browserMark(st)+" browser")
+	}
+	if m.busy {
+		parts = append(parts, th.Accent.Render(spinner(m.spinFrame()))+" working · esc stops")
+	}
+	if n := m.approvals.Len(); n > 0 {
+		parts = append(parts, th.Warn.Render("⚠ "+strconv.Itoa(n)+" to approve"))
+	}
+	left := strings.Join(parts, th.Faint.Render(" · "))
+	if m.flash == "" {
+		return frame.Pad(left, w)
+	}
+	style := th.Faint
+	if m.flashWarn {
+		style = th.Warn
+	}
+	flash := style.Render(m.flash)
+	// The flash matters more than the tail of the status: it keeps its
+	// room and the status is cut.
+	fw := ansi.StringWidth(flash)
+	if fw+3 >= w {
+		return frame.Pad(flash, w)
+	}
+	return frame.Pad(ansi.Truncate(left, w-fw-3, "…")+" · "+flash, w)
+}
+
+var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}
+
+func spinner(i int) string { return spinnerFrames[i%len(spinnerFrames)] }
+
+// spinFrame reads the chat's spinner frame so both spin in step.
+func (m *Model) spinFrame() int { return m.chat.Frame() }
+
+var _ tea.Model = (*Model)(nil)
