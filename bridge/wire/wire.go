@@ -370,12 +370,26 @@ func PeekType(data []byte) (string, error) {
 
 // Decode parses one frame. Unknown types decode to Unknown with a nil error;
 // invalid JSON, a missing or non-string type, and known frames whose fields
-// have the wrong JSON types are errors wrapping ErrMalformed.
+// have the wrong JSON types are errors wrapping ErrMalformed. The hot
+// frames (browser_command, browser_result) usually take a one-pass path
+// (fast.go) that yields exactly what encoding/json would.
 func Decode(data []byte) (Frame, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
 		return nil, fmt.Errorf("%w: not a JSON object", ErrMalformed)
 	}
+	if r, ok := decodeResultFast(data); ok {
+		return r, nil
+	}
+	if c, ok := decodeCommandFast(data); ok {
+		return c, nil
+	}
+	return decodeGeneric(data)
+}
+
+// decodeGeneric is Decode through encoding/json alone, for every frame the
+// fast path leaves alone.
+func decodeGeneric(data []byte) (Frame, error) {
 	typ, err := PeekType(data)
 	if err != nil {
 		return nil, err
@@ -490,6 +504,17 @@ func validate(f Frame) error {
 
 // Encode renders a frame as one JSON text message, with its type first.
 func Encode(f Frame) ([]byte, error) {
+	switch f := f.(type) {
+	case BrowserResult:
+		return encodeResult(f)
+	case BrowserCommand:
+		return encodeCommand(f), nil
+	}
+	return encodeGeneric(f)
+}
+
+// encodeGeneric is Encode through encoding/json alone.
+func encodeGeneric(f Frame) ([]byte, error) {
 	body, err := json.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", f.FrameType(), err)

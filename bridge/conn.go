@@ -1,0 +1,330 @@
+package bridge
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+// maxRetainedReadBuffer is the largest read buffer a connection keeps
+// between frames; a bigger one (after a screenshot) is let go so an idle
+// connection does not pin megabytes.
+const maxRetainedReadBuffer = 4 << 20
+
+// keepaliveFrame is sent as-is every KeepaliveInterval.
+var keepaliveFrame = wire.MustEncode(wire.Keepalive{})
+
+// conn is one authenticated extension connection. Its reader is the HTTP
+// handler's goroutine (serve); its only writer is writeLoop, fed through
+// out. Everything else talks to it through those two and done.
+type conn struct {
+	srv        *Server
+	ws         *websocket.Conn
+	log        *slog.Logger
+	version    string
+	out        chan []byte
+	done       chan struct{} // closed when the connection starts closing
+	writerDone chan struct{}
+
+	closeOnce   sync.Once
+	closeCode   int
+	closeReason string // set before done is closed, read only after
+
+	mu      sync.Mutex
+	closing bool
+	pending map[string]chan wire.BrowserResult
+	pingSeq uint64
+	pingAt  time.Time
+
+	buf bytes.Buffer // the reader's frame buffer, reused between frames
+}
+
+// activate makes an authenticated socket the live connection, replacing
+// (and closing) the previous one, queues the ack and starts the writer.
+func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
+	c := &conn{
+		srv:        s,
+		ws:         ws,
+		log:        s.log.With("remote", ws.RemoteAddr().String(), "extension_version", version),
+		version:    version,
+		out:        make(chan []byte, s.opts.SendQueue),
+		done:       make(chan struct{}),
+		writerDone: make(chan struct{}),
+		pending:    make(map[string]chan wire.BrowserResult),
+	}
+	// The ack goes first in the queue, before the connection is published
+	// as live: a command sent the moment the status says "connected" must
+	// not overtake it. The queue is empty, so this never blocks.
+	c.out <- wire.MustEncode(wire.BrowserHelloAck{})
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, false
+	}
+	old := s.live
+	s.live = c
+	s.conns[c] = struct{}{}
+	s.setStatusLocked(func(st *browser.Status) {
+		*st = browser.Status{State: browser.Connected, ExtensionVersion: version, Since: time.Now()}
+	})
+	// The handler calling us holds a wg count, so this Add cannot race
+	// Close's Wait.
+	s.wg.Add(1)
+	s.mu.Unlock()
+
+	c.log.Info("bridge: extension connected")
+	if old != nil {
+		old.shutdown(websocket.CloseNormalClosure, "replaced by a newer connection")
+	}
+	go c.writeLoop()
+	return c, true
+}
+
+// serve is the connection's read loop. It returns once the connection is
+// finished and its writer has stopped.
+func (c *conn) serve() {
+	defer c.finish()
+	c.ws.SetReadLimit(c.srv.opts.MaxFrameBytes)
+	c.ws.SetPongHandler(c.onPong)
+	c.extendReadDeadline()
+	if p := c.srv.opts.Panel; p != nil {
+		c.callPanel("connected", func() { p.Connected(c, c.version) })
+	}
+	for {
+		typ, r, err := c.ws.NextReader()
+		if err != nil {
+			c.shutdown(c.readFailure(err))
+			return
+		}
+		if typ != websocket.TextMessage {
+			c.log.Debug("bridge: ignored a binary frame")
+			continue
+		}
+		c.buf.Reset()
+		if _, err := c.buf.ReadFrom(r); err != nil {
+			c.shutdown(c.readFailure(err))
+			return
+		}
+		c.handle(c.buf.Bytes())
+		if c.buf.Cap() > maxRetainedReadBuffer {
+			c.buf = bytes.Buffer{}
+		}
+	}
+}
+
+// finish releases the socket after the read loop ends. The writer is
+// waited for first so its close frame goes out; then whatever the peer
+// still sends is drained until it hangs up or the CloseGrace deadline set by
+// shutdown passes, because closing a socket with unread data makes the
+// kernel reset it, and the peer may then never see the close code.
+func (c *conn) finish() {
+	<-c.writerDone
+	io.Copy(io.Discard, c.ws.NetConn())
+	c.ws.Close()
+	c.srv.mu.Lock()
+	delete(c.srv.conns, c)
+	c.srv.mu.Unlock()
+}
+
+// readFailure turns the error that ended the read loop into a close code
+// and a reason for the log and the status.
+func (c *conn) readFailure(err error) (int, string) {
+	var ce *websocket.CloseError
+	var ne net.Error
+	switch {
+	case errors.As(err, &ce):
+		reason := fmt.Sprintf("the extension closed the connection (code %d", ce.Code)
+		if ce.Text != "" {
+			reason += ": " + ce.Text
+		}
+		return websocket.CloseNormalClosure, reason + ")"
+	case errors.Is(err, websocket.ErrReadLimit):
+		return websocket.CloseMessageTooBig, fmt.Sprintf("the extension sent a frame larger than %d bytes", c.srv.opts.MaxFrameBytes)
+	case errors.As(err, &ne) && ne.Timeout():
+		return websocket.CloseGoingAway, fmt.Sprintf("no answer to pings for %v: the connection is half-open", c.srv.opts.PingInterval+c.srv.opts.PongTimeout)
+	default:
+		return websocket.CloseGoingAway, "connection lost: " + err.Error()
+	}
+}
+
+// shutdown starts closing the connection: commands waiting on it fail at
+// once, the writer sends a close frame, and the reader gets CloseGrace to
+// see the peer's reply. It is idempotent; the first reason wins.
+func (c *conn) shutdown(code int, reason string) {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closing = true
+		c.closeCode, c.closeReason = code, reason
+		deadline := time.Now().Add(c.srv.opts.CloseGrace)
+		nc := c.ws.NetConn()
+		nc.SetReadDeadline(deadline)
+		// Bounds a write already in progress to a peer that stopped
+		// reading, so closing never waits a whole WriteTimeout.
+		nc.SetWriteDeadline(deadline)
+		c.mu.Unlock()
+		close(c.done)
+		c.srv.dropLive(c, reason)
+	})
+}
+
+// dropLive records that c went away, if it was the live connection (a
+// replaced connection is no longer news).
+func (s *Server) dropLive(c *conn, reason string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live != c {
+		c.log.Info("bridge: closed an extension connection", "reason", reason)
+		return
+	}
+	c.log.Info("bridge: extension disconnected", "reason", reason)
+	s.live = nil
+	s.setStatusLocked(func(st *browser.Status) {
+		*st = browser.Status{State: browser.Disconnected, ExtensionVersion: c.version, Since: time.Now(), Reason: reason}
+	})
+}
+
+func (c *conn) isClosing() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closing
+}
+
+// extendReadDeadline gives the peer until the next ping is due plus
+// PongTimeout to show it is alive; without it a half-open socket (a laptop
+// that slept, a killed browser) would look connected forever.
+func (c *conn) extendReadDeadline() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.closing {
+		c.ws.SetReadDeadline(time.Now().Add(c.srv.opts.PingInterval + c.srv.opts.PongTimeout))
+	}
+}
+
+// onPong runs on the reader when a pong arrives.
+func (c *conn) onPong(data string) error {
+	c.extendReadDeadline()
+	if len(data) != 8 {
+		return nil
+	}
+	seq := binary.BigEndian.Uint64([]byte(data))
+	c.mu.Lock()
+	var rtt time.Duration
+	if seq == c.pingSeq && !c.pingAt.IsZero() {
+		rtt = time.Since(c.pingAt)
+		c.pingAt = time.Time{}
+	}
+	c.mu.Unlock()
+	if rtt > 0 {
+		c.srv.setRTT(c, rtt)
+	}
+	return nil
+}
+
+// setRTT publishes a ping round trip of the live connection.
+func (s *Server) setRTT(c *conn, rtt time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.live == c {
+		s.setStatusLocked(func(st *browser.Status) { st.RTT = rtt })
+	}
+}
+
+// writeLoop is the connection's only writer: frames from out, pings and
+// keepalives, and finally the close frame.
+func (c *conn) writeLoop() {
+	defer c.srv.wg.Done()
+	defer close(c.writerDone)
+	opts := &c.srv.opts
+	ping := time.NewTicker(opts.PingInterval)
+	defer ping.Stop()
+	keepalive := time.NewTicker(opts.KeepaliveInterval)
+	defer keepalive.Stop()
+	for {
+		// Closing wins over queued work: nothing more is owed to a peer
+		// that is being dropped.
+		select {
+		case <-c.done:
+			c.writeClose()
+			return
+		default:
+		}
+		var err error
+		select {
+		case <-c.done:
+			c.writeClose()
+			return
+		case b := <-c.out:
+			err = c.writeText(b)
+		case <-keepalive.C:
+			err = c.writeText(keepaliveFrame)
+		case <-ping.C:
+			err = c.writePing()
+		}
+		if err != nil {
+			c.shutdown(websocket.CloseGoingAway, "write failed: "+err.Error())
+		}
+	}
+}
+
+func (c *conn) writeText(b []byte) error {
+	c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// writePing sends a ping carrying a sequence number, so its pong can be
+// matched to the time it left.
+func (c *conn) writePing() error {
+	c.mu.Lock()
+	c.pingSeq++
+	c.pingAt = time.Now()
+	var payload [8]byte
+	binary.BigEndian.PutUint64(payload[:], c.pingSeq)
+	c.mu.Unlock()
+	return c.ws.WriteControl(websocket.PingMessage, payload[:], time.Now().Add(c.srv.opts.WriteTimeout))
+}
+
+func (c *conn) writeClose() {
+	err := c.ws.WriteControl(websocket.CloseMessage, closeMessage(c.closeCode, c.closeReason), time.Now().Add(c.srv.opts.CloseGrace))
+	if err != nil && !errors.Is(err, websocket.ErrCloseSent) {
+		c.log.Debug("bridge: could not send the close frame", "err", err)
+	}
+}
+
+// handle decodes and routes one text frame. A bad frame is logged and
+// dropped: one buggy message must not cost the person their connection.
+func (c *conn) handle(data []byte) {
+	if c.isClosing() {
+		return
+	}
+	f, err := wire.Decode(data)
+	if err != nil {
+		c.log.Warn("bridge: dropped a malformed frame from the extension", "err", err, "bytes", len(data))
+		return
+	}
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		if extra := wire.UnknownFields(data); len(extra) > 0 {
+			c.log.Debug("bridge: ignored unknown fields of a frame", "type", f.FrameType(), "fields", extra)
+		}
+	}
+	switch f := f.(type) {
+	case wire.BrowserResult:
+		c.deliver(f)
+	case wire.Keepalive:
+	case wire.Unknown:
+		c.log.Debug("bridge: ignored a frame of unknown type", "type", f.Type)
+	default:
+		c.toPanel(f)
+	}
+}

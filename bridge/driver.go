@@ -1,0 +1,281 @@
+package bridge
+
+import (
+	"context"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+// resultGrace is how much longer than timeout_ms the driver waits: the
+// extension's own timeout error says more than ours, so it gets the chance
+// to arrive first.
+const resultGrace = 500 * time.Millisecond
+
+// Do sends one command to the live extension and waits for its result. It
+// fails at once with browser.ErrNotConnected when no extension is connected,
+// with browser.ErrDisconnected as soon as the connection drops or is
+// replaced, with browser.ErrTimeout when the command's budget (plus a short
+// grace) passes, and with ctx's error when ctx ends first. A failure the
+// extension reports is a *browser.CommandError. Safe for concurrent use.
+func (s *Server) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	started := time.Now()
+	res, err := s.do(ctx, cmd)
+	if s.opts.OnCommand != nil {
+		rec := browser.CommandRecord{
+			Action:  cmd.Action,
+			Target:  commandTarget(cmd),
+			Started: started,
+			Latency: time.Since(started),
+		}
+		if err != nil {
+			rec.Err = err.Error()
+		}
+		s.opts.OnCommand(rec)
+	}
+	return res, err
+}
+
+func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	if !knownAction(cmd.Action) {
+		return browser.Result{}, fmt.Errorf("browser: unknown action %q (want navigate, click, type, read, screenshot or tabs)", cmd.Action)
+	}
+	if err := ctx.Err(); err != nil {
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
+	}
+	c := s.liveConn()
+	if c == nil {
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, browser.ErrNotConnected)
+	}
+	budget := cmd.Timeout
+	if budget <= 0 {
+		budget = s.opts.CommandTimeout
+	}
+	// The extension should give up when the caller would: tell it the
+	// smaller budget.
+	if dl, ok := ctx.Deadline(); ok {
+		if left := time.Until(dl); left < budget {
+			budget = left
+		}
+	}
+	timeoutMS := max(budget.Milliseconds(), 1)
+
+	id := uuid.NewString()
+	ch := make(chan wire.BrowserResult, 1)
+	if !c.addPending(id, ch) {
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, browser.ErrNotConnected)
+	}
+	defer c.removePending(id)
+
+	frame, err := wire.Encode(wire.BrowserCommand{
+		ID:         id,
+		Action:     string(cmd.Action),
+		URL:        cmd.URL,
+		Selector:   cmd.Selector,
+		Text:       cmd.Text,
+		PressEnter: cmd.PressEnter,
+		TimeoutMS:  timeoutMS,
+	})
+	if err != nil {
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
+	}
+	timer := time.NewTimer(budget + resultGrace)
+	defer timer.Stop()
+
+	select {
+	case c.out <- frame:
+	case <-c.done:
+		return browser.Result{}, c.disconnected(cmd.Action)
+	case <-ctx.Done():
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, ctx.Err())
+	case <-timer.C:
+		return browser.Result{}, timedOut(cmd.Action, budget)
+	}
+
+	select {
+	case r := <-ch:
+		return toResult(cmd.Action, r)
+	case <-c.done:
+		// A result that arrived just before the close still counts.
+		select {
+		case r := <-ch:
+			return toResult(cmd.Action, r)
+		default:
+		}
+		return browser.Result{}, c.disconnected(cmd.Action)
+	case <-ctx.Done():
+		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, ctx.Err())
+	case <-timer.C:
+		return browser.Result{}, timedOut(cmd.Action, budget)
+	}
+}
+
+// disconnected is the error of a command whose connection went away; call
+// it only once c.done is closed.
+func (c *conn) disconnected(action browser.Action) error {
+	return fmt.Errorf("browser %s: %w (%s)", action, browser.ErrDisconnected, c.closeReason)
+}
+
+func timedOut(action browser.Action, budget time.Duration) error {
+	return fmt.Errorf("browser %s: %w (no result within %v; the command may still complete in the browser)", action, browser.ErrTimeout, budget)
+}
+
+// addPending registers a command id; false if the connection is closing.
+func (c *conn) addPending(id string, ch chan wire.BrowserResult) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.closing {
+		return false
+	}
+	c.pending[id] = ch
+	return true
+}
+
+func (c *conn) removePending(id string) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.pending, id)
+}
+
+// deliver hands a result to the call waiting for it. Results nobody waits
+// for (duplicates, late ones after a timeout, made-up ids) are dropped:
+// exactly one outcome per call.
+func (c *conn) deliver(r wire.BrowserResult) {
+	c.mu.Lock()
+	ch, ok := c.pending[r.ID]
+	if ok {
+		delete(c.pending, r.ID)
+	}
+	c.mu.Unlock()
+	if !ok {
+		c.log.Debug("bridge: ignored a browser_result nobody waits for (duplicate, late or unknown id)", "id", r.ID)
+		return
+	}
+	ch <- r // buffered, and this is its only send
+}
+
+func knownAction(a browser.Action) bool {
+	switch a {
+	case browser.Navigate, browser.Click, browser.Type, browser.Read, browser.Screenshot, browser.Tabs:
+		return true
+	}
+	return false
+}
+
+// toResult converts a wire result, applying the contract's meaning of each
+// field for the action.
+func toResult(action browser.Action, r wire.BrowserResult) (browser.Result, error) {
+	if r.Error != "" {
+		return browser.Result{}, &browser.CommandError{Action: action, Message: r.Error}
+	}
+	out := browser.Result{URL: r.URL, Title: r.Title}
+	if r.Content != nil {
+		out.Content = *r.Content
+	} else if action == browser.Read {
+		out.Missing = true
+	}
+	if action == browser.Screenshot || r.Image != "" {
+		img, mime, err := decodeImage(r.Image, r.ImageMIMEType)
+		if err != nil {
+			return browser.Result{}, fmt.Errorf("browser %s: %w", action, err)
+		}
+		out.Image, out.ImageMIME = img, mime
+	}
+	if len(r.Tabs) > 0 {
+		out.Tabs = make([]browser.Tab, len(r.Tabs))
+		for i, t := range r.Tabs {
+			out.Tabs[i] = browser.Tab{Index: t.Index, URL: t.URL, Title: t.Title, Active: t.Active, Controlled: t.Controlled}
+		}
+	}
+	if len(r.Events) > 0 {
+		out.Events = make([]string, len(r.Events))
+		for i, e := range r.Events {
+			out.Events[i] = string(e)
+		}
+	}
+	return out, nil
+}
+
+// decodeImage decodes a screenshot. chrome.tabs.captureVisibleTab yields a
+// data URL, so an extension that forwards it unchanged is accepted too.
+func decodeImage(image, mime string) ([]byte, string, error) {
+	if image == "" {
+		return nil, "", errors.New("the extension returned a screenshot without an image")
+	}
+	if rest, ok := strings.CutPrefix(image, "data:"); ok {
+		meta, data, found := strings.Cut(rest, ",")
+		if !found || !strings.HasSuffix(meta, ";base64") {
+			return nil, "", errors.New("the screenshot is a data URL without base64 data")
+		}
+		if mime == "" {
+			mime = strings.TrimSuffix(meta, ";base64")
+		}
+		image = data
+	}
+	img := make([]byte, base64.StdEncoding.DecodedLen(len(image)))
+	n, err := base64.StdEncoding.Decode(img, []byte(image))
+	if err != nil {
+		return nil, "", fmt.Errorf("the screenshot's image is not valid base64 (%v); the extension must send standard base64", err)
+	}
+	if mime == "" {
+		mime = "image/png"
+	}
+	return img[:n], mime, nil
+}
+
+// commandTarget is the URL or selector a command acts on, shortened for the
+// browser pane's log.
+func commandTarget(cmd browser.Command) string {
+	t := cmd.Selector
+	if cmd.Action == browser.Navigate {
+		t = cmd.URL
+	}
+	const maxRunes = 80
+	if utf8.RuneCountInString(t) <= maxRunes {
+		return t
+	}
+	r := []rune(t)
+	return string(r[:maxRunes-1]) + "…"
+}
+
+// Navigate opens url in the controlled tab.
+func (s *Server) Navigate(ctx context.Context, url string) (browser.Result, error) {
+	return s.Do(ctx, browser.Command{Action: browser.Navigate, URL: url})
+}
+
+// Click clicks the first element matching selector.
+func (s *Server) Click(ctx context.Context, selector string) (browser.Result, error) {
+	return s.Do(ctx, browser.Command{Action: browser.Click, Selector: selector})
+}
+
+// Type replaces the value of the element matching selector with text,
+// pressing Enter afterwards when pressEnter is set.
+func (s *Server) Type(ctx context.Context, selector, text string, pressEnter bool) (browser.Result, error) {
+	return s.Do(ctx, browser.Command{Action: browser.Type, Selector: selector, Text: text, PressEnter: pressEnter})
+}
+
+// Read returns the text of the element matching selector (the whole body
+// when selector is empty); Result.Missing reports a selector that matched
+// nothing.
+func (s *Server) Read(ctx context.Context, selector string) (browser.Result, error) {
+	return s.Do(ctx, browser.Command{Action: browser.Read, Selector: selector})
+}
+
+// Screenshot captures the visible part of the controlled tab.
+func (s *Server) Screenshot(ctx context.Context) (browser.Result, error) {
+	return s.Do(ctx, browser.Command{Action: browser.Screenshot})
+}
+
+// Tabs lists the open tabs.
+func (s *Server) Tabs(ctx context.Context) ([]browser.Tab, error) {
+	res, err := s.Do(ctx, browser.Command{Action: browser.Tabs})
+	return res.Tabs, err
+}

@@ -1,0 +1,298 @@
+package bridge
+
+import (
+	"errors"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+// expectPolicyClose asserts the server closed ws with 1008 and a reason
+// containing want, and that the refusal is visible in the status.
+func expectPolicyClose(t *testing.T, ts *testServer, ws *websocket.Conn, want string) {
+	t.Helper()
+	code, text := readClose(t, ws)
+	if code != websocket.ClosePolicyViolation {
+		t.Errorf("close code = %d (%q), want 1008", code, text)
+	}
+	if !strings.Contains(text, want) {
+		t.Errorf("close reason %q does not contain %q", text, want)
+	}
+	st := ts.waitStatus(t, func(st browser.Status) bool { return st.Reason != "" })
+	if !strings.Contains(st.Reason, want) {
+		t.Errorf("status reason %q does not contain %q", st.Reason, want)
+	}
+	if st.State == browser.Connected {
+		t.Errorf("status is connected after a refused hello")
+	}
+}
+
+func TestHelloTimeoutClosesWithPolicyViolation(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.HelloTimeout = 100 * time.Millisecond })
+	ws := mustDial(t, ts.Server)
+	expectPolicyClose(t, ts, ws, "no browser_hello within")
+}
+
+func TestWrongTokenIsRefusedWithoutEchoingIt(t *testing.T) {
+	ts := startServer(t, nil)
+	ws := mustDial(t, ts.Server)
+	const wrong = "wrong-token-that-must-not-be-logged"
+	ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHello{Token: wrong, ExtensionVersion: "1.12.1"}))
+	expectPolicyClose(t, ts, ws, "wrong token")
+
+	code, rep := statusBody(t, ts.Server, "Bearer "+testToken)
+	if code != http.StatusOK || rep.LastRejection == nil || !strings.Contains(rep.LastRejection.Reason, "wrong token") {
+		t.Errorf("/status = %d %+v, want a last_rejection about a wrong token", code, rep)
+	}
+	logs := ts.logs.String()
+	if !strings.Contains(logs, "wrong token") {
+		t.Errorf("the refusal is not logged:\n%s", logs)
+	}
+	if strings.Contains(logs, wrong) || strings.Contains(logs, testToken) {
+		t.Errorf("a token appears in the log:\n%s", logs)
+	}
+}
+
+func TestEmptyTokenIsRefused(t *testing.T) {
+	ts := startServer(t, nil)
+	ws := mustDial(t, ts.Server)
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"browser_hello","extension_version":"1.0"}`))
+	expectPolicyClose(t, ts, ws, "no token")
+}
+
+func TestNonHelloFirstFrameIsRefused(t *testing.T) {
+	ts := startServer(t, nil)
+	ws := mustDial(t, ts.Server)
+	ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"list_conversations"}`))
+	expectPolicyClose(t, ts, ws, "not browser_hello")
+}
+
+func TestMalformedHelloIsRefused(t *testing.T) {
+	for name, msg := range map[string]string{
+		"not json":      `hello?`,
+		"token type":    `{"type":"browser_hello","token":42}`,
+		"no type field": `{"token":"` + testToken + `"}`,
+	} {
+		t.Run(name, func(t *testing.T) {
+			ts := startServer(t, nil)
+			ws := mustDial(t, ts.Server)
+			ws.WriteMessage(websocket.TextMessage, []byte(msg))
+			expectPolicyClose(t, ts, ws, "malformed browser_hello")
+		})
+	}
+}
+
+func TestBinaryFirstFrameIsRefused(t *testing.T) {
+	ts := startServer(t, nil)
+	ws := mustDial(t, ts.Server)
+	ws.WriteMessage(websocket.BinaryMessage, wire.MustEncode(wire.BrowserHello{Token: testToken}))
+	expectPolicyClose(t, ts, ws, "binary")
+}
+
+func TestRefusedOriginsGet403BeforeUpgrade(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, origin := range []string{
+		"http://evil.example",
+		"https://evil.example",
+		"null",
+		"http://127.0.0.1:" + strconv.Itoa(ts.Port()),
+		"chrome-extension://",
+		"file://",
+	} {
+		t.Run(origin, func(t *testing.T) {
+			_, resp, err := dial(t, ts.Server, http.Header{"Origin": {origin}})
+			if err == nil {
+				t.Fatal("upgrade succeeded")
+			}
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("got %v (%v), want HTTP 403", resp, err)
+			}
+		})
+	}
+	st := ts.Status()
+	if !strings.Contains(st.Reason, "not a browser extension") {
+		t.Errorf("status reason %q does not record the refused origin", st.Reason)
+	}
+}
+
+func TestExtensionOriginsAndNoOriginAreAccepted(t *testing.T) {
+	ts := startServer(t, nil)
+	for _, origin := range []string{
+		"chrome-extension://pldlmnnoajphnolpalndfdodmojkjalc",
+		"moz-extension://8a7f0c3e-1234-4bcd-9876-0123456789ab",
+		"safari-web-extension://ABCDEF",
+		"", // the header is left out entirely
+	} {
+		t.Run(origin, func(t *testing.T) {
+			h := http.Header{"Origin": {origin}}
+			if origin == "" {
+				h = http.Header{"Origin": nil}
+			}
+			ws, resp, err := dial(t, ts.Server, h)
+			if err != nil {
+				t.Fatalf("dial: %v (%v)", err, resp)
+			}
+			ws.Close()
+		})
+	}
+}
+
+func TestRefusedHostsGet403(t *testing.T) {
+	ts := startServer(t, nil)
+	port := strconv.Itoa(ts.Port())
+	other := strconv.Itoa(ts.Port() + 1)
+	for _, host := range []string{
+		"evil.example:" + port,
+		"127.0.0.1:" + other,
+		"[::1]:" + port,
+		"127.0.0.1",
+		"localhost",
+		"LOCALHOST:" + port,
+		"127.0.0.2:" + port,
+	} {
+		t.Run(host, func(t *testing.T) {
+			_, resp, err := dial(t, ts.Server, http.Header{"Host": {host}})
+			if err == nil {
+				t.Fatal("upgrade succeeded")
+			}
+			if resp == nil || resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("got %v (%v), want HTTP 403", resp, err)
+			}
+		})
+	}
+	for _, host := range []string{"127.0.0.1:" + port, "localhost:" + port} {
+		t.Run("accepts "+host, func(t *testing.T) {
+			ws, resp, err := dial(t, ts.Server, http.Header{"Host": {host}})
+			if err != nil {
+				t.Fatalf("dial: %v (%v)", err, resp)
+			}
+			ws.Close()
+		})
+	}
+}
+
+func TestPendingHandshakeCap(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.MaxPendingHandshakes = 2 })
+	first := mustDial(t, ts.Server)
+	mustDial(t, ts.Server)
+	_, resp, err := dial(t, ts.Server, nil)
+	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
+		t.Fatalf("third unauthenticated socket: %v (%v), want HTTP 503", resp, err)
+	}
+	// Authenticating frees a slot.
+	x := &rawExtension{t: t, ws: first}
+	x.writeFrame(wire.BrowserHello{Token: testToken, ExtensionVersion: "1"})
+	if f := x.next(); f.FrameType() != wire.TypeBrowserHelloAck {
+		t.Fatalf("got %s, want the ack", f.FrameType())
+	}
+	if _, resp, err := dial(t, ts.Server, nil); err != nil {
+		t.Fatalf("after one authenticated, a new socket is still refused: %v (%v)", err, resp)
+	}
+}
+
+func TestOversizedFrameBeforeAuthIsRefused(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.HandshakeReadLimit = 1024 })
+	ws := mustDial(t, ts.Server)
+	big := `{"type":"browser_hello","token":"` + strings.Repeat("x", 4096) + `"}`
+	ws.WriteMessage(websocket.TextMessage, []byte(big))
+	code, _ := readClose(t, ws)
+	if code != websocket.CloseMessageTooBig && code != websocket.ClosePolicyViolation {
+		t.Fatalf("close code = %d, want 1009 or 1008", code)
+	}
+	ts.waitStatus(t, func(st browser.Status) bool { return strings.Contains(st.Reason, "larger than 1024") })
+}
+
+func TestOversizedFrameAfterAuthClosesWith1009(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.MaxFrameBytes = 64 << 10 })
+	x := connectRaw(t, ts, "1")
+	ts.waitStatus(t, isConnected)
+	x.writeRaw(`{"type":"user_message","content":"` + strings.Repeat("y", 128<<10) + `"}`)
+	code, _ := readClose(t, x.ws)
+	if code != websocket.CloseMessageTooBig {
+		t.Fatalf("close code = %d, want 1009", code)
+	}
+	st := ts.waitStatus(t, isDisconnected)
+	if !strings.Contains(st.Reason, "larger than") {
+		t.Errorf("disconnect reason %q does not mention the frame size", st.Reason)
+	}
+}
+
+func TestFramesUnderTheLimitAreAccepted(t *testing.T) {
+	// A frame just under the authenticated limit is fine.
+	ts := startServer(t, func(o *Options) { o.MaxFrameBytes = 64 << 10 })
+	x := connectRaw(t, ts, "1")
+	x.writeRaw(`{"type":"some_future_frame","pad":"` + strings.Repeat("z", 60<<10) + `"}`)
+	x.writeFrame(wire.Keepalive{})
+	res := doAsync(ts.Server, ctxGuard(t), browser.Command{Action: browser.Click, Selector: "#a"})
+	cmd := x.nextCommand()
+	empty := ""
+	x.writeFrame(wire.BrowserResult{ID: cmd.ID, Content: &empty})
+	if o := waitOutcome(t, res); o.err != nil {
+		t.Fatalf("Do: %v", o.err)
+	}
+}
+
+func TestListenBusyPortSaysHowToPickAnother(t *testing.T) {
+	ln, err := net.Listen("tcp4", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	port := ln.Addr().(*net.TCPAddr).Port
+	_, err = Listen(Options{Token: testToken, Port: port})
+	if err == nil {
+		t.Fatal("Listen on a busy port succeeded")
+	}
+	for _, want := range []string{"already in use", "extension.port", "--port", strconv.Itoa(port)} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("error %q does not mention %q", err, want)
+		}
+	}
+}
+
+func TestListenRequiresToken(t *testing.T) {
+	_, err := Listen(Options{})
+	if err == nil || !strings.Contains(err.Error(), "token") {
+		t.Fatalf("Listen without a token: %v", err)
+	}
+}
+
+func TestListenBindsLoopbackOnly(t *testing.T) {
+	ts := startServer(t, nil)
+	addr := ts.ln.Addr().(*net.TCPAddr)
+	if !addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {
+		t.Fatalf("listening on %v, want 127.0.0.1", addr)
+	}
+	if ts.URL() != "ws://127.0.0.1:"+strconv.Itoa(ts.Port())+"/ws" {
+		t.Errorf("URL() = %q", ts.URL())
+	}
+}
+
+func TestServeReturnsAfterClose(t *testing.T) {
+	srv, err := Listen(Options{Token: testToken})
+	if err != nil {
+		t.Fatal(err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(t.Context()) }()
+	srv.Close()
+	select {
+	case err := <-served:
+		if err != nil {
+			t.Fatalf("Serve: %v", err)
+		}
+	case <-time.After(guard):
+		t.Fatal("Serve did not return after Close")
+	}
+	if _, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil); err == nil || errors.Is(err, websocket.ErrBadHandshake) {
+		t.Fatalf("dial after Close: %v, want a connection error", err)
+	}
+}

@@ -1,0 +1,125 @@
+package bridge
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+// DefaultPort is the contract's default extension port (browser_use.yaml
+// extension.port).
+const DefaultPort = 52789
+
+// Options configures a Server. Only Token is required; every tunable has a
+// default suited to a real extension, and is exported so tests can shrink it.
+type Options struct {
+	// Port to listen on at 127.0.0.1; 0 picks a free port.
+	Port int
+	// Token is the shared secret the extension must present in its
+	// browser_hello. It is never logged.
+	Token string
+	// CommandTimeout is a browser command's budget when its own Timeout is
+	// zero (default 30s, the real extension's fixed budget).
+	CommandTimeout time.Duration
+	// ArtifactsDir is served read-only under /artifacts/; empty means the
+	// route answers 404.
+	ArtifactsDir string
+	// Panel receives the side panel's frames; nil ignores them.
+	Panel Panel
+	// Logger receives connection events; nil discards them.
+	Logger *slog.Logger
+	// OnStatus is told of every connection event: connected (with the
+	// extension's version), disconnected (with the reason), a new ping RTT,
+	// and refused connection attempts (State unchanged, Reason set). Calls
+	// are made in order from one goroutine; they may call Status but must
+	// not block for long, nor call Close (which waits for them).
+	OnStatus func(browser.Status)
+	// OnCommand is told of every finished browser command, from the
+	// goroutine that called Do.
+	OnCommand func(browser.CommandRecord)
+
+	// HelloTimeout is how long a new socket may take to send browser_hello
+	// (default 5s, the contract's figure).
+	HelloTimeout time.Duration
+	// PingInterval is how often a WebSocket ping goes out (default 20s).
+	PingInterval time.Duration
+	// PongTimeout is how long after a ping was due its pong may be missing
+	// before the socket counts as half-open and is closed (default 10s).
+	PongTimeout time.Duration
+	// WriteTimeout bounds every write to a socket (default 10s).
+	WriteTimeout time.Duration
+	// KeepaliveInterval is how often the application-level infer_keepalive
+	// frame goes out (default 20s): an MV3 service worker is kept alive by
+	// messages its code sees, and WebSocket pings never reach its code.
+	KeepaliveInterval time.Duration
+	// CloseGrace is how long a closing socket waits for the peer's close
+	// frame before the TCP connection is dropped (default 1s).
+	CloseGrace time.Duration
+	// MaxPendingHandshakes caps sockets that have not yet authenticated
+	// (default 16); further upgrade requests get 503.
+	MaxPendingHandshakes int
+	// HandshakeReadLimit caps the hello frame (default 64 KiB).
+	HandshakeReadLimit int64
+	// MaxFrameBytes caps frames from an authenticated extension (default
+	// 64 MiB, room for a full-page screenshot).
+	MaxFrameBytes int64
+	// SendQueue is how many outbound frames may wait for the writer
+	// (default 64); senders block while it is full.
+	SendQueue int
+}
+
+// Defaults for Options; see the field docs.
+const (
+	defaultCommandTimeout    = 30 * time.Second
+	defaultHelloTimeout      = 5 * time.Second
+	defaultPingInterval      = 20 * time.Second
+	defaultPongTimeout       = 10 * time.Second
+	defaultWriteTimeout      = 10 * time.Second
+	defaultKeepaliveInterval = 20 * time.Second
+	defaultCloseGrace        = time.Second
+	defaultMaxPending        = 16
+	defaultHandshakeLimit    = 64 << 10
+	defaultMaxFrameBytes     = 64 << 20
+	defaultSendQueue         = 64
+)
+
+// withDefaults validates o and fills in its zero tunables.
+func (o Options) withDefaults() (Options, error) {
+	if o.Token == "" {
+		return o, errors.New("bridge: no token configured: set extension.token in browser_use.yaml (`infer init` creates one)")
+	}
+	if o.Port < 0 || o.Port > 65535 {
+		return o, fmt.Errorf("bridge: port %d is out of range: use 1-65535, or 0 for a free port", o.Port)
+	}
+	setDur := func(d *time.Duration, def time.Duration) {
+		if *d <= 0 {
+			*d = def
+		}
+	}
+	setDur(&o.CommandTimeout, defaultCommandTimeout)
+	setDur(&o.HelloTimeout, defaultHelloTimeout)
+	setDur(&o.PingInterval, defaultPingInterval)
+	setDur(&o.PongTimeout, defaultPongTimeout)
+	setDur(&o.WriteTimeout, defaultWriteTimeout)
+	setDur(&o.KeepaliveInterval, defaultKeepaliveInterval)
+	setDur(&o.CloseGrace, defaultCloseGrace)
+	if o.MaxPendingHandshakes <= 0 {
+		o.MaxPendingHandshakes = defaultMaxPending
+	}
+	if o.HandshakeReadLimit <= 0 {
+		o.HandshakeReadLimit = defaultHandshakeLimit
+	}
+	if o.MaxFrameBytes <= 0 {
+		o.MaxFrameBytes = defaultMaxFrameBytes
+	}
+	if o.SendQueue <= 0 {
+		o.SendQueue = defaultSendQueue
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o, nil
+}

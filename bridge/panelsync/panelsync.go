@@ -1,0 +1,323 @@
+// Package panelsync connects the extension's side panel to the workspace:
+// it implements bridge.Panel by calling workspace intents, and mirrors the
+// workspace's event stream (chat events, approvals, interruptions, mode and
+// model changes) to the live extension connection.
+//
+// It lives beside the bridge, not in session, because the dependency must
+// point from the transport to the workspace.
+package panelsync
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// Sync is the panel side of one workspace.
+type Sync struct {
+	w   *session.Workspace
+	log *slog.Logger
+	sub *session.Subscription
+
+	mu       sync.Mutex
+	live     bridge.Sender
+	lastMode string
+	inflight map[string]bool // tool_request ids being served on the live connection
+
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+var _ bridge.Panel = (*Sync)(nil)
+
+// New subscribes to w and starts mirroring its events. Close stops it.
+func New(w *session.Workspace, log *slog.Logger) *Sync {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s := &Sync{w: w, log: log, sub: w.Subscribe(), inflight: map[string]bool{}, ctx: ctx, cancel: cancel}
+	s.wg.Add(1)
+	go s.mirror()
+	return s
+}
+
+// Close stops mirroring and cancels the panel's running tool requests.
+func (s *Sync) Close() {
+	s.cancel()
+	s.sub.Close()
+	s.wg.Wait()
+}
+
+func (s *Sync) current() bridge.Sender {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// mirror forwards workspace events to whichever connection is live.
+func (s *Sync) mirror() {
+	defer s.wg.Done()
+	for {
+		ev, err := s.sub.Next(s.ctx)
+		if err != nil {
+			return
+		}
+		snd := s.current()
+		if snd == nil {
+			continue
+		}
+		if err := s.forward(snd, ev); err != nil {
+			s.log.Debug("panel: frame not delivered", "err", err)
+		}
+	}
+}
+
+func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
+	switch ev.Kind {
+	case session.KindChat:
+		if ev.Conversation != s.w.ActiveConversation() {
+			return nil // a cancelled turn of a conversation the panel left
+		}
+		b, err := ev.Chat.ToJSON()
+		if err != nil {
+			return err
+		}
+		return snd.SendChatEvent(b)
+	case session.KindUserMessage:
+		// The panel shows its own messages; opentask renders user-role text
+		// events as assistant bubbles, so other front ends' messages travel
+		// as a CUSTOM event that panels may render and others ignore.
+		if ev.Origin == session.FromPanel || ev.Conversation != s.w.ActiveConversation() {
+			return nil
+		}
+		ce := events.NewCustomEvent("infer.user_message", events.WithValue(map[string]string{"content": ev.Text, "origin": string(ev.Origin)}))
+		b, err := ce.ToJSON()
+		if err != nil {
+			return err
+		}
+		return snd.SendChatEvent(b)
+	case session.KindInterrupted:
+		return snd.SendInterrupted()
+	case session.KindApprovalOpened:
+		return snd.SendApprovalRequest(approvalFrame(*ev.Approval))
+	case session.KindApprovalResolved:
+		if err := snd.SendApprovalResolved(ev.Approval.ID); err != nil {
+			return err
+		}
+		// opentask shows one request at a time, each new one replacing the
+		// last: bring the oldest still-pending request back into view.
+		if p := s.w.PendingApprovals(); len(p) > 0 {
+			return snd.SendApprovalRequest(approvalFrame(p[0]))
+		}
+	case session.KindMode:
+		return s.sendMode(snd, string(ev.Mode))
+	case session.KindModel:
+		return snd.SendModels(s.w.Models(), s.w.Model())
+	case session.KindConversation:
+		if ev.Origin == session.FromPanel {
+			return nil // answered directly
+		}
+		return snd.SendSnapshot(snapshotFrame(*ev.Snapshot))
+	case session.KindResync:
+		// Events were dropped for this subscriber: the snapshot restores
+		// the panel's view rather than leaving a silent gap.
+		return snd.SendSnapshot(snapshotFrame(s.w.Snapshot()))
+	}
+	return nil
+}
+
+func (s *Sync) sendMode(snd bridge.Sender, mode string) error {
+	s.mu.Lock()
+	dup := s.lastMode == mode && snd == s.live
+	s.lastMode = mode
+	s.mu.Unlock()
+	if dup {
+		return nil
+	}
+	return snd.SendMode(mode)
+}
+
+func approvalFrame(a session.Approval) wire.ApprovalRequest {
+	return wire.ApprovalRequest{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args}
+}
+
+func snapshotFrame(snap session.Snapshot) wire.ConversationSnapshot {
+	msgs := make([]wire.Message, 0, len(snap.Messages))
+	for _, m := range snap.Messages {
+		wm := wire.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		for _, c := range m.ToolCalls {
+			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+		}
+		msgs = append(msgs, wm)
+	}
+	return wire.ConversationSnapshot{Messages: msgs, ToolResults: snap.ToolResults}
+}
+
+// Connected makes snd the live connection, tells it the mode, and re-sends
+// pending approval requests oldest first (opentask shows one at a time).
+func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
+	s.mu.Lock()
+	s.live = snd
+	s.lastMode = ""
+	s.inflight = map[string]bool{}
+	s.mu.Unlock()
+	if err := s.sendMode(snd, string(s.w.Mode())); err != nil {
+		return
+	}
+	for _, a := range s.w.PendingApprovals() {
+		if snd.SendApprovalRequest(approvalFrame(a)) != nil {
+			return
+		}
+	}
+}
+
+// ListConversations answers with stored conversations, newest first.
+func (s *Sync) ListConversations(snd bridge.Sender) {
+	metas, err := s.w.Conversations()
+	if err != nil {
+		s.log.Warn("listing conversations", "err", err)
+	}
+	list := make([]wire.ConversationInfo, 0, len(metas))
+	for _, m := range metas {
+		list = append(list, wire.ConversationInfo{ID: m.ID, Title: m.Title, UpdatedAt: m.UpdatedAt.UTC().Format(time.RFC3339), MessageCount: m.MessageCount})
+	}
+	_ = snd.SendConversations(list)
+}
+
+// ResumeConversation makes a stored conversation active and answers with
+// its snapshot; unknown or empty ids are ignored, as the contract says.
+func (s *Sync) ResumeConversation(snd bridge.Sender, id string) {
+	snap, err := s.w.Resume(id, session.FromPanel)
+	if err != nil {
+		s.log.Debug("panel resume ignored", "id", id, "err", err)
+		return
+	}
+	_ = snd.SendSnapshot(snapshotFrame(snap))
+}
+
+// NewSession starts a fresh conversation and answers with its empty
+// snapshot. It runs synchronously in the read loop, so a user_message right
+// after it lands in the new conversation.
+func (s *Sync) NewSession(snd bridge.Sender) {
+	snap := s.w.NewSession(session.FromPanel)
+	_ = snd.SendSnapshot(snapshotFrame(snap))
+}
+
+// UserMessage queues the panel's message; "/clear" and "/cls" start a new
+// conversation and are answered with its empty snapshot.
+func (s *Sync) UserMessage(snd bridge.Sender, content string) {
+	if session.IsNewSessionCommand(content) {
+		s.NewSession(snd)
+		return
+	}
+	if err := s.w.Send(content, session.FromPanel); err != nil {
+		s.log.Debug("panel message refused", "err", err)
+	}
+}
+
+// Interrupt stops the running turn.
+func (s *Sync) Interrupt(snd bridge.Sender) { s.w.Interrupt() }
+
+// ListHistory answers with the shared input history.
+func (s *Sync) ListHistory(snd bridge.Sender) {
+	h := s.w.History()
+	if h == nil {
+		h = []string{}
+	}
+	_ = snd.SendHistory(h)
+}
+
+// ListSkills answers with the discovered skills.
+func (s *Sync) ListSkills(snd bridge.Sender) {
+	sk := s.w.Skills()
+	list := make([]wire.Skill, 0, len(sk))
+	for _, k := range sk {
+		list = append(list, wire.Skill{Name: k.Name, Description: k.Description, Scope: string(k.Scope)})
+	}
+	_ = snd.SendSkills(list)
+}
+
+// ListModels answers with the model list, the default first.
+func (s *Sync) ListModels(snd bridge.Sender) {
+	_ = snd.SendModels(s.w.Models(), s.w.Model())
+}
+
+// SelectModel switches the model if it can; the fresh models frame's
+// current says whether it took effect.
+func (s *Sync) SelectModel(snd bridge.Sender, model string) {
+	if err := s.w.SelectModel(model); err != nil {
+		s.log.Info("panel asked for an unusable model", "model", model, "err", err)
+	}
+	_ = snd.SendModels(s.w.Models(), s.w.Model())
+}
+
+// SetMode switches the mode; unknown modes are ignored but still answered.
+func (s *Sync) SetMode(snd bridge.Sender, mode string) {
+	cur, _ := s.w.SetMode(mode)
+	s.mu.Lock()
+	s.lastMode = string(cur)
+	s.mu.Unlock()
+	_ = snd.SendMode(string(cur))
+}
+
+// ApprovalResponse answers an approval request; any action other than
+// "approve" rejects, failing safe. Unknown or answered ids are no-ops.
+func (s *Sync) ApprovalResponse(snd bridge.Sender, requestID, action string) {
+	d := tools.Decision{Kind: tools.Deny, Reason: "rejected in the browser panel"}
+	if action == wire.ActionApprove {
+		d = tools.Decision{Kind: tools.AllowOnce}
+	}
+	s.w.Answer(requestID, d, session.FromPanel)
+}
+
+// ToolRequest runs the panel's tool call through the workspace pipeline on
+// its own goroutine and answers with exactly one tool_result. A second
+// request with an id still in flight is ignored: answering it would give
+// that id two results.
+func (s *Sync) ToolRequest(snd bridge.Sender, req wire.ToolRequest) {
+	s.mu.Lock()
+	if s.inflight[req.ID] {
+		s.mu.Unlock()
+		s.log.Warn("panel reused a tool_request id that is still running; ignored", "id", req.ID)
+		return
+	}
+	s.inflight[req.ID] = true
+	s.mu.Unlock()
+
+	ctx, cancel := context.WithCancel(s.ctx)
+	if d, ok := snd.(interface{ Done() <-chan struct{} }); ok {
+		go func() {
+			select {
+			case <-d.Done():
+				cancel() // nobody is left to read the result
+			case <-ctx.Done():
+			}
+		}()
+	}
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		defer cancel()
+		out := s.w.RunTool(ctx, req.ID, req.ToolName, req.ToolArgs, session.FromPanel)
+		res := wire.ToolResult{ID: req.ID, Success: out.Success, Output: out.Output, Error: out.Error}
+		if !res.Success && res.Error == "" {
+			res.Error = "tool call failed"
+		}
+		s.mu.Lock()
+		delete(s.inflight, req.ID)
+		s.mu.Unlock()
+		if err := snd.SendToolResult(res); err != nil {
+			s.log.Debug("tool_result dropped: connection closed", "id", req.ID)
+		}
+	}()
+}

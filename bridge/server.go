@@ -1,0 +1,254 @@
+// Package bridge is infer's end of the browser-extension bridge
+// (shared/spec/bridge-protocol.md): a loopback WebSocket server that
+// authenticates the extension, keeps one live connection, drives the
+// person's browser through it (the browser.Driver the agent's tools call) and
+// routes the side panel's frames to a Panel. It also serves the artifacts
+// directory and a token-protected /status for `infer pair`.
+//
+// The bridge decides no policy: what a panel frame means is the Panel's
+// business, and what a browser result means is the caller's.
+package bridge
+
+import (
+	"context"
+	"crypto/sha256"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+// Server is a running bridge. Create it with Listen, run it with Serve, and
+// stop it with Close (or by cancelling Serve's context). It implements
+// browser.Driver.
+type Server struct {
+	opts        Options
+	log         *slog.Logger
+	ln          net.Listener
+	port        int
+	http        *http.Server
+	upgrader    websocket.Upgrader
+	tokenDigest [sha256.Size]byte
+	// handshakes is a semaphore: one slot per socket still waiting for its
+	// browser_hello.
+	handshakes chan struct{}
+	notify     *notifier
+
+	mu          sync.Mutex
+	closed      bool
+	live        *conn
+	conns       map[*conn]struct{}
+	handshaking map[*websocket.Conn]struct{}
+	status      browser.Status
+	rejection   *rejection
+
+	// wg counts every request handler and connection goroutine, so Close
+	// can wait for all of them.
+	wg        sync.WaitGroup
+	closeOnce sync.Once
+	finished  chan struct{} // closed when Close has finished
+}
+
+// rejection is the latest refused connection attempt.
+type rejection struct {
+	at     time.Time
+	reason string
+}
+
+var _ browser.Driver = (*Server)(nil)
+
+// Listen validates opts and binds 127.0.0.1:<opts.Port>. Nothing is served
+// until Serve is called. The bridge never listens on other interfaces: the
+// extension is always on the same machine, and the token is the only other
+// thing standing between a web page and the person's browser.
+func Listen(opts Options) (*Server, error) {
+	opts, err := opts.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	ln, err := net.Listen("tcp4", net.JoinHostPort("127.0.0.1", strconv.Itoa(opts.Port)))
+	if err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) {
+			return nil, fmt.Errorf("bridge: port %d on 127.0.0.1 is already in use (is another infer running?); "+
+				"pick another port with extension.port in browser_use.yaml or --port, and the same port in the extension's options: %w",
+				opts.Port, err)
+		}
+		return nil, fmt.Errorf("bridge: listen on 127.0.0.1:%d: %w", opts.Port, err)
+	}
+	s := &Server{
+		opts:        opts,
+		log:         opts.Logger,
+		ln:          ln,
+		port:        ln.Addr().(*net.TCPAddr).Port,
+		tokenDigest: sha256.Sum256([]byte(opts.Token)),
+		handshakes:  make(chan struct{}, opts.MaxPendingHandshakes),
+		conns:       make(map[*conn]struct{}),
+		handshaking: make(map[*websocket.Conn]struct{}),
+		status:      browser.Status{State: browser.Waiting, Since: time.Now()},
+		finished:    make(chan struct{}),
+	}
+	s.upgrader = websocket.Upgrader{
+		HandshakeTimeout: opts.HelloTimeout,
+		// Origin is checked before the upgrade, with the contract's rules;
+		// gorilla's default (same origin) would refuse every extension.
+		CheckOrigin: func(*http.Request) bool { return true },
+	}
+	s.http = &http.Server{
+		Handler:           s,
+		ReadHeaderTimeout: opts.HelloTimeout,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
+	}
+	if opts.OnStatus != nil {
+		s.notify = newNotifier(opts.OnStatus)
+	}
+	return s, nil
+}
+
+// Port is the TCP port the server listens on.
+func (s *Server) Port() int { return s.port }
+
+// URL is the WebSocket address the extension dials.
+func (s *Server) URL() string { return "ws://127.0.0.1:" + strconv.Itoa(s.port) + "/ws" }
+
+// Serve answers requests until ctx is cancelled or Close is called, then
+// shuts everything down and returns nil once no goroutine of the server is
+// left. Any other return is the listener's failure. Call it once.
+func (s *Server) Serve(ctx context.Context) error {
+	closedByCtx := make(chan struct{})
+	stop := context.AfterFunc(ctx, func() {
+		defer close(closedByCtx)
+		s.Close()
+	})
+	defer func() {
+		if !stop() {
+			<-closedByCtx
+		}
+	}()
+	err := s.http.Serve(s.ln)
+	if errors.Is(err, http.ErrServerClosed) {
+		<-s.finished
+		return nil
+	}
+	s.Close()
+	return fmt.Errorf("bridge: serve: %w", err)
+}
+
+// Close stops listening, closes every connection (pending browser commands
+// fail with browser.ErrDisconnected) and waits for all of the server's
+// goroutines. It is safe to call more than once and from several goroutines.
+func (s *Server) Close() error {
+	s.closeOnce.Do(func() {
+		s.mu.Lock()
+		s.closed = true
+		conns := make([]*conn, 0, len(s.conns))
+		for c := range s.conns {
+			conns = append(conns, c)
+		}
+		for ws := range s.handshaking {
+			// Unblocks the hello read; the handler sees the server closing.
+			ws.SetReadDeadline(time.Now())
+		}
+		s.mu.Unlock()
+
+		s.http.Close()
+		s.ln.Close() // Serve may never have run, leaving the listener to us
+		for _, c := range conns {
+			c.shutdown(websocket.CloseGoingAway, "infer is shutting down")
+		}
+		s.wg.Wait()
+		if s.notify != nil {
+			s.notify.close()
+		}
+		close(s.finished)
+	})
+	<-s.finished
+	return nil
+}
+
+// ServeHTTP routes the server's three endpoints. Every request must name
+// the server by its loopback address: a page on an attacker's domain that
+// resolves to 127.0.0.1 (DNS rebinding) still sends its own Host.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	if !s.enter() {
+		http.Error(w, "infer is shutting down", http.StatusServiceUnavailable)
+		return
+	}
+	defer s.wg.Done()
+	if !s.hostAllowed(r.Host) {
+		s.log.Warn("bridge: refused a request with a foreign Host header", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
+		http.Error(w, "forbidden: Host must be 127.0.0.1:"+strconv.Itoa(s.port)+" or localhost:"+strconv.Itoa(s.port), http.StatusForbidden)
+		return
+	}
+	switch path := r.URL.Path; {
+	case path == "/ws":
+		s.handleWS(w, r)
+	case path == "/status":
+		s.handleStatus(w, r)
+	case len(path) > len(artifactsPrefix) && path[:len(artifactsPrefix)] == artifactsPrefix:
+		s.handleArtifact(w, r)
+	default:
+		http.NotFound(w, r)
+	}
+}
+
+// enter registers a request handler with wg unless the server is closing.
+// Registering under mu, where Close sets closed, guarantees no Add races the
+// final Wait.
+func (s *Server) enter() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	s.wg.Add(1)
+	return true
+}
+
+// hostAllowed accepts exactly the two names of the loopback listener.
+func (s *Server) hostAllowed(host string) bool {
+	p := strconv.Itoa(s.port)
+	return host == "127.0.0.1:"+p || host == "localhost:"+p
+}
+
+// Status describes the extension connection now.
+func (s *Server) Status() browser.Status {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.status
+}
+
+// liveConn is the authenticated connection, or nil.
+func (s *Server) liveConn() *conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.live
+}
+
+// setStatusLocked changes the status and queues it for OnStatus; s.mu must
+// be held, which keeps notifications in the order the changes happened.
+func (s *Server) setStatusLocked(change func(*browser.Status)) {
+	change(&s.status)
+	if s.notify != nil {
+		s.notify.push(s.status)
+	}
+}
+
+// reject records a refused connection attempt, so that `infer pair` and
+// the status bar can say what went wrong (the real extension shows a wrong
+// token only as a failed connection, retrying forever).
+func (s *Server) reject(reason string, attrs ...any) {
+	s.log.Warn("bridge: refused an extension connection: "+reason, attrs...)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.rejection = &rejection{at: time.Now(), reason: reason}
+	s.setStatusLocked(func(st *browser.Status) { st.Reason = reason })
+}

@@ -1,0 +1,139 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+func envOf(m map[string]string) func(string) string {
+	return func(k string) string { return m[k] }
+}
+
+func writeBrowserUse(t *testing.T, body string) string {
+	t.Helper()
+	home := t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "browser_use.yaml"), []byte(body), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return home
+}
+
+func TestTokenAndPortResolution(t *testing.T) {
+	home := writeBrowserUse(t, "enabled: true\nbackend: extension\nextension:\n  port: 40001\n  token: from-yaml\n")
+	empty := t.TempDir()
+	for _, tc := range []struct {
+		name      string
+		args      []string
+		env       map[string]string
+		wantURL   string
+		wantToken string
+		wantErr   string
+	}{
+		{name: "flags win", args: []string{"--port", "41000", "--token", "flag"}, env: map[string]string{"INFER_HOME": home, "INFER_TOKEN": "env"},
+			wantURL: "ws://127.0.0.1:41000/ws", wantToken: "flag"},
+		{name: "env token over yaml", env: map[string]string{"INFER_HOME": home, "INFER_TOKEN": "env"},
+			wantURL: "ws://127.0.0.1:40001/ws", wantToken: "env"},
+		{name: "yaml", env: map[string]string{"INFER_HOME": home},
+			wantURL: "ws://127.0.0.1:40001/ws", wantToken: "from-yaml"},
+		{name: "explicit url", args: []string{"--url", "ws://localhost:9/ws", "--token", "t"}, env: map[string]string{"INFER_HOME": empty},
+			wantURL: "ws://localhost:9/ws", wantToken: "t"},
+		{name: "default port", args: []string{"--token", "t"}, env: map[string]string{"INFER_HOME": empty},
+			wantURL: "ws://127.0.0.1:52789/ws", wantToken: "t"},
+		{name: "no token anywhere", env: map[string]string{"INFER_HOME": empty}, wantErr: "no token"},
+		{name: "url and port", args: []string{"--url", "ws://x/ws", "--port", "1"}, wantErr: "use one"},
+		{name: "stray argument", args: []string{"--token", "t", "extra"}, wantErr: "unexpected arguments"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := parse(tc.args, envOf(tc.env), &bytes.Buffer{})
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("got %+v, %v; want an error containing %q", s, err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil || s.url != tc.wantURL || s.token != tc.wantToken {
+				t.Fatalf("got %+v, %v; want %s %s", s, err, tc.wantURL, tc.wantToken)
+			}
+		})
+	}
+}
+
+func TestInvalidYAMLIsReported(t *testing.T) {
+	home := writeBrowserUse(t, "extension: [unclosed\n")
+	_, err := parse(nil, envOf(map[string]string{"INFER_HOME": home}), &bytes.Buffer{})
+	if err == nil || !strings.Contains(err.Error(), "browser_use.yaml") {
+		t.Fatalf("got %v, want an error naming the file", err)
+	}
+}
+
+func TestRunConnectsAndAnswersCommands(t *testing.T) {
+	const secret = "tok-SECRET-4711"
+	connected := make(chan struct{}, 1)
+	srv, err := bridge.Listen(bridge.Options{Token: secret, OnStatus: func(st browser.Status) {
+		if st.State == browser.Connected {
+			select {
+			case connected <- struct{}{}:
+			default:
+			}
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background())
+	defer srv.Close()
+
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	var stderr syncWriter
+	go func() {
+		exit <- run(ctx, []string{"--port", strconv.Itoa(srv.Port()), "--token", secret}, envOf(nil), &stderr)
+	}()
+	select {
+	case <-connected:
+	case <-time.After(10 * time.Second):
+		t.Fatal("infer-sim did not connect")
+	}
+	res, err := srv.Navigate(context.Background(), "https://example.com/")
+	if err != nil || res.URL != "https://example.com/" {
+		t.Fatalf("Navigate through infer-sim: %+v %v; infer-sim log:\n%s", res, err, stderr.String())
+	}
+	cancel()
+	if code := <-exit; code != 0 {
+		t.Fatalf("exit code %d; stderr:\n%s", code, stderr.String())
+	}
+	if strings.Contains(stderr.String(), secret) {
+		t.Errorf("the token was logged:\n%s", stderr.String())
+	}
+	if !strings.Contains(stderr.String(), "connected to infer") {
+		t.Errorf("no connection line in the log:\n%s", stderr.String())
+	}
+}
+
+// syncWriter is a bytes.Buffer safe for the client's goroutines.
+type syncWriter struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (w *syncWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.Write(p)
+}
+
+func (w *syncWriter) String() string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.buf.String()
+}

@@ -1,0 +1,210 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/gorilla/websocket"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+)
+
+// closeGrace is how long a closing connection waits for infer's close
+// reply before dropping the socket.
+const closeGrace = time.Second
+
+// writeTimeout bounds each write to infer.
+const writeTimeout = 10 * time.Second
+
+// clientConn is one authenticated connection of a Client: one reader
+// (run), writes serialized by a mutex (gorilla allows one writer at a
+// time), and a goroutine per browser command in flight. Writing from the
+// command's goroutine rather than through a writer goroutine saves a
+// hand-off per result; a simulator has no keepalive schedule that would
+// need a writer of its own.
+type clientConn struct {
+	client     *Client
+	ws         *websocket.Conn
+	log        *slog.Logger
+	done       chan struct{}   // closed when the connection starts closing
+	cmdCtx     context.Context // cancelled when the connection ends
+	cancelCmds context.CancelFunc
+	cmds       sync.WaitGroup
+
+	closeOnce sync.Once
+	closeErr  error // why it ended; set before done is closed
+
+	wmu sync.Mutex // serializes data frames
+
+	mu   sync.Mutex
+	seen map[string]bool // command ids already taken on
+}
+
+func newClientConn(c *Client, ws *websocket.Conn) *clientConn {
+	ctx, cancel := context.WithCancel(context.Background())
+	return &clientConn{
+		client:     c,
+		ws:         ws,
+		log:        c.log,
+		done:       make(chan struct{}),
+		cmdCtx:     ctx,
+		cancelCmds: cancel,
+		seen:       make(map[string]bool),
+	}
+}
+
+// run serves the connection until it ends or ctx does, and returns why it
+// ended once all of its goroutines have stopped.
+func (cc *clientConn) run(ctx context.Context) error {
+	defer afterFunc(ctx, func() {
+		cc.shutdown(fmt.Errorf("stopped: %w", ctx.Err()))
+	})()
+	for {
+		typ, data, err := cc.ws.ReadMessage()
+		if err != nil {
+			cc.shutdown(err)
+			break
+		}
+		if typ == websocket.TextMessage {
+			cc.handle(data)
+		}
+	}
+	cc.ws.Close()
+	cc.cmds.Wait()
+	return cc.closeErr
+}
+
+// afterFunc is context.AfterFunc whose stop function also waits for f to
+// finish if it already started, so no goroutine outlives its owner.
+func afterFunc(ctx context.Context, f func()) (stop func()) {
+	finished := make(chan struct{})
+	stopAfter := context.AfterFunc(ctx, func() {
+		defer close(finished)
+		f()
+	})
+	return func() {
+		if !stopAfter() {
+			<-finished
+		}
+	}
+}
+
+// shutdown starts closing: browser commands are cancelled, waiting panel
+// calls fail, and a close frame says goodbye; the reader then has
+// closeGrace to see infer's reply. The first cause wins.
+func (cc *clientConn) shutdown(cause error) {
+	cc.closeOnce.Do(func() {
+		cc.closeErr = cause
+		cc.ws.NetConn().SetReadDeadline(time.Now().Add(closeGrace))
+		cc.cancelCmds()
+		close(cc.done)
+		cc.client.detach(cc)
+		// WriteControl may run alongside a data write; gorilla
+		// serializes the two.
+		cc.ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseGoingAway, "infer-sim going away"),
+			time.Now().Add(closeGrace))
+	})
+}
+
+// write sends one text frame. ctx is checked before writing; the write
+// itself is bounded by writeTimeout.
+func (cc *clientConn) write(ctx context.Context, b []byte) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	cc.wmu.Lock()
+	defer cc.wmu.Unlock()
+	select {
+	case <-cc.done:
+		return ErrDisconnected
+	default:
+	}
+	cc.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if err := cc.ws.WriteMessage(websocket.TextMessage, b); err != nil {
+		cc.shutdown(fmt.Errorf("write: %w", err))
+		return ErrDisconnected
+	}
+	return nil
+}
+
+// handle routes one frame from infer. Malformed frames are dropped, like
+// the real extension does, so tests can inject them without losing the
+// connection.
+func (cc *clientConn) handle(data []byte) {
+	f, err := wire.Decode(data)
+	if err != nil {
+		cc.log.Warn("sim: dropped a malformed frame from infer", "err", err)
+		return
+	}
+	switch f := f.(type) {
+	case wire.Keepalive:
+		return
+	case wire.Unknown:
+		cc.log.Debug("sim: ignored a frame of unknown type", "type", f.Type)
+		return
+	case wire.BrowserCommand:
+		cc.startCommand(f)
+	}
+	cc.client.publish(cc, f)
+}
+
+// startCommand runs a browser command on its own goroutine: the real
+// extension runs commands concurrently and answers in any order.
+func (cc *clientConn) startCommand(cmd wire.BrowserCommand) {
+	cc.mu.Lock()
+	dup := cc.seen[cmd.ID]
+	cc.seen[cmd.ID] = true
+	cc.mu.Unlock()
+	if dup {
+		cc.log.Warn("sim: ignored a repeated browser_command id", "id", cmd.ID)
+		return
+	}
+	cc.cmds.Add(1)
+	go func() {
+		defer cc.cmds.Done()
+		res := cc.runCommand(cmd)
+		b, err := wire.Encode(res)
+		if err != nil {
+			b = wire.MustEncode(wire.BrowserResult{ID: cmd.ID, Error: "infer-sim could not encode the result: " + err.Error()})
+		}
+		if err := cc.write(cc.cmdCtx, b); err != nil {
+			cc.log.Debug("sim: dropped a browser_result: connection closed", "id", cmd.ID)
+		}
+	}()
+}
+
+// runCommand asks the Browser, always producing exactly one result with
+// the command's id, even when the Browser panics.
+func (cc *clientConn) runCommand(cmd wire.BrowserCommand) (res wire.BrowserResult) {
+	timeout := cc.client.opts.CommandTimeout
+	if cmd.TimeoutMS > 0 {
+		timeout = time.Duration(cmd.TimeoutMS) * time.Millisecond
+	}
+	ctx, cancel := context.WithTimeout(cc.cmdCtx, timeout)
+	defer cancel()
+	defer func() {
+		if r := recover(); r != nil {
+			cc.log.Error("sim: the browser panicked", "action", cmd.Action, "panic", r)
+			res = wire.BrowserResult{Error: fmt.Sprintf("infer-sim browser failed: %v", r)}
+		}
+		res.ID = cmd.ID
+	}()
+	b := cc.client.opts.Browser
+	if b == nil {
+		return wire.BrowserResult{Error: "infer-sim has no browser attached"}
+	}
+	return b.Do(ctx, cmd)
+}
+
+// errOf maps a closed connection to the panel call's error.
+func (cc *clientConn) errOf() error {
+	if cc.closeErr != nil && !errors.Is(cc.closeErr, context.Canceled) {
+		return fmt.Errorf("%w: %v", ErrDisconnected, cc.closeErr)
+	}
+	return ErrDisconnected
+}

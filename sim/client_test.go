@@ -1,0 +1,454 @@
+package sim
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/gorilla/websocket"
+	"go.uber.org/goleak"
+
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+const testToken = "sim-test-token"
+
+// guard bounds waits for things that should happen almost at once; it is
+// a "did not hang" check, never a speed check.
+const guard = 10 * time.Second
+
+func ctxGuard(t *testing.T) context.Context {
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	t.Cleanup(cancel)
+	return ctx
+}
+
+// runClient runs c until the test ends.
+func runClient(t *testing.T, c *Client) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- c.Run(ctx) }()
+	t.Cleanup(func() {
+		cancel()
+		if err := <-done; err != nil {
+			t.Errorf("Run: %v", err)
+		}
+	})
+}
+
+func newTestClient(url, token string, b Browser) *Client {
+	return NewClient(ClientOptions{
+		URL:        url,
+		Token:      token,
+		Browser:    b,
+		MinBackoff: 10 * time.Millisecond,
+		MaxBackoff: 40 * time.Millisecond,
+	})
+}
+
+// startBridge runs a real bridge server on port (0 = any).
+func startBridge(t *testing.T, port int, panel bridge.Panel, onStatus func(browser.Status)) *bridge.Server {
+	t.Helper()
+	srv, err := bridge.Listen(bridge.Options{Port: port, Token: testToken, Panel: panel, OnStatus: onStatus, CloseGrace: 100 * time.Millisecond})
+	if err != nil {
+		t.Fatalf("Listen: %v", err)
+	}
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(context.Background()) }()
+	t.Cleanup(func() {
+		srv.Close()
+		<-served
+	})
+	return srv
+}
+
+// rawServer is a hand-driven stand-in for infer: it accepts any hello,
+// acks it, and hands each socket to the test.
+type rawServer struct {
+	url   string
+	conns chan *websocket.Conn
+	hello chan wire.BrowserHello
+}
+
+func newRawServer(t *testing.T) *rawServer {
+	t.Helper()
+	rs := &rawServer{conns: make(chan *websocket.Conn, 16), hello: make(chan wire.BrowserHello, 16)}
+	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ws, err := up.Upgrade(w, r, nil)
+		if err != nil {
+			return
+		}
+		_, data, err := ws.ReadMessage()
+		if err != nil {
+			ws.Close()
+			return
+		}
+		f, _ := wire.Decode(data)
+		h, _ := f.(wire.BrowserHello)
+		rs.hello <- h
+		ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHelloAck{}))
+		rs.conns <- ws
+	}))
+	t.Cleanup(srv.Close)
+	rs.url = "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
+	return rs
+}
+
+// accept waits for the client's next authenticated socket.
+func (rs *rawServer) accept(t *testing.T) *websocket.Conn {
+	t.Helper()
+	select {
+	case ws := <-rs.conns:
+		t.Cleanup(func() { ws.Close() })
+		return ws
+	case <-time.After(guard):
+		t.Fatal("the client never connected")
+		return nil
+	}
+}
+
+func send(t *testing.T, ws *websocket.Conn, msg string) {
+	t.Helper()
+	ws.SetWriteDeadline(time.Now().Add(guard))
+	if err := ws.WriteMessage(websocket.TextMessage, []byte(msg)); err != nil {
+		t.Fatalf("server write: %v", err)
+	}
+}
+
+// readFrame reads the client's next frame.
+func readFrame(t *testing.T, ws *websocket.Conn) wire.Frame {
+	t.Helper()
+	ws.SetReadDeadline(time.Now().Add(guard))
+	_, data, err := ws.ReadMessage()
+	if err != nil {
+		t.Fatalf("server read: %v", err)
+	}
+	f, err := wire.Decode(data)
+	if err != nil {
+		t.Fatalf("client sent a malformed frame %q: %v", data, err)
+	}
+	return f
+}
+
+func TestClientSendsHelloWithVersionAndOrigin(t *testing.T) {
+	origins := make(chan string, 1)
+	rs := newRawServer(t)
+	wrapped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		origins <- r.Header.Get("Origin")
+		http.Error(w, "no", http.StatusForbidden)
+	}))
+	defer wrapped.Close()
+	c := NewClient(ClientOptions{URL: "ws" + strings.TrimPrefix(wrapped.URL, "http") + "/ws", Token: "t", MinBackoff: time.Hour})
+	runClient(t, c)
+	if o := <-origins; o != "chrome-extension://infer-sim" {
+		t.Errorf("Origin = %q", o)
+	}
+
+	c2 := NewClient(ClientOptions{URL: rs.url, Token: "tok", ExtensionVersion: "9.9.9"})
+	runClient(t, c2)
+	rs.accept(t)
+	if h := <-rs.hello; h.Token != "tok" || h.ExtensionVersion != "9.9.9" {
+		t.Errorf("hello = %+v", h)
+	}
+}
+
+func TestClientReconnectsWithBackoffAfterServerRestart(t *testing.T) {
+	statuses := make(chan browser.Status, 64)
+	onStatus := func(st browser.Status) {
+		select {
+		case statuses <- st:
+		default:
+		}
+	}
+	first := startBridge(t, 0, nil, onStatus)
+	port := first.Port()
+	c := newTestClient(first.URL(), testToken, &Minimal{})
+	runClient(t, c)
+	if err := c.WaitConnected(ctxGuard(t)); err != nil {
+		t.Fatal(err)
+	}
+	first.Close()
+
+	// The client retries while nothing listens, then finds the new server
+	// on the same port.
+	second := startBridge(t, port, nil, onStatus)
+	deadline := time.After(guard)
+	for second.Status().State != browser.Connected || c.Connects() < 2 {
+		select {
+		case <-statuses:
+		case <-time.After(10 * time.Millisecond):
+		case <-deadline:
+			t.Fatalf("the client did not reconnect; last error: %v", c.LastError())
+		}
+	}
+	if n := c.Connects(); n != 2 {
+		t.Errorf("Connects() = %d, want 2", n)
+	}
+	if _, err := second.Navigate(ctxGuard(t), "https://example.com/"); err != nil {
+		t.Fatalf("command after reconnecting: %v", err)
+	}
+}
+
+func TestClientReportsRejectedTokenAndKeepsRetrying(t *testing.T) {
+	var mu sync.Mutex
+	refusals := 0
+	srv := startBridge(t, 0, nil, func(st browser.Status) {
+		if strings.Contains(st.Reason, "wrong token") {
+			mu.Lock()
+			refusals++
+			mu.Unlock()
+		}
+	})
+	c := newTestClient(srv.URL(), "not-the-token", &Minimal{})
+	runClient(t, c)
+	deadline := time.Now().Add(guard)
+	for {
+		mu.Lock()
+		n := refusals
+		mu.Unlock()
+		if n >= 3 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d refused attempts; last error %v", n, c.LastError())
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	var rejected *RejectedError
+	if err := c.LastError(); !errors.As(err, &rejected) || rejected.Code != websocket.ClosePolicyViolation {
+		t.Fatalf("LastError() = %v, want a RejectedError with 1008", err)
+	}
+	if !strings.Contains(rejected.Error(), "check the token") {
+		t.Errorf("rejection message %q does not say what to do", rejected.Error())
+	}
+	if c.Connects() != 0 {
+		t.Error("a refused client counted as connected")
+	}
+}
+
+func TestOneResultPerCommandID(t *testing.T) {
+	rs := newRawServer(t)
+	c := newTestClient(rs.url, "t", browserFunc(func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
+		if cmd.Selector == "#panic" {
+			panic("the page exploded")
+		}
+		text := "read " + cmd.Selector
+		return wire.BrowserResult{ID: "the browser's own wrong id", Content: &text}
+	}))
+	runClient(t, c)
+	ws := rs.accept(t)
+	send(t, ws, `{"type":"browser_command","id":"a","action":"read","selector":"#x","timeout_ms":1000}`)
+	send(t, ws, `{"type":"browser_command","id":"a","action":"read","selector":"#x","timeout_ms":1000}`)
+	send(t, ws, `{"type":"browser_command","id":"b","action":"read","selector":"#panic","timeout_ms":1000}`)
+	send(t, ws, `{"type":"browser_command","id":"c","action":"read","selector":"#y"}`)
+	got := map[string][]wire.BrowserResult{}
+	for range 3 {
+		r, ok := readFrame(t, ws).(wire.BrowserResult)
+		if !ok {
+			t.Fatal("expected a browser_result")
+		}
+		got[r.ID] = append(got[r.ID], r)
+	}
+	// Give a duplicate answer the chance to show up before checking.
+	send(t, ws, `{"type":"browser_command","id":"d","action":"tabs"}`)
+	if r := readFrame(t, ws).(wire.BrowserResult); r.ID != "d" {
+		t.Fatalf("got an extra result for %q", r.ID)
+	}
+	if len(got["a"]) != 1 || *got["a"][0].Content != "read #x" {
+		t.Errorf("results for a: %+v", got["a"])
+	}
+	if len(got["b"]) != 1 || !strings.Contains(got["b"][0].Error, "the page exploded") {
+		t.Errorf("results for the panicking command: %+v", got["b"])
+	}
+	if len(got["c"]) != 1 {
+		t.Errorf("results for c: %+v", got["c"])
+	}
+}
+
+func TestCommandDeadlineComesFromTimeoutMS(t *testing.T) {
+	rs := newRawServer(t)
+	budgets := make(chan time.Duration, 2)
+	c := newTestClient(rs.url, "t", browserFunc(func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
+		dl, ok := ctx.Deadline()
+		if !ok {
+			budgets <- -1
+		} else {
+			budgets <- time.Until(dl)
+		}
+		<-ctx.Done() // a browser that never finishes on its own
+		return wire.BrowserResult{Error: "timed out"}
+	}))
+	runClient(t, c)
+	ws := rs.accept(t)
+	send(t, ws, `{"type":"browser_command","id":"slow","action":"navigate","url":"http://slow.example/","timeout_ms":150}`)
+	if b := <-budgets; b <= 0 || b > 150*time.Millisecond {
+		t.Errorf("browser's budget = %v, want at most 150ms", b)
+	}
+	if r := readFrame(t, ws).(wire.BrowserResult); r.ID != "slow" || r.Error != "timed out" {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+func TestUnknownFramesAndKeepalivesAreIgnored(t *testing.T) {
+	rs := newRawServer(t)
+	c := newTestClient(rs.url, "t", &Minimal{})
+	sub := c.Subscribe()
+	defer sub.Close()
+	runClient(t, c)
+	ws := rs.accept(t)
+	send(t, ws, `{"type":"infer_keepalive"}`)
+	send(t, ws, `{"type":"some_future_frame","x":1}`)
+	send(t, ws, `{"type":"mode","mode":["bad"]}`)
+	send(t, ws, `garbage`)
+	send(t, ws, `{"type":"interrupted"}`)
+	f, err := sub.Next(ctxGuard(t))
+	if err != nil || f.FrameType() != wire.TypeInterrupted {
+		t.Fatalf("first frame seen = %v %v, want interrupted", f, err)
+	}
+	// Still connected and answering.
+	send(t, ws, `{"type":"browser_command","id":"n","action":"navigate","url":"https://a.example/"}`)
+	if r := readFrame(t, ws).(wire.BrowserResult); r.ID != "n" || r.URL != "https://a.example/" {
+		t.Errorf("result = %+v", r)
+	}
+}
+
+func TestSubscriptionKeepsEveryFrameInOrder(t *testing.T) {
+	rs := newRawServer(t)
+	c := newTestClient(rs.url, "t", nil)
+	sub := c.Subscribe()
+	defer sub.Close()
+	runClient(t, c)
+	ws := rs.accept(t)
+	const n = 500
+	for i := range n {
+		send(t, ws, fmt.Sprintf(`{"type":"chat_event","event":{"type":"TEXT_MESSAGE_CONTENT","delta":"%d"}}`, i))
+	}
+	// Read only after everything was sent: nothing may have been dropped.
+	send(t, ws, `{"type":"interrupted"}`)
+	ctx := ctxGuard(t)
+	for i := range n {
+		ev, err := WaitFor[wire.ChatEvent](ctx, sub, nil)
+		if err != nil {
+			t.Fatalf("event %d: %v", i, err)
+		}
+		if want := fmt.Sprintf(`{"type":"TEXT_MESSAGE_CONTENT","delta":"%d"}`, i); string(ev.Event) != want {
+			t.Fatalf("event %d = %s, want %s", i, ev.Event, want)
+		}
+	}
+	if _, err := WaitFor[wire.Interrupted](ctx, sub, nil); err != nil {
+		t.Fatal(err)
+	}
+	sub.Close()
+	if _, err := sub.Next(ctx); !errors.Is(err, ErrSubscriptionClosed) {
+		t.Errorf("Next after Close: %v", err)
+	}
+}
+
+func TestToolRequestsAreMatchedByID(t *testing.T) {
+	rs := newRawServer(t)
+	c := newTestClient(rs.url, "t", nil)
+	runClient(t, c)
+	ws := rs.accept(t)
+	if err := c.WaitConnected(ctxGuard(t)); err != nil {
+		t.Fatal(err)
+	}
+	type outcome struct {
+		res wire.ToolResult
+		err error
+	}
+	results := make(map[string]chan outcome)
+	for _, name := range []string{"Bash", "Read"} {
+		ch := make(chan outcome, 1)
+		results[name] = ch
+		go func() {
+			res, err := c.ToolRequest(ctxGuard(t), name, "{}")
+			ch <- outcome{res, err}
+		}()
+	}
+	reqs := map[string]wire.ToolRequest{}
+	for range 2 {
+		req := readFrame(t, ws).(wire.ToolRequest)
+		reqs[req.ToolName] = req
+	}
+	send(t, ws, `{"type":"tool_result","id":"unknown-id","success":true,"output":"stray"}`)
+	send(t, ws, string(wire.MustEncode(wire.ToolResult{ID: reqs["Read"].ID, Success: true, Output: "read output"})))
+	send(t, ws, string(wire.MustEncode(wire.ToolResult{ID: reqs["Bash"].ID, Success: false, Output: "exit 1", Error: "exit status 1"})))
+	if o := <-results["Read"]; o.err != nil || o.res.Output != "read output" {
+		t.Errorf("Read: %+v %v", o.res, o.err)
+	}
+	if o := <-results["Bash"]; o.err != nil || o.res.Success || o.res.Output != "exit 1" {
+		t.Errorf("Bash: %+v %v", o.res, o.err)
+	}
+}
+
+func TestPanelCallFailsWhenTheConnectionDrops(t *testing.T) {
+	rs := newRawServer(t)
+	// Stays disconnected after the drop.
+	c := NewClient(ClientOptions{URL: rs.url, Token: "t", MinBackoff: time.Hour, MaxBackoff: time.Hour})
+	runClient(t, c)
+	ws := rs.accept(t)
+	if err := c.WaitConnected(ctxGuard(t)); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 1)
+	go func() {
+		_, err := c.ListConversations(ctxGuard(t))
+		errs <- err
+	}()
+	if f := readFrame(t, ws); f.FrameType() != wire.TypeListConversations {
+		t.Fatalf("got %s", f.FrameType())
+	}
+	ws.Close()
+	if err := <-errs; !errors.Is(err, ErrDisconnected) {
+		t.Fatalf("ListConversations across a drop: %v, want ErrDisconnected", err)
+	}
+	if _, err := c.ListSkills(ctxGuard(t)); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("ListSkills while disconnected: %v, want ErrNotConnected", err)
+	}
+}
+
+func TestRunRejectsBadOptions(t *testing.T) {
+	if err := NewClient(ClientOptions{Token: "t"}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "URL") {
+		t.Errorf("no URL: %v", err)
+	}
+	if err := NewClient(ClientOptions{URL: "ws://127.0.0.1:1/ws"}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "token") {
+		t.Errorf("no token: %v", err)
+	}
+}
+
+func TestBackoffDoublesWithJitterAndIsCapped(t *testing.T) {
+	minD, maxD := 100*time.Millisecond, time.Second
+	for n, want := range []time.Duration{100, 200, 400, 800, 1000, 1000, 1000} {
+		want *= time.Millisecond
+		for range 50 {
+			d := backoff(minD, maxD, n)
+			if d < want/2 || d > want {
+				t.Fatalf("backoff(n=%d) = %v, want within [%v, %v]", n, d, want/2, want)
+			}
+		}
+	}
+	if backoff(minD, maxD, 1000) > maxD {
+		t.Error("backoff overflows its cap")
+	}
+}
+
+// browserFunc is a test double of Browser backed by a function.
+type browserFunc func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult
+
+func (f browserFunc) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
+	return f(ctx, cmd)
+}
