@@ -45,6 +45,11 @@ type Message struct {
 	ToolCalls  []ToolCall // assistant requests to run tools
 	ToolCallID string     // on tool messages: the call this answers
 	Images     []Image    // images attached to a user or tool message
+	// ProviderData is opaque state an adapter asked to get back with this
+	// assistant message on later turns, keyed by adapter (e.g. "anthropic"
+	// keeps signed thinking blocks, which tool use with thinking requires).
+	// Stores persist it; front ends ignore it.
+	ProviderData map[string]string
 }
 
 // ToolCall is a model's request to run one tool.
@@ -153,6 +158,9 @@ type Completion struct {
 	ToolCalls    []ToolCall
 	FinishReason string
 	Usage        Usage
+	// ProviderData is copied into the assistant Message that records this
+	// completion; see Message.ProviderData.
+	ProviderData map[string]string
 }
 
 // ErrorKind classifies provider failures so front ends can say what to do.

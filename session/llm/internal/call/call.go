@@ -1,0 +1,252 @@
+// Package call runs one provider request under infer's retry policy and
+// turns HTTP and stream failures into *llm.Error values a person can act on.
+//
+// The adapters switch their SDK's own retries off and send every request
+// through Policy.Run, so which failures are retried, how long to wait and
+// when an option is dropped is decided here, once, with one set of tests.
+package call
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/infer-workspace/infer/session/llm"
+)
+
+// Policy bounds retries. The zero value is the default policy.
+type Policy struct {
+	// Retries is how many times a 429 or 5xx is retried: 0 means the
+	// default (3), a negative number means never.
+	Retries int
+	// BaseDelay is the first backoff, doubled on each retry (default 500ms).
+	BaseDelay time.Duration
+	// MaxDelay is the longest single wait (default 30s). A Retry-After
+	// longer than this is reported to the person instead of waited out.
+	MaxDelay time.Duration
+	// Sleep waits for d or until ctx is done; tests replace it to record
+	// the waits instead of sleeping.
+	Sleep func(ctx context.Context, d time.Duration) error
+}
+
+func (p Policy) withDefaults() Policy {
+	switch {
+	case p.Retries == 0:
+		p.Retries = 3
+	case p.Retries < 0:
+		p.Retries = 0
+	}
+	if p.BaseDelay <= 0 {
+		p.BaseDelay = 500 * time.Millisecond
+	}
+	if p.MaxDelay <= 0 {
+		p.MaxDelay = 30 * time.Second
+	}
+	if p.Sleep == nil {
+		p.Sleep = sleep
+	}
+	return p
+}
+
+func sleep(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// Target says who a request went to, for error messages.
+type Target struct {
+	Provider string // e.g. "openai"
+	Model    string
+	BaseURL  string
+	// KeyHint tells a person how to fix a rejected key, e.g. "check
+	// OPENAI_API_KEY".
+	KeyHint string
+	// Secret is removed from every message before it leaves this package.
+	Secret string
+}
+
+// Result is what one attempt produced.
+type Result struct {
+	Completion llm.Completion
+	Sent       Sent
+	// Emitted reports whether any delta reached the caller; an attempt that
+	// emitted is never retried, because the caller already showed it.
+	Emitted bool
+	// Supported lists effort values the adapter knows the provider accepts,
+	// to filter a rejection's suggestions (nil: any effort word).
+	Supported []string
+}
+
+// Attempt performs one request with the given adjustments.
+type Attempt func(ctx context.Context, adj Adjust) (Result, error)
+
+// StreamError reports a stream that broke after the response started: the
+// connection dropped, the server sent something that is not the protocol,
+// or it ended without its end marker.
+type StreamError struct {
+	Reason string
+	Err    error
+}
+
+// Error says why the stream broke.
+func (e *StreamError) Error() string {
+	if e.Err == nil {
+		return e.Reason
+	}
+	return e.Reason + ": " + e.Err.Error()
+}
+
+// Unwrap returns the underlying read error, if any.
+func (e *StreamError) Unwrap() error { return e.Err }
+
+// Run calls attempt until it succeeds or fails for good. A 400 or 422 that
+// names an option we sent is retried once without it (or with a value the
+// provider said it supports); 429 and 5xx are retried up to p.Retries times
+// with backoff, honouring Retry-After, but only while nothing was emitted.
+// The returned completion always holds what the last attempt received.
+func (p Policy) Run(ctx context.Context, t Target, attempt Attempt) (llm.Completion, error) {
+	p = p.withDefaults()
+	var adj Adjust
+	retries := 0
+	for {
+		r, err := attempt(ctx, adj)
+		if err == nil {
+			return r.Completion, nil
+		}
+		if ctx.Err() != nil {
+			return r.Completion, ctx.Err()
+		}
+		var he *HTTPError
+		if !r.Emitted && errors.As(err, &he) {
+			he.Message = redact(he.Message, t.Secret)
+			if next, ok := adj.next(he, r.Sent, r.Supported); ok {
+				adj = next
+				continue
+			}
+			if retryable(he.Status) && retries < p.Retries {
+				wait := p.BaseDelay << retries
+				if he.RetryAfter > 0 {
+					wait = he.RetryAfter
+				}
+				if wait <= p.MaxDelay {
+					if serr := p.Sleep(ctx, wait); serr != nil {
+						return r.Completion, serr
+					}
+					retries++
+					continue
+				}
+			}
+		}
+		return r.Completion, t.Classify(err, retries)
+	}
+}
+
+func retryable(status int) bool { return status == 429 || status >= 500 }
+
+// Classify turns err into an *llm.Error whose message says what failed and
+// what to do. The secret never appears in it.
+func (t Target) Classify(err error, retries int) error {
+	e := &llm.Error{Kind: llm.ErrOther, Provider: t.Provider, Model: t.Model}
+	var he *HTTPError
+	var se *StreamError
+	var ne net.Error
+	switch {
+	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
+		return err
+	case errors.As(err, &he):
+		e.Status = he.Status
+		e.Message, e.Kind = t.httpMessage(he, retries)
+		if he.Status == 429 {
+			e.RetryAfter = he.RetryAfter
+		}
+	case errors.As(err, &se):
+		e.Kind = llm.ErrStream
+		e.Message = "the response stream broke (" + se.Error() + "); the partial answer was kept"
+	case errors.As(err, &ne) || isDialError(err):
+		e.Kind = llm.ErrUnreachable
+		e.Message = fmt.Sprintf("cannot reach %s (%v): check the address and that the server is running", t.where(), err)
+	default:
+		e.Message = err.Error()
+	}
+	e.Message = redact(e.Message, t.Secret)
+	e.Err = errors.New(redact(err.Error(), t.Secret))
+	return e
+}
+
+func (t Target) httpMessage(he *HTTPError, retries int) (string, llm.ErrorKind) {
+	said := ""
+	if he.Message != "" {
+		said = " (the server said: " + he.Message + ")"
+	}
+	after := ""
+	if retries > 0 {
+		after = fmt.Sprintf(" after %d retries", retries)
+	}
+	switch {
+	case he.Status == 401 || he.Status == 403:
+		hint := t.KeyHint
+		if hint == "" {
+			hint = "check the API key"
+		}
+		if he.Status == 403 {
+			return fmt.Sprintf("access refused (403 Forbidden)%s: the key may not have access to this model; %s", said, hint), llm.ErrAuth
+		}
+		return fmt.Sprintf("the API key was refused (401 Unauthorized)%s: %s", said, hint), llm.ErrAuth
+	case he.Status == 404:
+		return fmt.Sprintf("model %q not found at %s (%s)%s: check the id with the provider's model list", t.Model, t.Provider, t.where(), said), llm.ErrNotFound
+	case he.Status == 429:
+		wait := ""
+		if he.RetryAfter > 0 {
+			wait = fmt.Sprintf("; the provider asks to wait %s", he.RetryAfter.Round(time.Second))
+		}
+		return fmt.Sprintf("rate limited (429)%s%s%s: try again later or check your plan's limits", after, said, wait), llm.ErrRateLimited
+	case he.Status >= 500:
+		return fmt.Sprintf("server error (%d %s)%s%s: the provider is having trouble, try again later", he.Status, statusText(he.Status), after, said), llm.ErrServer
+	default:
+		return fmt.Sprintf("request rejected (%d %s)%s", he.Status, statusText(he.Status), said), llm.ErrBadRequest
+	}
+}
+
+func (t Target) where() string {
+	if t.BaseURL != "" {
+		return t.BaseURL
+	}
+	return t.Provider
+}
+
+func statusText(code int) string {
+	if code == 529 {
+		return "Overloaded" // Anthropic's own status
+	}
+	if s := http.StatusText(code); s != "" {
+		return s
+	}
+	return "error"
+}
+
+// isDialError catches connection failures that do not implement net.Error
+// once wrapped by a client (DNS, refused, TLS handshake).
+func isDialError(err error) bool {
+	var op *net.OpError
+	var dns *net.DNSError
+	return errors.As(err, &op) || errors.As(err, &dns)
+}
+
+// redact removes secret from s. Keys shorter than 6 characters are not
+// real keys (and replacing them would garble ordinary words).
+func redact(s, secret string) string {
+	if len(secret) < 6 {
+		return s
+	}
+	return strings.ReplaceAll(s, secret, "[redacted]")
+}
