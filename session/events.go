@@ -3,10 +3,12 @@ package session
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
@@ -48,6 +50,17 @@ const (
 	// KindResync: this subscriber fell so far behind that queued events
 	// were discarded; it must re-read the workspace state (Snapshot, etc.).
 	KindResync
+	// KindToolDone: a tool call of the active conversation finished (Tool),
+	// so front ends need not guess success from the result text.
+	KindToolDone
+	// KindBrowserTabs: the extension reported its open tabs (Tabs).
+	KindBrowserTabs
+	// KindBrowserPage: the controlled tab changed page (Page).
+	KindBrowserPage
+	// KindScreenshot: the extension returned a screenshot (Screenshot).
+	KindScreenshot
+	// KindUsage: a turn finished and used these tokens (Usage).
+	KindUsage
 )
 
 // Origin says which front end an intent came from.
@@ -68,6 +81,34 @@ type Event struct {
 	Busy         bool
 	Browser      browser.Status
 	Command      browser.CommandRecord
+	Tool         *ToolDone
+	Tabs         []browser.Tab
+	Page         *Page
+	Screenshot   *Screenshot
+	Usage        llm.Usage
+}
+
+// ToolDone describes a finished tool call.
+type ToolDone struct {
+	CallID   string
+	Name     string
+	OK       bool
+	Duration time.Duration
+	// Artifacts are files the call saved, relative to the artifacts dir.
+	Artifacts []string
+}
+
+// Page is the controlled tab's page after a browser command.
+type Page struct {
+	URL, Title string
+}
+
+// Screenshot is the latest screenshot of the controlled tab.
+type Screenshot struct {
+	Image []byte
+	MIME  string
+	URL   string
+	At    time.Time
 }
 
 // maxQueued bounds a subscriber's backlog after coalescing. Streaming text

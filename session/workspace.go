@@ -127,6 +127,7 @@ type Workspace struct {
 	conv        *conversation // the active conversation
 	queue       []queued
 	runCancel   context.CancelFunc // cancels the running turn, nil when idle
+	runDone     chan struct{}      // closed when the running turn ends
 	mode        tools.Mode
 	model       string
 	effort      llm.Effort
@@ -502,6 +503,78 @@ func (w *Workspace) BrowserCommandDone(rec browser.CommandRecord) {
 	w.publish(Event{Kind: KindBrowserCommand, Command: rec})
 }
 
+// RenameConversation gives a conversation the person's own title.
+func (w *Workspace) RenameConversation(id, title string) error {
+	title = strings.TrimSpace(title)
+	if title == "" {
+		return errors.New("a title cannot be empty")
+	}
+	if err := w.opts.Store.Rename(id, title); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	active := w.conv.id == id
+	conv := w.conv
+	w.mu.Unlock()
+	if active {
+		w.setTitle(conv, title)
+	} else {
+		w.publish(Event{Kind: KindTitle, Conversation: id, Text: title})
+	}
+	return nil
+}
+
+// PinConversation pins or unpins a conversation in lists.
+func (w *Workspace) PinConversation(id string, pinned bool) error {
+	return w.opts.Store.SetPinned(id, pinned)
+}
+
+// DeleteConversation removes a stored conversation. Deleting the active
+// one first starts a new session, so its running turn cannot write it back.
+func (w *Workspace) DeleteConversation(id string, origin Origin) error {
+	if w.ActiveConversation() == id {
+		w.mu.Lock()
+		done := w.runDone
+		w.mu.Unlock()
+		w.NewSession(origin)
+		if done != nil {
+			<-done // the interrupted turn must stop writing before the delete
+		}
+	}
+	return w.opts.Store.Delete(id)
+}
+
+// WatchBrowser wraps the browser driver the tools use so that front ends
+// see the tabs, the controlled page and the latest screenshot as events,
+// instead of parsing tool output.
+func (w *Workspace) WatchBrowser(d browser.Driver) browser.Driver {
+	return watchedDriver{d: d, w: w}
+}
+
+type watchedDriver struct {
+	d browser.Driver
+	w *Workspace
+}
+
+func (wd watchedDriver) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	res, err := wd.d.Do(ctx, cmd)
+	if err != nil {
+		return res, err
+	}
+	if res.URL != "" || res.Title != "" {
+		wd.w.publish(Event{Kind: KindBrowserPage, Page: &Page{URL: res.URL, Title: res.Title}})
+	}
+	switch cmd.Action {
+	case browser.Tabs:
+		wd.w.publish(Event{Kind: KindBrowserTabs, Tabs: append([]browser.Tab(nil), res.Tabs...)})
+	case browser.Screenshot:
+		if len(res.Image) > 0 {
+			wd.w.publish(Event{Kind: KindScreenshot, Screenshot: &Screenshot{Image: res.Image, MIME: res.ImageMIME, URL: res.URL, At: time.Now()}})
+		}
+	}
+	return res, nil
+}
+
 // RunTool runs one tool call on behalf of a front end (the panel's
 // tool_request) through the same pipeline as the agent's calls.
 func (w *Workspace) RunTool(ctx context.Context, id, name, args string, origin Origin) tools.Outcome {
@@ -605,6 +678,8 @@ func (w *Workspace) runner() {
 			q := w.queueTextsLocked()
 			ctx, cancel := context.WithCancel(w.ctx)
 			w.runCancel = cancel
+			runDone := make(chan struct{})
+			w.runDone = runDone
 			w.mu.Unlock()
 
 			w.publish(Event{Kind: KindQueue, Queue: q})
@@ -614,7 +689,9 @@ func (w *Workspace) runner() {
 
 			w.mu.Lock()
 			w.runCancel = nil
+			w.runDone = nil
 			w.mu.Unlock()
+			close(runDone)
 			if interrupted {
 				w.publish(Event{Kind: KindInterrupted})
 			}
@@ -659,9 +736,11 @@ func (w *Workspace) turn(ctx context.Context, item queued) bool {
 		RecordToolResult: rec.toolResult,
 		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
 			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
+			w.publish(Event{Kind: KindToolDone, Conversation: conv.id, Tool: &ToolDone{CallID: call.ID, Name: call.Name, OK: o.Success, Duration: o.Duration, Artifacts: o.Artifacts}})
 			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images}
 		},
 	})
+	w.publish(Event{Kind: KindUsage, Conversation: conv.id, Usage: out.Usage})
 	if out.Status == agent.Failed {
 		w.log.Warn("turn failed", "conversation", conv.id, "err", out.Err)
 	}
@@ -693,6 +772,7 @@ func (w *Workspace) shell(ctx context.Context, conv *conversation, rec recorder,
 		content = "(no output)"
 	}
 	emit(events.NewToolCallResultEvent(newID(), callID, content))
+	w.publish(Event{Kind: KindToolDone, Conversation: conv.id, Tool: &ToolDone{CallID: callID, Name: "Bash", OK: o.Success, Duration: o.Duration}})
 	if err := rec.message(store.Message{Role: "tool", ToolCallID: callID, Content: content}); err != nil {
 		w.log.Warn("saving shell result", "err", err)
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/store"
@@ -458,5 +459,101 @@ func TestTitlerRunsAfterFirstExchange(t *testing.T) {
 	list, _ := f.w.Conversations()
 	if list[0].Title != "Please open the demo site and" {
 		t.Fatalf("stored title %q", list[0].Title)
+	}
+}
+
+// fakeDriver is a test double of browser.Driver.
+type fakeDriver struct{}
+
+func (fakeDriver) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	switch cmd.Action {
+	case browser.Tabs:
+		return browser.Result{URL: "http://demo.infer.localhost/", Title: "Demo", Tabs: []browser.Tab{{Index: 0, URL: "http://demo.infer.localhost/", Title: "Demo", Controlled: true}}}, nil
+	case browser.Screenshot:
+		return browser.Result{URL: "http://demo.infer.localhost/", Image: []byte("\x89PNG fake"), ImageMIME: "image/png"}, nil
+	}
+	return browser.Result{}, errors.New("unsupported")
+}
+
+func TestWatchedBrowserPublishesTabsPagesAndScreenshots(t *testing.T) {
+	f := newFixture(t, "")
+	d := f.w.WatchBrowser(fakeDriver{})
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	d.Do(context.Background(), browser.Command{Action: browser.Tabs})
+	d.Do(context.Background(), browser.Command{Action: browser.Screenshot})
+	d.Do(context.Background(), browser.Command{Action: browser.Click})
+	evs := sub.Drain()
+	var kinds []Kind
+	for _, e := range evs {
+		kinds = append(kinds, e.Kind)
+	}
+	want := []Kind{KindBrowserPage, KindBrowserTabs, KindBrowserPage, KindScreenshot}
+	if fmt.Sprint(kinds) != fmt.Sprint(want) {
+		t.Fatalf("kinds %v want %v", kinds, want)
+	}
+	if len(evs[1].Tabs) != 1 || !evs[1].Tabs[0].Controlled || string(evs[3].Screenshot.Image) != "\x89PNG fake" {
+		t.Fatalf("%+v %+v", evs[1], evs[3])
+	}
+}
+
+func TestToolDoneAndUsageEvents(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("tabs", FromTerminal)
+	evs := collect(t, sub, idle)
+	var done *ToolDone
+	usage := false
+	for _, e := range evs {
+		if e.Kind == KindToolDone {
+			done = e.Tool
+		}
+		if e.Kind == KindUsage && e.Usage.OutputTokens > 0 {
+			usage = true
+		}
+	}
+	if done == nil || done.Name != "BrowserTabs" || done.OK {
+		t.Fatalf("tool done %+v (no browser: must fail)", done)
+	}
+	if !usage {
+		t.Fatal("no usage event")
+	}
+}
+
+func TestConversationEdits(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("stream 3", FromTerminal)
+	collect(t, sub, idle)
+	id := f.w.ActiveConversation()
+	if err := f.w.RenameConversation(id, "  My title "); err != nil {
+		t.Fatal(err)
+	}
+	if f.w.Snapshot().Title != "My title" {
+		t.Fatalf("active title %q", f.w.Snapshot().Title)
+	}
+	if err := f.w.RenameConversation(id, " "); err == nil {
+		t.Fatal("empty title accepted")
+	}
+	if err := f.w.PinConversation(id, true); err != nil {
+		t.Fatal(err)
+	}
+	list, _ := f.w.Conversations()
+	if !list[0].Pinned || list[0].Title != "My title" {
+		t.Fatalf("%+v", list[0])
+	}
+	f.model.Delay = time.Millisecond
+	f.w.Send("stream 100000", FromTerminal)
+	collect(t, sub, func(e Event) bool { return e.Kind == KindBusy && e.Busy })
+	if err := f.w.DeleteConversation(id, FromTerminal); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := f.w.Conversations(); len(list) != 0 {
+		t.Fatalf("deleted conversation written back: %+v", list)
+	}
+	if f.w.ActiveConversation() == id {
+		t.Fatal("deleted conversation still active")
 	}
 }
