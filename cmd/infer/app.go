@@ -119,7 +119,10 @@ func openApp(opts appOptions) (a *app, err error) {
 
 	projDir := config.ProjectDir(home, root)
 	if cfg.Storage.IsEnabled() {
-		if a.store, err = store.Open(config.ConversationsDir(home, root), store.Options{}); err != nil {
+		// Recovered problems (a torn last line after a crash) go to the log,
+		// never straight to a terminal the TUI may own.
+		warnStore := func(err error) { log.Warn("conversation store", "problem", err) }
+		if a.store, err = store.Open(config.ConversationsDir(home, root), store.Options{Warn: warnStore}); err != nil {
 			return a, err
 		}
 		if a.history, err = store.OpenHistory(filepath.Join(projDir, "history.jsonl")); err != nil {
