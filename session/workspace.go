@@ -122,6 +122,7 @@ type Workspace struct {
 	cancel context.CancelFunc
 	wake   chan struct{}
 	done   chan struct{} // closed when the runner exits
+	bg     sync.WaitGroup // background work (title generation) Close waits for
 
 	mu          sync.Mutex
 	conv        *conversation // the active conversation
@@ -203,6 +204,7 @@ func (w *Workspace) Close() error {
 	w.mu.Unlock()
 	w.cancel()
 	<-w.done
+	w.bg.Wait()
 	return nil
 }
 
@@ -883,7 +885,9 @@ func (w *Workspace) maybeTitle(c *conversation, model string) {
 	if users != 1 || firstAnswer == "" {
 		return
 	}
+	w.bg.Add(1)
 	go func() {
+		defer w.bg.Done()
 		ctx, cancel := context.WithTimeout(w.ctx, 30*time.Second)
 		defer cancel()
 		title, err := w.opts.Titler(ctx, model, firstUser, firstAnswer)

@@ -23,8 +23,9 @@ type served struct {
 	app     *app
 	client  *sim.Client
 	frames  *sim.Subscription
-	stop    context.CancelFunc
-	done    chan struct{}
+	// stop disconnects the simulated extension; stopServer stops infer.
+	stop, stopServer context.CancelFunc
+	done             chan struct{}
 }
 
 // serveInProcess starts the same wiring `infer serve` uses, on a free port,
@@ -51,15 +52,23 @@ func serveInProcess(t *testing.T, home, project string) *served {
 	if err != nil {
 		t.Fatal(err)
 	}
+	srvCtx, stopServer := context.WithCancel(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &served{t: t, home: home, project: project, app: a, stop: cancel, done: make(chan struct{})}
-	go func() { a.srv.Serve(ctx) }()
+	s := &served{t: t, home: home, project: project, app: a, stop: cancel, stopServer: stopServer, done: make(chan struct{})}
+	go func() { a.srv.Serve(srvCtx) }()
 	s.client = sim.NewClient(sim.ClientOptions{URL: a.srv.URL(), Token: a.browserUse.Extension.Token, Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond})
 	s.frames = s.client.Subscribe()
+	hello := s.client.Subscribe()
+	defer hello.Close()
 	go func() { defer close(s.done); s.client.Run(ctx) }()
 	wctx, wcancel := context.WithTimeout(ctx, 10*time.Second)
 	defer wcancel()
 	if err := s.client.WaitConnected(wctx); err != nil {
+		t.Fatal(err)
+	}
+	// infer says the mode right after the hello; wait for it so that it
+	// cannot be taken for the answer to a later set_mode.
+	if _, err := sim.WaitFor[wire.Mode](wctx, hello, nil); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.close)
@@ -69,6 +78,7 @@ func serveInProcess(t *testing.T, home, project string) *served {
 func (s *served) close() {
 	s.stop()
 	<-s.done
+	s.stopServer()
 	s.frames.Close()
 	s.app.Close()
 }
@@ -125,8 +135,8 @@ func textOf(evs []chatEvent) string {
 
 func TestServePanelChatsAndListsTheConversation(t *testing.T) {
 	s := serveInProcess(t, "", "")
-	if _, err := sim.WaitFor[wire.Mode](s.ctx(), s.frames, nil); err != nil {
-		t.Fatalf("no mode frame after hello: %v", err)
+	if m, err := sim.WaitFor[wire.Mode](s.ctx(), s.frames, nil); err != nil || m.Mode != "standard" {
+		t.Fatalf("no mode frame after hello: %+v %v", m, err)
 	}
 	if err := s.client.SendUserMessage(s.ctx(), "hello from the panel"); err != nil {
 		t.Fatal(err)
