@@ -48,9 +48,8 @@ Run "infer init" once to create ~/.infer (or $INFER_HOME) and a pairing token.`,
 		SilenceUsage:  true, // runtime errors are not usage mistakes
 		SilenceErrors: true, // run prints errors in one format
 		Version:       versionString(),
-		// The terminal workspace will live here; until then, show help.
-		RunE: func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
+	setupTUI(root) // RunE: `infer` alone opens the terminal workspace
 	root.SuggestionsMinimumDistance = 2
 	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
@@ -65,6 +64,9 @@ func addCommands(root *cobra.Command) {
 		newPairCmd(),
 		newVersionCmd(),
 		newServeCmd(),
+		newHeadlessCmd(),
+		newConversationsCmd(),
+		newPermissionsCmd(),
 	)
 }
 
@@ -95,6 +97,10 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	}
 	for _, line := range strings.Split(strings.TrimRight(err.Error(), "\n"), "\n") {
 		fmt.Fprintf(stderr, "infer: %s\n", line)
+	}
+	var coded exitError
+	if errors.As(err, &coded) {
+		return coded.ExitCode()
 	}
 	var ue usageError
 	if errors.As(err, &ue) {

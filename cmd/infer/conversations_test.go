@@ -1,0 +1,133 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// seedConversations stores two conversations in a fresh project and returns
+// their ids, older first.
+func seedConversations(t *testing.T) (p project, older, newer string) {
+	t.Helper()
+	home := newHome(t)
+	root := t.TempDir()
+	t.Chdir(root)
+	p = project{home: home, root: root}
+	st, err := p.store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, text := range []string{"first chat about tabs", "second chat about forms"} {
+		m, err := st.Create()
+		if err != nil {
+			t.Fatal(err)
+		}
+		st.Append(m.ID, store.Message{Role: "user", Content: text}, store.Message{Role: "assistant", Content: "answer " + text})
+		if i == 0 {
+			older = m.ID
+		} else {
+			newer = m.ID
+		}
+	}
+	return p, older, newer
+}
+
+func TestConversationsCommands(t *testing.T) {
+	p, older, newer := seedConversations(t)
+
+	out, _, code := infer(t, "conversations", "list")
+	if code != 0 || strings.Index(out, "second chat") > strings.Index(out, "first chat") || !strings.Contains(out, older[:8]) {
+		t.Fatalf("list (%d):\n%s", code, out)
+	}
+	if _, _, code := infer(t, "conversations", "pin", older[:6]); code != 0 {
+		t.Fatal("pin by prefix failed")
+	}
+	out, _, _ = infer(t, "conversations", "list")
+	if strings.Index(out, "first chat") > strings.Index(out, "second chat") {
+		t.Fatalf("pinned conversation not first:\n%s", out)
+	}
+	out, _, code = infer(t, "conversations", "show", newer)
+	if code != 0 || !strings.Contains(out, "## User") || !strings.Contains(out, "second chat about forms") {
+		t.Fatalf("show:\n%s", out)
+	}
+	out, _, code = infer(t, "conversations", "export", newer, "--format", "json")
+	var exported map[string]any
+	if code != 0 || json.Unmarshal([]byte(out), &exported) != nil {
+		t.Fatalf("export json (%d): %s", code, out)
+	}
+	file := t.TempDir() + "/c.md"
+	if _, _, code := infer(t, "conversations", "export", newer, "-o", file); code != 0 {
+		t.Fatal("export to file failed")
+	}
+	if b, _ := os.ReadFile(file); !strings.Contains(string(b), "# ") {
+		t.Fatalf("exported markdown %q", b)
+	}
+	if _, _, code := infer(t, "conversations", "rename", newer, "Forms", "deep", "dive"); code != 0 {
+		t.Fatal("rename failed")
+	}
+	out, _, _ = infer(t, "conversations", "list", "--json")
+	if !strings.Contains(out, `"Forms deep dive"`) {
+		t.Fatalf("renamed title missing: %s", out)
+	}
+	if _, errOut, code := infer(t, "conversations", "delete", newer); code == 0 || !strings.Contains(errOut, "not deleted") {
+		t.Fatalf("delete without confirmation: %d %s", code, errOut)
+	}
+	if _, _, code := infer(t, "conversations", "delete", "--yes", newer); code != 0 {
+		t.Fatal("delete --yes failed")
+	}
+	st, _ := p.store()
+	if list, _ := st.List(); len(list) != 1 || list[0].ID != older {
+		t.Fatalf("after delete: %+v", list)
+	}
+	if _, errOut, code := infer(t, "conversations", "show", "zzzzzzzz"); code != 1 || !strings.Contains(errOut, "no conversation") {
+		t.Fatalf("unknown id: %d %s", code, errOut)
+	}
+	if _, _, code := infer(t, "conversations", "show", "ab"); code != 2 {
+		t.Fatal("a too-short id is a usage error")
+	}
+}
+
+func TestPermissionsCommands(t *testing.T) {
+	home := newHome(t)
+	root := t.TempDir()
+	t.Chdir(root)
+	out, _, code := infer(t, "permissions", "list")
+	if code != 0 || !strings.Contains(out, "No saved grants") {
+		t.Fatalf("empty list: %d %s", code, out)
+	}
+	config.EnsureDir(config.ProjectDir(home, root))
+	gs, err := project{home: home, root: root}.grants()
+	if err != nil {
+		t.Fatal(err)
+	}
+	g1, _ := gs.Add(grants.Grant{Kind: grants.KindBash, Tool: "Bash", Prefix: "git commit"})
+	gs.Add(grants.Grant{Kind: grants.KindSite, Tool: "BrowserClick", Site: "https://github.com"})
+	out, _, _ = infer(t, "permissions", "list")
+	if !strings.Contains(out, "git commit") || !strings.Contains(out, "BrowserClick on https://github.com") {
+		t.Fatalf("list:\n%s", out)
+	}
+	if _, _, code := infer(t, "permissions", "revoke"); code != 2 {
+		t.Fatal("revoke with nothing is a usage error")
+	}
+	if _, _, code := infer(t, "permissions", "revoke", g1.ID); code != 0 {
+		t.Fatal("revoke failed")
+	}
+	if list, _ := gs.List(); len(list) != 1 {
+		t.Fatalf("after revoke: %+v", list)
+	}
+	if _, errOut, code := infer(t, "permissions", "revoke", "nope"); code != 1 || !strings.Contains(errOut, "nope") {
+		t.Fatalf("unknown grant: %d %s", code, errOut)
+	}
+	if _, _, code := infer(t, "permissions", "revoke", "--all"); code != 0 {
+		t.Fatal("revoke --all failed")
+	}
+	if list, _ := gs.List(); len(list) != 0 {
+		t.Fatalf("after revoke --all: %+v", list)
+	}
+}
