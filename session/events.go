@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"strings"
 	"sync"
 	"time"
 
@@ -86,6 +87,11 @@ type Event struct {
 	Page         *Page
 	Screenshot   *Screenshot
 	Usage        llm.Usage
+
+	// merged holds the deltas of following events of the same message
+	// while the event waits in a subscriber's queue; they are joined once,
+	// when the event is delivered, so coalescing stays linear.
+	merged *strings.Builder
 }
 
 // ToolDone describes a finished tool call.
@@ -138,6 +144,9 @@ func (s *Subscription) Drain() []Event {
 	defer s.mu.Unlock()
 	q := s.queue
 	s.queue = nil
+	for i := range q {
+		q[i] = q[i].materialize()
+	}
 	return q
 }
 
@@ -151,7 +160,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 			s.queue[0] = Event{}
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
-			return e, nil
+			return e.materialize(), nil
 		}
 		done := s.done
 		s.mu.Unlock()
@@ -189,13 +198,10 @@ func (s *Subscription) push(e Event) {
 		s.mu.Unlock()
 		return
 	}
-	if n := len(s.queue); n > 0 {
-		if merged, ok := coalesce(s.queue[n-1], e); ok {
-			s.queue[n-1] = merged
-			s.mu.Unlock()
-			s.signal()
-			return
-		}
+	if n := len(s.queue); n > 0 && coalesce(&s.queue[n-1], e) {
+		s.mu.Unlock()
+		s.signal()
+		return
 	}
 	if len(s.queue) >= maxQueued {
 		s.queue = append(s.queue[:0], Event{Kind: KindResync})
@@ -206,30 +212,59 @@ func (s *Subscription) push(e Event) {
 	s.signal()
 }
 
-// coalesce merges two consecutive deltas of the same message into one, so a
-// slow subscriber's backlog grows by text, not by event count.
-func coalesce(prev, next Event) (Event, bool) {
+// coalesce merges next into prev when both are deltas of the same
+// message, so a slow subscriber's backlog grows by text, not by events.
+func coalesce(prev *Event, next Event) bool {
 	if prev.Kind != KindChat || next.Kind != KindChat {
-		return Event{}, false
+		return false
 	}
+	var delta string
 	switch a := prev.Chat.(type) {
 	case *events.TextMessageContentEvent:
-		if b, ok := next.Chat.(*events.TextMessageContentEvent); ok && a.MessageID == b.MessageID {
-			prev.Chat = events.NewTextMessageContentEvent(a.MessageID, a.Delta+b.Delta)
-			return prev, true
+		b, ok := next.Chat.(*events.TextMessageContentEvent)
+		if !ok || a.MessageID != b.MessageID {
+			return false
 		}
+		delta = b.Delta
 	case *events.ReasoningMessageContentEvent:
-		if b, ok := next.Chat.(*events.ReasoningMessageContentEvent); ok && a.MessageID == b.MessageID {
-			prev.Chat = events.NewReasoningMessageContentEvent(a.MessageID, a.Delta+b.Delta)
-			return prev, true
+		b, ok := next.Chat.(*events.ReasoningMessageContentEvent)
+		if !ok || a.MessageID != b.MessageID {
+			return false
 		}
+		delta = b.Delta
 	case *events.ToolCallArgsEvent:
-		if b, ok := next.Chat.(*events.ToolCallArgsEvent); ok && a.ToolCallID == b.ToolCallID {
-			prev.Chat = events.NewToolCallArgsEvent(a.ToolCallID, a.Delta+b.Delta)
-			return prev, true
+		b, ok := next.Chat.(*events.ToolCallArgsEvent)
+		if !ok || a.ToolCallID != b.ToolCallID {
+			return false
 		}
+		delta = b.Delta
+	default:
+		return false
 	}
-	return Event{}, false
+	if prev.merged == nil {
+		prev.merged = new(strings.Builder)
+	}
+	prev.merged.WriteString(delta)
+	return true
+}
+
+// materialize returns the event with its merged deltas appended, as a new
+// event value (the original may be shared with other subscribers).
+func (e Event) materialize() Event {
+	if e.merged == nil {
+		return e
+	}
+	more := e.merged.String()
+	e.merged = nil
+	switch a := e.Chat.(type) {
+	case *events.TextMessageContentEvent:
+		e.Chat = events.NewTextMessageContentEvent(a.MessageID, a.Delta+more)
+	case *events.ReasoningMessageContentEvent:
+		e.Chat = events.NewReasoningMessageContentEvent(a.MessageID, a.Delta+more)
+	case *events.ToolCallArgsEvent:
+		e.Chat = events.NewToolCallArgsEvent(a.ToolCallID, a.Delta+more)
+	}
+	return e
 }
 
 // hub fans events out to subscribers.

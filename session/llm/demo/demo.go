@@ -57,6 +57,9 @@ type streamer struct {
 	emit  func(llm.Delta)
 	comp  llm.Completion
 	words int
+	// text and reasoning accumulate the streamed words; appending to a
+	// string per word would copy the whole answer each time.
+	text, reasoning strings.Builder
 }
 
 // say streams text word by word (each word with its trailing space).
@@ -67,9 +70,9 @@ func (s *streamer) say(kind llm.DeltaKind, text string) error {
 		}
 		s.emit(llm.Delta{Kind: kind, Text: w})
 		if kind == llm.ReasoningDelta {
-			s.comp.Reasoning += w
+			s.reasoning.WriteString(w)
 		} else {
-			s.comp.Text += w
+			s.text.WriteString(w)
 		}
 		s.words++
 	}
@@ -94,6 +97,7 @@ func (s *streamer) pause() error {
 }
 
 func (s *streamer) done(err error) (llm.Completion, error) {
+	s.comp.Text, s.comp.Reasoning = s.text.String(), s.reasoning.String()
 	s.comp.Usage.OutputTokens = s.words
 	if err == nil {
 		s.comp.FinishReason = "stop"
@@ -133,7 +137,7 @@ func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completio
 			}
 			w := strconv.Itoa(i) + " "
 			s.emit(llm.Delta{Kind: llm.TextDelta, Text: w})
-			s.comp.Text += w
+			s.text.WriteString(w)
 			s.words++
 		}
 		return s.done(nil)
