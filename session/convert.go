@@ -20,7 +20,7 @@ func jsonString(s string) (string, error) {
 func toLLM(ms []store.Message) []llm.Message {
 	out := make([]llm.Message, 0, len(ms))
 	for _, m := range ms {
-		l := llm.Message{Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID}
+		l := llm.Message{Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, ProviderData: m.ProviderData}
 		for _, c := range m.ToolCalls {
 			l.ToolCalls = append(l.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
 		}
@@ -31,7 +31,7 @@ func toLLM(ms []store.Message) []llm.Message {
 
 // fromLLM converts a model-side message to its stored shape.
 func fromLLM(m llm.Message) store.Message {
-	s := store.Message{Role: string(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID}
+	s := store.Message{Role: string(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, ProviderData: m.ProviderData}
 	for _, c := range m.ToolCalls {
 		s.ToolCalls = append(s.ToolCalls, store.ToolCall{ID: c.ID, Type: "function", Function: store.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 	}

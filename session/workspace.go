@@ -59,6 +59,11 @@ type Options struct {
 	Temperature *float64
 	// MaxSteps bounds model calls per turn (default 50).
 	MaxSteps int
+	// Overrides returns a provider's own effort and temperature settings
+	// (config.yaml providers.<name>.effort/temperature) for a model id;
+	// they beat Effort and Temperature until the person sets either in
+	// this session. Nil means none.
+	Overrides func(model string) (llm.Effort, *float64)
 	// System replaces the built-in system prompt when non-empty.
 	System string
 	// Tools is the tool pipeline's configuration; the workspace fills in
@@ -133,7 +138,10 @@ type Workspace struct {
 	model       string
 	effort      llm.Effort
 	temperature *float64
-	approvals   []*Approval // pending, oldest first
+	// effortSet and temperatureSet record that the person chose a value
+	// in this session, which then beats provider overrides.
+	effortSet, temperatureSet bool
+	approvals                 []*Approval // pending, oldest first
 	browser     browser.Status
 	closed      bool
 }
@@ -460,6 +468,7 @@ func (w *Workspace) SetEffort(s string) error {
 	}
 	w.mu.Lock()
 	w.effort = e
+	w.effortSet = true
 	w.mu.Unlock()
 	return nil
 }
@@ -480,6 +489,7 @@ func (w *Workspace) SetTemperature(t *float64) error {
 	}
 	w.mu.Lock()
 	w.temperature = t
+	w.temperatureSet = true
 	w.mu.Unlock()
 	return nil
 }
@@ -708,7 +718,17 @@ func (w *Workspace) turn(ctx context.Context, item queued) bool {
 	conv := w.conv
 	model, mode := w.model, w.mode
 	effort, temp := w.effort, w.temperature
+	effortSet, tempSet := w.effortSet, w.temperatureSet
 	w.mu.Unlock()
+	if w.opts.Overrides != nil {
+		oe, ot := w.opts.Overrides(model)
+		if !effortSet && oe != "" && oe != llm.EffortAuto {
+			effort = oe
+		}
+		if !tempSet && ot != nil {
+			temp = ot
+		}
+	}
 
 	if err := w.ensureStored(conv); err != nil {
 		w.publish(Event{Kind: KindNotice, Text: "Could not start a conversation: " + err.Error()})

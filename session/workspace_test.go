@@ -559,3 +559,51 @@ func TestConversationEdits(t *testing.T) {
 		t.Fatal("deleted conversation still active")
 	}
 }
+
+// recordingProvider is a test double that remembers the requests it got.
+type recordingProvider struct {
+	mu   sync.Mutex
+	reqs []llm.Request
+}
+
+func (p *recordingProvider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	p.mu.Lock()
+	p.reqs = append(p.reqs, req)
+	p.mu.Unlock()
+	return llm.Completion{Text: "ok"}, nil
+}
+
+type oneCatalog struct{ p llm.Provider }
+
+func (c oneCatalog) Models() []string { return []string{"x/m"} }
+func (c oneCatalog) Resolve(id string) (llm.Provider, string, error) {
+	if id != "x/m" {
+		return nil, "", fmt.Errorf("unknown %q", id)
+	}
+	return c.p, "m", nil
+}
+
+func TestProviderOverridesYieldToThePersonsChoice(t *testing.T) {
+	rp := &recordingProvider{}
+	half := 0.5
+	f := newFixture(t, "", func(o *Options) {
+		o.Catalog = oneCatalog{rp}
+		o.Effort = llm.EffortLow
+		o.Overrides = func(model string) (llm.Effort, *float64) { return llm.EffortHigh, &half }
+	})
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	f.w.Send("one", FromTerminal)
+	collect(t, sub, idle)
+	f.w.SetEffort("none")
+	zero := 0.0
+	f.w.SetTemperature(&zero)
+	f.w.Send("two", FromTerminal)
+	collect(t, sub, idle)
+	if r := rp.reqs[0]; r.Effort != llm.EffortHigh || r.Temperature == nil || *r.Temperature != 0.5 || r.Model != "m" {
+		t.Fatalf("provider override not applied: %+v", r)
+	}
+	if r := rp.reqs[1]; r.Effort != llm.EffortNone || *r.Temperature != 0 {
+		t.Fatalf("the person's choice must win: %+v", r)
+	}
+}

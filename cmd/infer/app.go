@@ -196,6 +196,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		Store: a.store, History: a.history, Catalog: a.catalog,
 		Model: model, Mode: mode, Effort: effort, Temperature: cfg.Agent.Temperature,
 		MaxSteps: cfg.Agent.MaxSteps, System: cfg.Agent.SystemPrompt,
+		Overrides: a.catalog.Overrides,
 		Tools: tools.PipelineConfig{
 			Env: env, Guard: guard, Grants: a.grants, Timeouts: timeouts,
 			Judge: session.Judge{Catalog: a.catalog, Model: judgeModel},
@@ -226,7 +227,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		if err != nil {
 			return a, err
 		}
-		env.Browser = a.srv
+		env.Browser = ws.WatchBrowser(a.srv)
 	}
 
 	// Discovery runs in the background and never delays startup; a new

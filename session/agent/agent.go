@@ -187,7 +187,7 @@ func (t *turn) loop(ctx context.Context) Outcome {
 		}
 
 		calls := normaliseCalls(comp.ToolCalls)
-		if err := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning, ToolCalls: calls}); err != nil {
+		if err := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning, ToolCalls: calls, ProviderData: comp.ProviderData}); err != nil {
 			return Outcome{Status: Failed, Err: err}
 		}
 		if len(calls) == 0 {

@@ -65,6 +65,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -102,6 +103,10 @@ type Message struct {
 	ToolCalls  []ToolCall `json:"tool_calls,omitempty"`
 	ToolCallID string     `json:"tool_call_id,omitempty"`
 	Reasoning  string     `json:"reasoning,omitempty"`
+	// ProviderData is opaque state a provider needs back on the next
+	// request (e.g. Anthropic's signed thinking blocks). It never reaches
+	// the panel, which gets only the fields above.
+	ProviderData map[string]string `json:"provider_data,omitempty"`
 }
 
 // ToolCall is an assistant's request to run a tool.
@@ -726,5 +731,6 @@ func (s *Store) Delete(id string) error {
 // change stored messages through them.
 func cloneMessage(m Message) Message {
 	m.ToolCalls = slices.Clone(m.ToolCalls)
+	m.ProviderData = maps.Clone(m.ProviderData)
 	return m
 }

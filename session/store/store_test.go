@@ -803,3 +803,29 @@ func TestDeleteWhileAnAppendWaits(t *testing.T) {
 		t.Fatal("append hung")
 	}
 }
+
+func TestProviderDataRoundTripsButStaysOutOfTheWireShape(t *testing.T) {
+	dir := t.TempDir()
+	st, err := Open(dir, Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m, _ := st.Create()
+	msg := Message{Role: RoleAssistant, Content: "x", ProviderData: map[string]string{"anthropic.blocks": `[{"type":"thinking","signature":"sig"}]`}}
+	if err := st.Append(m.ID, Message{Role: RoleUser, Content: "q"}, msg); err != nil {
+		t.Fatal(err)
+	}
+	again, _ := Open(dir, Options{NoSync: true})
+	c, err := again.Load(m.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c.Messages[1].ProviderData["anthropic.blocks"] != msg.ProviderData["anthropic.blocks"] {
+		t.Fatalf("provider data lost: %+v", c.Messages[1])
+	}
+	c.Messages[1].ProviderData["anthropic.blocks"] = "changed"
+	c2, _ := again.Load(m.ID)
+	if c2.Messages[1].ProviderData["anthropic.blocks"] == "changed" {
+		t.Fatal("Load shares provider data with the caller")
+	}
+}
