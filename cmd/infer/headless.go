@@ -1,0 +1,598 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"strings"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// exitInterrupted is the exit code of a run stopped by SIGINT, as shells
+// report a process killed by it (128 + 2).
+const exitInterrupted = 130
+
+// exitError carries an exit code other than the default 1 for runtime
+// failures; run prints its message like any other error.
+type exitError struct {
+	code int
+	err  error
+}
+
+// Error is the message run prints.
+func (e exitError) Error() string { return e.err.Error() }
+
+// Unwrap gives errors.Is and errors.As the cause.
+func (e exitError) Unwrap() error { return e.err }
+
+// ExitCode is the process exit code the error asks for.
+func (e exitError) ExitCode() int { return e.code }
+
+// maxStdinPrompt bounds a prompt read from stdin: far beyond any real
+// prompt, small enough that a mistaken `< big.iso` fails fast.
+const maxStdinPrompt = 16 << 20
+
+// headlessFlags are infer headless's command-line options.
+type headlessFlags struct {
+	output, format string
+	model, mode    string
+	sessionID      string
+	noBridge       bool
+	port           int
+	showReasoning  bool
+	verbose        bool
+}
+
+func newHeadlessCmd() *cobra.Command {
+	var f headlessFlags
+	cmd := &cobra.Command{
+		Use:   "headless [flags] PROMPT",
+		Short: "Run one agent turn without the terminal UI and print it as text, JSON lines or AG-UI events",
+		Long: `headless sends PROMPT to the agent in the current project, prints the run as it
+happens, and exits when the run ends. PROMPT is the arguments joined by spaces;
+"-" reads it from stdin instead.
+
+Output (--output, or its alias --format):
+  text   the answer as it streams, one line per tool call and result;
+         approvals and errors on stderr (default)
+  json   one JSON object per line; the schema is in docs/headless.md
+  ag-ui  newline-delimited AG-UI events, as the bridge sends them
+
+Tool calls that need approval are announced in the output and answered on
+stdin with lines like
+  {"type":"approval_response","request_id":"<id>","action":"approve"}
+(any other action rejects; in text output "y" or "n" answers the oldest).
+End of stdin rejects what is pending. When PROMPT is "-", stdin is the
+prompt, so approvals cannot be answered and are rejected; use --mode auto.
+
+A connected browser extension watches the run through the bridge when
+browser_use.yaml enables it; a busy port (another infer) only warns.
+
+Exit codes: 0 the run finished, 1 it failed, 2 usage error (including an
+unknown --session-id or --model), 130 interrupted (SIGINT).`,
+		Example: `  infer headless "summarise README.md"
+  infer headless --output json --mode auto "run go test ./..."
+  echo "open example.com" | infer headless --output ag-ui -
+  infer headless --session-id 6f1c… "and now the docs page"`,
+		Args: usageArgs(cobra.MinimumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return runHeadless(cmd, args, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVarP(&f.output, "output", "o", outputText, "output format: text, json or ag-ui")
+	fl.StringVar(&f.format, "format", "", "alias of --output")
+	fl.StringVar(&f.model, "model", "", "model for this run, as provider/model (default: config.yaml's, else the first available)")
+	fl.StringVar(&f.mode, "mode", "", "agent mode for this run: standard, plan, auto or auto-with-judge")
+	fl.StringVar(&f.sessionID, "session-id", "", "continue this stored conversation instead of starting a new one")
+	fl.BoolVar(&f.noBridge, "no-bridge", false, "do not start the browser bridge for this run")
+	fl.IntVar(&f.port, "port", 0, "bridge port for this run (default: extension.port from browser_use.yaml; 0 picks a free port)")
+	fl.BoolVar(&f.showReasoning, "show-reasoning", false, "text output: show the model's reasoning on stderr")
+	fl.BoolVarP(&f.verbose, "verbose", "v", false, "log details to stderr")
+	return cmd
+}
+
+// outputFormat resolves --output and its alias --format.
+func (f headlessFlags) outputFormat(cmd *cobra.Command) (string, error) {
+	out := strings.ToLower(strings.TrimSpace(f.output))
+	if cmd.Flags().Changed("format") {
+		alias := strings.ToLower(strings.TrimSpace(f.format))
+		if cmd.Flags().Changed("output") && alias != out {
+			return "", usageError{fmt.Errorf("--output %s and --format %s disagree: --format is an alias of --output, give one", f.output, f.format)}
+		}
+		out = alias
+	}
+	switch out {
+	case outputText, outputJSON, outputAGUI:
+		return out, nil
+	}
+	return "", usageError{fmt.Errorf("unknown output format %q: use text, json or ag-ui", out)}
+}
+
+func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
+	ctx := cmd.Context()
+	stdout, stderr, stdin := cmd.OutOrStdout(), cmd.ErrOrStderr(), cmd.InOrStdin()
+	format, err := f.outputFormat(cmd)
+	if err != nil {
+		return err
+	}
+	if f.mode != "" {
+		if _, ok := tools.ParseMode(f.mode); !ok {
+			return usageError{fmt.Errorf("unknown mode %q: use standard, plan, auto or auto-with-judge", f.mode)}
+		}
+	}
+
+	prompt := strings.Join(args, " ")
+	approvalsIn := stdin
+	if len(args) == 1 && args[0] == "-" {
+		if prompt, err = readPrompt(ctx, stdin); err != nil {
+			return err
+		}
+		approvalsIn = nil
+	}
+	switch {
+	case strings.TrimSpace(prompt) == "":
+		return usageError{errors.New("the prompt is empty: give it as arguments, or - to read it from stdin")}
+	case session.IsNewSessionCommand(prompt):
+		return usageError{fmt.Errorf("%q starts a new conversation and runs nothing; every headless run without --session-id already starts one", strings.TrimSpace(prompt))}
+	}
+
+	level := slog.LevelError
+	if f.verbose {
+		level = slog.LevelDebug
+	}
+	log, err := newLogger(stderr, "text", level)
+	if err != nil {
+		return err
+	}
+	a, err := openHeadlessApp(f, cmd.Flags().Changed("port"), log, stderr)
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+
+	if a.srv != nil {
+		// The bridge gets a context of its own, so SIGINT stops the run,
+		// not the connection the extension is watching it on.
+		serveCtx, stopServe := context.WithCancel(context.Background())
+		served := make(chan struct{})
+		go func() {
+			defer close(served)
+			if err := a.srv.Serve(serveCtx); err != nil {
+				log.Error("browser bridge stopped", "err", err)
+			}
+		}()
+		defer func() { stopServe(); <-served }()
+		log.Info("browser bridge listening", "url", a.srv.URL())
+	}
+
+	sub := a.ws.Subscribe()
+	defer sub.Close()
+
+	var snap *session.Snapshot
+	if f.sessionID != "" {
+		s, err := a.ws.Resume(f.sessionID, session.FromHeadless)
+		if errors.Is(err, session.ErrUnknownConversation) {
+			return exitError{exitUsage, fmt.Errorf("no stored conversation in %s has the id %q; check the id (the run_started line of --output json carries it)", a.root, f.sessionID)}
+		}
+		if err != nil {
+			return fmt.Errorf("resuming conversation %s: %w", f.sessionID, err)
+		}
+		snap = &s
+	}
+
+	out := bufio.NewWriter(stdout)
+	var r renderer
+	switch format {
+	case outputText:
+		r = newItemRenderer(newTextOutput(out, stderr, f.showReasoning))
+	case outputJSON:
+		r = newItemRenderer(newJSONOutput(out, a.ws.Model(), string(a.ws.Mode()), snap != nil))
+	default:
+		r = newAGUIOutput(out)
+	}
+	h := &headlessRun{ws: a.ws, sub: sub, r: r, out: out, errOut: stderr, prompt: prompt, log: log}
+	h.desk = newApprovalDesk(a.ws, approvalsIn, format == outputText, stderr, h)
+	defer h.desk.close()
+	log.Debug("headless run", "project", a.root, "model", a.ws.Model(), "mode", a.ws.Mode(), "output", format)
+	if snap != nil {
+		h.check(r.resumed(*snap))
+	}
+	return h.run(ctx)
+}
+
+// readPrompt reads all of stdin, giving up when ctx ends (Ctrl+C while
+// the person is still typing).
+func readPrompt(ctx context.Context, in io.Reader) (string, error) {
+	type result struct {
+		b   []byte
+		err error
+	}
+	got := make(chan result, 1)
+	// The reader is stopped only by stdin ending; when ctx ends first it
+	// lives until the process exits, which follows at once.
+	go func() {
+		b, err := io.ReadAll(io.LimitReader(in, maxStdinPrompt+1))
+		got <- result{b, err}
+	}()
+	select {
+	case <-ctx.Done():
+		return "", exitError{exitInterrupted, errors.New("interrupted while reading the prompt from stdin")}
+	case r := <-got:
+		if r.err != nil {
+			return "", fmt.Errorf("reading the prompt from stdin: %w", r.err)
+		}
+		if len(r.b) > maxStdinPrompt {
+			return "", usageError{fmt.Errorf("the prompt on stdin is larger than %d MiB", maxStdinPrompt>>20)}
+		}
+		return string(r.b), nil
+	}
+}
+
+// openHeadlessApp opens the workspace for one run. The bridge starts when
+// browser_use.yaml exists (openApp then honours its enabled flag); when its
+// port is taken, most likely by an infer already running, the run goes on
+// without it, since the run does not need the browser to be useful.
+func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
+	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
+	if !f.noBridge {
+		home, err := config.Home()
+		if err != nil {
+			return nil, err
+		}
+		// No file means the bridge was never set up: nothing to warn about.
+		if _, err := os.Stat(config.BrowserUsePath(home)); err == nil {
+			opts.Bridge = true
+		}
+	}
+	a, err := openApp(opts)
+	if err != nil && opts.Bridge && errors.Is(err, syscall.EADDRINUSE) {
+		fmt.Fprintln(warn, "infer: warning: the browser bridge's port is in use (probably by another infer, which keeps the extension), so this run has no browser; use --port to pick another, or --no-bridge to silence this")
+		opts.Bridge = false
+		a, err = openApp(opts)
+	}
+	if err != nil && f.model != "" && strings.HasPrefix(err.Error(), fmt.Sprintf("model %q: ", f.model)) {
+		return nil, exitError{exitUsage, err}
+	}
+	return a, err
+}
+
+// headlessRun follows the workspace's events for one turn: the one started
+// by our message. Events of other turns (a connected panel may queue its
+// own messages) and other conversations are ignored.
+type headlessRun struct {
+	ws     *session.Workspace
+	sub    *session.Subscription
+	r      renderer
+	out    *bufio.Writer
+	errOut io.Writer
+	desk   *approvalDesk
+	prompt string
+	log    *slog.Logger
+
+	started     bool   // our message entered the conversation
+	conv        string // its conversation
+	turnBusy    bool   // a turn is running that has not shown whose it is
+	notices     []string
+	ended       bool // our terminal chat event was seen
+	done        bool // our turn is over
+	end         runEnd
+	beforeStart string // why the turn ended before RUN_STARTED
+
+	interrupted bool // SIGINT (or a failed output) asked the run to stop
+	outErr      error
+}
+
+// check records the first output failure and stops the run: nobody can
+// see it any more.
+func (h *headlessRun) check(err error) {
+	if err == nil || h.outErr != nil {
+		return
+	}
+	h.outErr = err
+	h.interrupted = true
+	h.ws.Interrupt()
+}
+
+func (h *headlessRun) run(ctx context.Context) error {
+	if err := h.ws.Send(h.prompt, session.FromHeadless); err != nil {
+		return fmt.Errorf("sending the prompt: %w", err)
+	}
+	signalled := false
+	stop := ctx.Done()
+	for !h.done {
+		for _, ev := range h.sub.Drain() {
+			h.handle(ev)
+			if h.done {
+				break
+			}
+		}
+		if err := h.out.Flush(); err != nil {
+			h.check(err)
+		}
+		if h.done {
+			break
+		}
+		select {
+		case <-h.sub.Ready():
+		case <-stop:
+			stop = nil
+			signalled, h.interrupted = true, true
+			h.ws.Interrupt()
+		case l, ok := <-h.desk.lines():
+			h.desk.line(l, ok)
+		}
+	}
+	h.check(h.r.end())
+	h.check(h.out.Flush())
+	h.log.Info("run ended", "conversation", h.conv, "finished", h.end.Finished)
+
+	switch {
+	case h.outErr != nil:
+		return fmt.Errorf("writing the output: %w", h.outErr)
+	case signalled:
+		return exitError{exitInterrupted, errors.New("interrupted")}
+	case h.beforeStart != "":
+		return fmt.Errorf("the run did not start: %s", h.beforeStart)
+	case !h.end.seen:
+		return errors.New("the end of the run was not seen: the output fell too far behind and events were lost")
+	case h.end.Finished:
+		return nil
+	case h.end.Code == "interrupted":
+		return exitError{exitInterrupted, errors.New("the run was interrupted (from the browser panel)")}
+	}
+	msg := "the run failed: " + h.end.Message
+	if h.end.Code != "" {
+		msg += " (" + h.end.Code + ")"
+	}
+	return errors.New(msg)
+}
+
+func (h *headlessRun) handle(ev session.Event) {
+	ours := h.started && ev.Conversation == h.conv
+	switch ev.Kind {
+	case session.KindBusy:
+		switch {
+		case ev.Busy:
+			if !h.started {
+				h.turnBusy, h.notices = true, nil
+			}
+		case h.started:
+			h.done = true
+		case h.turnBusy && len(h.notices) > 0:
+			// A turn that published only notices was ours failing before
+			// it could record the message (another front end's message
+			// would have shown up as its user message).
+			h.beforeStart = strings.Join(h.notices, "; ")
+			h.check(h.r.failedBeforeStart(h.beforeStart))
+			h.done = true
+		default:
+			h.turnBusy = false
+		}
+	case session.KindNotice:
+		if !h.started && h.turnBusy {
+			h.notices = append(h.notices, ev.Text)
+		}
+		h.log.Info("workspace notice", "text", ev.Text)
+	case session.KindUserMessage:
+		if !h.started && ev.Origin == session.FromHeadless && ev.Text == h.prompt {
+			h.started, h.conv = true, ev.Conversation
+			if h.interrupted {
+				h.ws.Interrupt() // SIGINT came while the message was queued
+			}
+		}
+	case session.KindChat:
+		if !ours || h.ended {
+			return
+		}
+		switch e := ev.Chat.(type) {
+		case *events.RunFinishedEvent:
+			h.ended, h.end = true, runEnd{Finished: true, seen: true}
+		case *events.RunErrorEvent:
+			h.ended, h.end = true, runEnd{Message: e.Message, seen: true}
+			if e.Code != nil {
+				h.end.Code = *e.Code
+			}
+		}
+		h.check(h.r.chat(ev.Chat))
+	case session.KindToolDone:
+		if ours && !h.ended && ev.Tool != nil {
+			h.check(h.r.toolDone(*ev.Tool))
+		}
+	case session.KindUsage:
+		if ours {
+			h.check(h.r.usage(ev.Usage))
+		}
+	case session.KindApprovalOpened:
+		// Before our turn starts, a request can only be the panel's own.
+		if h.started {
+			h.desk.opened(*ev.Approval)
+		}
+	case session.KindApprovalResolved:
+		h.desk.resolved(*ev.Approval)
+	case session.KindResync:
+		fmt.Fprintln(h.errOut, "infer: warning: the output fell too far behind the run and some events were lost")
+		if h.started && !h.ws.Busy() {
+			h.done = true
+		}
+	}
+}
+
+// stdinLine is one line of stdin, or its end.
+type stdinLine struct {
+	text string
+	err  error
+}
+
+// approvalDesk answers approval requests from stdin. It reads stdin only
+// once a request opens, so a run that needs no approval never touches it
+// (an interactive terminal is not left waiting for input nobody asked
+// for).
+//
+// Its reader goroutine ends at the end of stdin, or at its next line after
+// close; a read blocked on a terminal can only be ended by the process
+// exiting, which follows the run at once.
+type approvalDesk struct {
+	ws       *session.Workspace
+	in       io.Reader // nil when the prompt was read from stdin
+	textMode bool
+	errOut   io.Writer
+	run      *headlessRun
+
+	ch      chan stdinLine // nil until the reader starts, and after EOF
+	stop    chan struct{}
+	eof     bool
+	pending []string // requests stdin may answer, oldest first
+	shown   map[string]bool
+}
+
+func newApprovalDesk(ws *session.Workspace, in io.Reader, textMode bool, errOut io.Writer, run *headlessRun) *approvalDesk {
+	return &approvalDesk{ws: ws, in: in, textMode: textMode, errOut: errOut, run: run, stop: make(chan struct{}), shown: map[string]bool{}}
+}
+
+// lines is the channel of stdin lines; nil (never ready) until needed.
+func (d *approvalDesk) lines() <-chan stdinLine { return d.ch }
+
+func (d *approvalDesk) close() { close(d.stop) }
+
+func (d *approvalDesk) startReading() {
+	if d.ch != nil || d.eof {
+		return
+	}
+	ch := make(chan stdinLine)
+	d.ch = ch
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(d.in)
+		sc.Buffer(make([]byte, 0, 64<<10), 1<<20)
+		for sc.Scan() {
+			select {
+			case ch <- stdinLine{text: sc.Text()}:
+			case <-d.stop:
+				return
+			}
+		}
+		if err := sc.Err(); err != nil {
+			select {
+			case ch <- stdinLine{err: err}:
+			case <-d.stop:
+			}
+		}
+	}()
+}
+
+// noStdinReason is what the model and the person read when an approval
+// could not be asked for because stdin carried the prompt.
+const noStdinReason = "approvals cannot be answered in this run: its prompt was read from stdin (-); pass the prompt as arguments to answer on stdin, or use --mode auto"
+
+func (d *approvalDesk) opened(a session.Approval) {
+	// The panel's own tool requests are the panel's to answer.
+	ours := a.Call.Origin != tools.OriginPanel
+	answerable := ours && d.in != nil && !d.eof
+	d.shown[a.ID] = true
+	d.run.check(d.run.r.approvalOpened(a, answerable))
+	switch {
+	case !ours:
+	case d.in == nil:
+		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: noStdinReason}, session.FromHeadless)
+	case d.eof:
+		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, session.FromHeadless)
+	default:
+		d.pending = append(d.pending, a.ID)
+		d.startReading()
+	}
+}
+
+func (d *approvalDesk) resolved(a session.Approval) {
+	d.drop(a.ID)
+	if d.shown[a.ID] {
+		delete(d.shown, a.ID)
+		d.run.check(d.run.r.approvalResolved(a))
+	}
+}
+
+func (d *approvalDesk) drop(id string) {
+	for i, p := range d.pending {
+		if p == id {
+			d.pending = append(d.pending[:i:i], d.pending[i+1:]...)
+			return
+		}
+	}
+}
+
+// approvalResponse is the stdin line that answers a request; it is the
+// bridge's approval_response frame.
+type approvalResponse struct {
+	Type      string `json:"type"`
+	RequestID string `json:"request_id"`
+	Action    string `json:"action"`
+}
+
+// line handles one line of stdin; ok false means stdin ended.
+func (d *approvalDesk) line(l stdinLine, ok bool) {
+	if !ok || l.err != nil {
+		if l.err != nil {
+			fmt.Fprintf(d.errOut, "infer: reading stdin: %v; treating it as closed\n", l.err)
+		}
+		d.ch, d.eof = nil, true
+		for _, id := range append([]string(nil), d.pending...) {
+			d.ws.Answer(id, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, session.FromHeadless)
+		}
+		return
+	}
+	text := strings.TrimSpace(l.text)
+	if text == "" {
+		return
+	}
+	if d.textMode && !strings.HasPrefix(text, "{") {
+		switch strings.ToLower(text) {
+		case "y", "yes":
+			d.answerOldest(tools.Decision{Kind: tools.AllowOnce})
+			return
+		case "n", "no":
+			d.answerOldest(tools.Decision{Kind: tools.Deny, Reason: "rejected on stdin"})
+			return
+		}
+	}
+	var resp approvalResponse
+	if err := json.Unmarshal([]byte(text), &resp); err != nil || resp.Type != "approval_response" {
+		hint := `{"type":"approval_response","request_id":"…","action":"approve"}`
+		if d.textMode {
+			hint = `"y", "n" or ` + hint
+		}
+		fmt.Fprintf(d.errOut, "infer: ignored a line on stdin that is not an approval answer (expected %s): %s\n", hint, shorten(text, 80))
+		return
+	}
+	decision := tools.Decision{Kind: tools.AllowOnce}
+	if resp.Action != "approve" {
+		decision = tools.Decision{Kind: tools.Deny, Reason: "rejected on stdin"}
+		if resp.Action != "reject" {
+			decision.Reason = fmt.Sprintf("rejected on stdin (the action %q is not approve, so it counts as reject)", resp.Action)
+		}
+	}
+	if !d.ws.Answer(resp.RequestID, decision, session.FromHeadless) {
+		fmt.Fprintf(d.errOut, "infer: no approval request %q is pending (unknown, or already answered); ignored\n", resp.RequestID)
+	}
+}
+
+func (d *approvalDesk) answerOldest(decision tools.Decision) {
+	for _, id := range d.pending {
+		if d.ws.Answer(id, decision, session.FromHeadless) {
+			return
+		}
+	}
+	fmt.Fprintln(d.errOut, "infer: no approval request is pending; ignored the answer")
+}

@@ -1,0 +1,126 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
+
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/store"
+)
+
+// Names of the CUSTOM events --output ag-ui adds to the workspace's own
+// events, so an AG-UI client sees approvals it can answer on stdin.
+const (
+	customApprovalRequest  = "infer.approval_request"
+	customApprovalResolved = "infer.approval_resolved"
+)
+
+// aguiOutput is --output ag-ui: newline-delimited AG-UI events, each
+// encoded by the SDK's own ToJSON, exactly as the bridge sends them in
+// chat_event frames.
+type aguiOutput struct {
+	out io.Writer
+}
+
+func newAGUIOutput(out io.Writer) *aguiOutput { return &aguiOutput{out: out} }
+
+func (g *aguiOutput) write(e events.Event) error {
+	b, err := e.ToJSON()
+	if err != nil {
+		return fmt.Errorf("encoding a %s event: %w", e.Type(), err)
+	}
+	_, err = g.out.Write(append(b, '\n'))
+	return err
+}
+
+// resumed writes the stored conversation as MESSAGES_SNAPSHOT, so a client
+// starting from nothing can show the history the run continues.
+func (g *aguiOutput) resumed(snap session.Snapshot) error {
+	return g.write(events.NewMessagesSnapshotEvent(snapshotMessages(snap)))
+}
+
+func (g *aguiOutput) chat(e events.Event) error { return g.write(e) }
+
+func (g *aguiOutput) toolDone(session.ToolDone) error { return nil }
+
+// aguiApproval is the value of the infer.approval_request CUSTOM event; it
+// uses the bridge's approval_request vocabulary.
+type aguiApproval struct {
+	RequestID   string `json:"request_id"`
+	ToolName    string `json:"tool_name"`
+	ToolArgs    string `json:"tool_args"`
+	Why         string `json:"why"`
+	JudgeReason string `json:"judge_reason,omitempty"`
+	Answerable  bool   `json:"answerable"`
+}
+
+// aguiResolved is the value of the infer.approval_resolved CUSTOM event.
+type aguiResolved struct {
+	RequestID string `json:"request_id"`
+	Decision  string `json:"decision"`
+	By        string `json:"by"`
+	Reason    string `json:"reason,omitempty"`
+}
+
+func (g *aguiOutput) approvalOpened(a session.Approval, answerable bool) error {
+	v := aguiApproval{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args, Why: a.Why, JudgeReason: a.JudgeReason, Answerable: answerable}
+	return g.write(events.NewCustomEvent(customApprovalRequest, events.WithValue(v)))
+}
+
+func (g *aguiOutput) approvalResolved(a session.Approval) error {
+	v := aguiResolved{RequestID: a.ID, Decision: decisionWord(a.Decision), By: originName(a.By), Reason: a.Decision.Reason}
+	return g.write(events.NewCustomEvent(customApprovalResolved, events.WithValue(v)))
+}
+
+func (g *aguiOutput) usage(llm.Usage) error { return nil }
+
+// failedBeforeStart writes nothing: the workspace emitted no event, and
+// the error reaches stderr as the command's error.
+func (g *aguiOutput) failedBeforeStart(string) error { return nil }
+
+func (g *aguiOutput) end() error { return nil }
+
+// snapshotMessages converts a stored conversation to AG-UI messages. Stored
+// messages have no ids, so each gets one derived from the conversation and
+// its position: stable across runs, unique within the snapshot. A stored
+// assistant reasoning becomes a reasoning message just before its answer,
+// and a tool result recorded as failed carries an error.
+func snapshotMessages(snap session.Snapshot) []types.Message {
+	out := make([]types.Message, 0, len(snap.Messages))
+	for i, m := range snap.Messages {
+		id := fmt.Sprintf("%s-%d", snap.ID, i)
+		switch m.Role {
+		case "user", "system", "developer":
+			out = append(out, types.Message{ID: id, Role: types.Role(m.Role), Content: m.Content})
+		case "assistant":
+			if m.Reasoning != "" {
+				out = append(out, types.Message{ID: id + "-reasoning", Role: types.RoleReasoning, Content: m.Reasoning})
+			}
+			out = append(out, types.Message{ID: id, Role: types.RoleAssistant, Content: m.Content, ToolCalls: snapshotCalls(m.ToolCalls)})
+		case "tool":
+			tm := types.Message{ID: id, Role: types.RoleTool, Content: m.Content, ToolCallID: m.ToolCallID}
+			if ok, known := snap.ToolResults[m.ToolCallID]; known && !ok {
+				tm.Error = "the tool call failed"
+			}
+			out = append(out, tm)
+		}
+		// Other roles have no AG-UI counterpart and are left out rather
+		// than sent as messages a client would reject.
+	}
+	return out
+}
+
+func snapshotCalls(calls []store.ToolCall) []types.ToolCall {
+	if len(calls) == 0 {
+		return nil
+	}
+	out := make([]types.ToolCall, len(calls))
+	for i, c := range calls {
+		out[i] = types.ToolCall{ID: c.ID, Type: types.ToolCallTypeFunction, Function: types.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}}
+	}
+	return out
+}
