@@ -14,7 +14,11 @@ LDFLAGS := -X main.version=$(VERSION)
 
 # Fuzz targets as package:FuzzName; add a line to fuzz another one.
 FUZZ_TARGETS := \
-	./bridge/wire:FuzzDecode
+	./bridge/wire:FuzzDecode \
+	./session/config:FuzzParseBrowserUse \
+	./session/config:FuzzParseConfig \
+	./session/skills:FuzzFrontMatter \
+	./session/tools/bashguard:FuzzGuard
 FUZZTIME ?= 30s
 
 .PHONY: build test e2e bench demo fuzz lint

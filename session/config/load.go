@@ -230,7 +230,7 @@ func (c Config) validate() []*FieldError {
 		p := c.Providers[name]
 		key := "providers." + name
 		if !providerNameRE.MatchString(name) {
-			add(key, "is not a usable provider name (it becomes the part before / in model ids)", "use letters, digits, '.', '_' or '-', starting with a letter or digit")
+			add("providers."+shownKey(name), "is not a usable provider name (it becomes the part before / in model ids)", "use letters, digits, '.', '_' or '-', starting with a letter or digit")
 			continue
 		}
 		if name == "offline" {

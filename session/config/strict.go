@@ -163,15 +163,20 @@ func (c *checker) checkStruct(n *yaml.Node, t reflect.Type, path string) {
 			continue
 		}
 		key := joinKey(path, k.Value)
+		shown := joinKey(path, shownKey(k.Value))
 		if first, dup := seen[k.Value]; dup {
-			c.fail(k, key, fmt.Sprintf("set twice (first on line %d)", first), "keep only one")
+			c.fail(k, shown, fmt.Sprintf("set twice (first on line %d)", first), "keep only one")
 			continue
 		}
 		seen[k.Value] = k.Line
 		c.lines[key] = k.Line
 		idx, ok := fields[k.Value]
 		if !ok {
-			c.fail(k, key, "unknown key", suggestKey(k.Value, fields))
+			if strings.Contains(k.Value, ":") {
+				c.fail(k, shown, "unknown key", "put a space after the colon (key: value)")
+				continue
+			}
+			c.fail(k, shown, "unknown key", suggestKey(k.Value, fields))
 			continue
 		}
 		c.check(v, t.Field(idx).Type, key)
@@ -192,7 +197,7 @@ func (c *checker) checkMap(n *yaml.Node, t reflect.Type, path string) {
 		}
 		key := joinKey(path, k.Value)
 		if first, dup := seen[k.Value]; dup {
-			c.fail(k, key, fmt.Sprintf("set twice (first on line %d)", first), "keep only one")
+			c.fail(k, joinKey(path, shownKey(k.Value)), fmt.Sprintf("set twice (first on line %d)", first), "keep only one")
 			continue
 		}
 		seen[k.Value] = k.Line
@@ -321,9 +326,22 @@ func describeNode(n *yaml.Node) string {
 	case yaml.SequenceNode:
 		return "a list"
 	case yaml.ScalarNode:
-		return quoteValue(n.Value)
+		return describeScalar(n.Value)
 	}
 	return "nothing"
+}
+
+// describeScalar names a misplaced value without echoing anything that may
+// be a secret: a token or key pasted in the wrong place is one long word,
+// and "name:value" without a space hides a value after the colon.
+func describeScalar(v string) string {
+	if name, _, found := strings.Cut(v, ":"); found {
+		return quoteValue(name+":…") + " (a missing space after the colon?)"
+	}
+	if len(v) > 12 && !strings.ContainsAny(v, " \t") {
+		return fmt.Sprintf("a %d-character value", len([]rune(v)))
+	}
+	return quoteValue(v)
 }
 
 func resolveAlias(n *yaml.Node) *yaml.Node {
@@ -364,4 +382,18 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 		merged.Content = append(merged.Content, k, v)
 	}
 	return merged
+}
+
+// shownKey is a key as error messages may print it. A "key" holding a colon
+// is almost always "name:value" with the space after the colon missing, and
+// the value may be a token or an API key, so only the part before the colon
+// is shown; very long keys are cut.
+func shownKey(k string) string {
+	if name, _, found := strings.Cut(k, ":"); found {
+		k = name + ":…"
+	}
+	if r := []rune(k); len(r) > 40 {
+		k = string(r[:39]) + "…"
+	}
+	return k
 }
