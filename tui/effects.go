@@ -53,7 +53,8 @@ func (m *Model) loadState() tea.Cmd {
 	}
 }
 
-// fetchOutcomes reads the stored ✓/✗ of the turn's tool calls.
+// fetchOutcomes reads the stored ✓/✗ of calls whose outcome was not
+// reported (those an interrupt skipped).
 func (m *Model) fetchOutcomes() tea.Cmd {
 	ws := m.ws
 	return func() tea.Msg { return outcomesMsg(ws.Snapshot().ToolResults) }
@@ -90,13 +91,14 @@ func (m *Model) readFile(r approvals.FileRequest) tea.Cmd {
 	}
 }
 
-// loadScreenshot decodes a screenshot file off the Update goroutine.
-func (m *Model) loadScreenshot(path string) tea.Cmd {
+// decodeScreenshot decodes a screenshot off the Update goroutine. Only the
+// newest one is shown, whichever decode finishes first.
+func (m *Model) decodeScreenshot(sh workspace.Screenshot) tea.Cmd {
 	m.shotSeq++
 	seq := m.shotSeq
 	return func() tea.Msg {
-		img, err := browserpane.LoadScreenshot(path)
-		return screenshotMsg{seq: seq, path: path, img: img, err: err}
+		img, err := browserpane.DecodePreview(sh.Image)
+		return screenshotMsg{seq: seq, url: sh.URL, at: sh.At, img: img, err: err}
 	}
 }
 

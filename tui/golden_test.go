@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"bytes"
 	"flag"
 	"fmt"
 	"image"
@@ -158,9 +159,9 @@ func buildApproval(t *testing.T, w, h int) *harness {
 
 func ptr[T any](v T) *T { return &v }
 
-// writeScreenshot writes a deterministic picture: a header bar, a heading
-// block and a button on white.
-func writeScreenshot(t *testing.T, dir string) string {
+// screenshotPNG is a deterministic picture: a header bar, a heading block
+// and a button on white, PNG-encoded as the extension sends it.
+func screenshotPNG(t *testing.T) []byte {
 	t.Helper()
 	img := image.NewRGBA(image.Rect(0, 0, 320, 200))
 	for y := 0; y < 200; y++ {
@@ -177,40 +178,48 @@ func writeScreenshot(t *testing.T, dir string) string {
 			img.SetRGBA(x, y, c)
 		}
 	}
-	path := filepath.Join(dir, "20260902-140305-abcdef.png")
-	f, err := os.Create(path)
-	if err != nil {
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
 		t.Fatal(err)
 	}
-	defer f.Close()
-	if err := png.Encode(f, img); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return buf.Bytes()
+}
+
+func toolDone(id, name string, ok bool, d time.Duration) workspace.Event {
+	return workspace.Event{Kind: workspace.KindToolDone, Tool: &workspace.ToolDone{CallID: id, Name: name, OK: ok, Duration: d}}
 }
 
 func buildBrowser(t *testing.T, w, h int) *harness {
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch.Add(-3 * time.Minute), RTT: 12 * time.Millisecond}
 	hs := newHarness(t, ws, w, h)
-	shot := writeScreenshot(t, t.TempDir())
+	page := &workspace.Page{URL: "https://example.com/", Title: "Example Domain"}
 	hs.events(
 		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
 		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
-		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "tabs; screenshot", Origin: workspace.OriginTerminal},
+		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c9", Text: "tabs; screenshot", Origin: workspace.OriginTerminal},
 		chatEvent(events.NewToolCallStartEvent("call_t", "BrowserTabs")),
 		chatEvent(events.NewToolCallEndEvent("call_t")),
 	)
-	hs.clock.Advance(8 * time.Millisecond)
 	hs.events(
+		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
+		workspace.Event{Kind: workspace.KindBrowserPage, Page: page},
+		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{
+			{Index: 0, Title: "Example Domain", URL: "https://example.com/", Controlled: true, Active: true},
+			{Index: 1, Title: "Docs", URL: "https://docs.example.com/guide"},
+			{Index: 2, URL: "about:blank"},
+		}},
+		toolDone("call_t", "BrowserTabs", true, 8*time.Millisecond),
 		chatEvent(events.NewToolCallResultEvent("r1", "call_t", "3 open tabs:\n0. Example Domain — https://example.com/ [controlled, focused]\n1. Docs — https://docs.example.com/guide\n2. (untitled) — about:blank\n")),
 		chatEvent(events.NewToolCallStartEvent("call_s", "BrowserScreenshot")),
 		chatEvent(events.NewToolCallEndEvent("call_s")),
 	)
-	hs.clock.Advance(1230 * time.Millisecond)
 	hs.events(
-		chatEvent(events.NewToolCallResultEvent("r2", "call_s", "Screenshot of Example Domain (https://example.com/) saved to "+shot+" (320×200 PNG, 1234 bytes). Show it to the person with ![screenshot](/artifacts/screenshots/x.png).")),
+		workspace.Event{Kind: workspace.KindBrowserPage, Page: page},
+		workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), MIME: "image/png", URL: page.URL, At: epoch}},
+		toolDone("call_s", "BrowserScreenshot", true, 1230*time.Millisecond),
+		chatEvent(events.NewToolCallResultEvent("r2", "call_s", "Screenshot of Example Domain (https://example.com/) saved to artifacts/screenshots/20260902-140305.png (320×200 PNG, 1234 bytes).")),
+		workspace.Event{Kind: workspace.KindUsage, Conversation: "c9", Usage: workspace.Usage{Input: 12_345, Output: 678}},
 	)
 	hs.key("tab", "tab") // focus the browser pane (approvals are skipped: none wait)
 	return hs

@@ -56,7 +56,6 @@ type Model struct {
 	ws   workspace.Workspace
 	sub  workspace.Subscription
 	opts Options
-	now  func() time.Time
 
 	ctx    context.Context // ends listening when the TUI closes
 	cancel context.CancelFunc
@@ -100,7 +99,11 @@ type Model struct {
 	flushing   bool // a flush tick is scheduled
 	spinning   bool // a spinner tick is scheduled
 	guardTimer bool // a redraw for the approval guard is scheduled
-	shotSeq    int  // the latest screenshot load; older results are dropped
+	shotSeq    int  // the latest screenshot decode; older results are dropped
+
+	// usage sums the tokens of each conversation's turns seen while the
+	// TUI runs (the store keeps no counts).
+	usage map[string]workspace.Usage
 
 	frame  string
 	cursor *tea.Cursor
@@ -119,14 +122,16 @@ func New(ws workspace.Workspace, opts Options) *Model {
 	md := chat.NewMarkdown(th.GlamourStyle())
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
-		ws: ws, opts: opts, now: now, ctx: ctx, cancel: cancel,
+		ws: ws, opts: opts, ctx: ctx, cancel: cancel,
 		th: th, md: md, bgKnown: opts.Background != "",
-		chat:      chat.New(th, md, now),
+		chat:      chat.New(th, md),
 		approvals: approvals.New(th, now),
 		browser:   browserpane.New(th, opts.Port),
 		input:     input.New(th),
 		width:     80, height: 24,
+		usage: map[string]workspace.Usage{},
 	}
+	m.browser.SetOff(opts.BrowserOff)
 	m.sub = ws.Subscribe()
 	m.listen = m.listenCmd
 	m.after = func(d time.Duration, msg tea.Msg) tea.Cmd {
@@ -183,10 +188,11 @@ type (
 		err         error
 	}
 	screenshotMsg struct {
-		seq  int
-		path string
-		img  *image.RGBA
-		err  error
+		seq int
+		url string
+		at  time.Time
+		img *image.RGBA
+		err error
 	}
 )
 
@@ -230,7 +236,7 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.approvals.SetFile(msg.id, msg.exists, msg.content, msg.err)
 	case screenshotMsg:
 		if msg.seq == m.shotSeq {
-			m.browser.SetScreenshot(msg.path, msg.img, msg.err)
+			m.browser.SetScreenshot(msg.img, msg.url, msg.at, msg.err)
 		}
 	case modelsMsg:
 		m.openModelPicker(msg)
@@ -287,10 +293,17 @@ func (m *Model) setTheme(th *theme.Theme) {
 }
 
 func (m *Model) handleState(s stateMsg) tea.Cmd {
+	first := !m.loaded
 	m.loaded = true
 	m.busy, m.mode, m.modes, m.model, m.effort = s.busy, s.mode, s.modes, s.model, s.effort
 	m.skills = s.skills
-	cmds := []tea.Cmd{m.loadSnapshot(s.snap)}
+	m.loadSnapshot(s.snap)
+	if first {
+		for _, n := range m.opts.Notices {
+			m.chat.AddNotice(n, looksLikeProblem(n))
+		}
+	}
+	var cmds []tea.Cmd
 	m.chat.SetQueue(s.queue)
 	m.browser.SetStatus(s.browser)
 	hadApprovals := m.approvals.Len() > 0
@@ -304,35 +317,12 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 	return tea.Batch(cmds...)
 }
 
-// loadSnapshot shows a conversation and recovers the browser pane's tabs
-// and screenshot from its latest results.
-func (m *Model) loadSnapshot(s workspace.Snapshot) tea.Cmd {
+// loadSnapshot shows a conversation. The browser pane keeps what it
+// shows: tabs and screenshots belong to the browser, not to a conversation.
+func (m *Model) loadSnapshot(s workspace.Snapshot) {
 	m.chat.Load(s)
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
-	names := map[string]string{}
-	var tabsText, shotText string
-	start := max(len(s.Messages)-200, 0) // recent results are enough
-	for _, msg := range s.Messages[start:] {
-		for _, tc := range msg.ToolCalls {
-			names[tc.ID] = tc.Function.Name
-		}
-		if msg.Role == "tool" {
-			switch names[msg.ToolCallID] {
-			case "BrowserTabs":
-				tabsText = msg.Content
-			case "BrowserScreenshot":
-				shotText = msg.Content
-			}
-		}
-	}
-	if tabs, ok := browserpane.ParseTabs(tabsText); ok && tabsText != "" {
-		m.browser.SetTabs(tabs)
-	}
-	if p := browserpane.ScreenshotPath(shotText); p != "" {
-		return m.loadScreenshot(p)
-	}
-	return nil
 }
 
 func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
@@ -341,9 +331,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	for _, e := range evs {
 		switch e.Kind {
 		case workspace.KindChat:
-			if done := m.chat.Apply(e.Chat); done != nil {
-				cmds = append(cmds, m.toolDone(*done))
-			}
+			m.chat.Apply(e.Chat)
 		case workspace.KindUserMessage:
 			m.chat.AddUser(e.Text, e.Origin)
 			if m.convID == "" {
@@ -353,11 +341,11 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.chat.SetQueue(e.Queue)
 		case workspace.KindConversation:
 			if e.Snapshot != nil {
-				cmds = append(cmds, m.loadSnapshot(*e.Snapshot))
+				m.loadSnapshot(*e.Snapshot)
 			}
 		case workspace.KindBusy:
 			m.busy = e.Busy
-			if !e.Busy {
+			if !e.Busy && m.chat.Unreported() > 0 {
 				cmds = append(cmds, m.fetchOutcomes())
 			}
 		case workspace.KindInterrupted:
@@ -392,6 +380,22 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.browser.SetStatus(e.Browser)
 		case workspace.KindBrowserCommand:
 			m.browser.AddCommand(e.Command)
+		case workspace.KindToolDone:
+			if t := e.Tool; t != nil {
+				m.chat.ToolDone(t.CallID, t.OK, t.Duration)
+			}
+		case workspace.KindBrowserTabs:
+			m.browser.SetTabs(e.Tabs)
+		case workspace.KindBrowserPage:
+			if p := e.Page; p != nil {
+				m.browser.SetPage(p.URL, p.Title)
+			}
+		case workspace.KindScreenshot:
+			if sh := e.Screenshot; sh != nil {
+				cmds = append(cmds, m.decodeScreenshot(*sh))
+			}
+		case workspace.KindUsage:
+			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
 		case workspace.KindNotice:
 			m.chat.AddNotice(e.Text, looksLikeProblem(e.Text))
 		case workspace.KindResync:
@@ -412,27 +416,14 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 
 func looksLikeProblem(s string) bool {
 	l := strings.ToLower(s)
-	return strings.HasPrefix(l, "could not") || strings.HasPrefix(l, "⚠") || strings.Contains(l, "failed") || strings.Contains(l, "error")
+	return strings.HasPrefix(l, "could not") || strings.HasPrefix(l, "⚠") || strings.HasPrefix(l, "warning") || strings.Contains(l, "failed") || strings.Contains(l, "error")
 }
 
-// toolDone feeds tool results the browser pane can use.
-func (m *Model) toolDone(d chat.ToolDone) tea.Cmd {
-	switch d.Name {
-	case "BrowserTabs":
-		if tabs, ok := browserpane.ParseTabs(d.Content); ok {
-			m.browser.SetTabs(tabs)
-		}
-	case "BrowserScreenshot":
-		if p := browserpane.ScreenshotPath(d.Content); p != "" {
-			return m.loadScreenshot(p)
-		}
-	}
-	return nil
-}
-
-// approvalsChanged moves focus to the approvals when the first request
-// arrives, and back when the last one goes.
+// approvalsChanged marks the chat rows that wait for an answer, and moves
+// focus to the approvals when the first request arrives, and back when the
+// last one goes.
 func (m *Model) approvalsChanged(had bool) {
+	m.chat.SetAwaiting(m.approvals.CallIDs())
 	has := m.approvals.Len() > 0
 	switch {
 	case has && !had:

@@ -509,11 +509,12 @@ func TestNoColorEmitsNoColour(t *testing.T) {
 	ws.snap = conversationSnapshot()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.NoColor = true })
-	shot := writeScreenshot(t, t.TempDir())
 	h.events(
 		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
 		chatEvent(events.NewToolCallStartEvent("s", "BrowserScreenshot")),
-		chatEvent(events.NewToolCallResultEvent("r", "s", "Screenshot saved to "+shot+" (320×200 PNG).")),
+		workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), MIME: "image/png", At: epoch}},
+		toolDone("s", "BrowserScreenshot", true, time.Second),
+		chatEvent(events.NewToolCallResultEvent("r", "s", "Screenshot saved (320×200 PNG).")),
 	)
 	out := h.m.View().Content
 	if strings.Contains(out, "\x1b") {
@@ -581,13 +582,73 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 	mustContain(t, h.screen(), "⠋ Bash make test · running")
 	h.send(spinMsg{})
 	mustContain(t, h.screen(), "⠙ Bash make test")
-	h.clock.Advance(4200 * time.Millisecond)
-	h.events(chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")))
+	h.events(
+		toolDone("c9", "Bash", true, 4200*time.Millisecond),
+		chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")),
+	)
 	mustContain(t, h.screen(), "✓ Bash make test · 4.2s", "└ ok (enter: full result)")
-	// The stored outcome corrects the guess when the turn ends.
-	ws.snap.ToolResults = map[string]bool{"c9": false}
+
+	// A call an interrupt skipped has no reported outcome: the stored one
+	// is read when the turn ends.
+	h.events(
+		chatEvent(events.NewToolCallStartEvent("c10", "Bash")),
+		chatEvent(events.NewToolCallArgsEvent("c10", `{"command":"make lint"}`)),
+		chatEvent(events.NewToolCallResultEvent("r2", "c10", "Not run: the turn was interrupted before this call started.")),
+	)
+	mustContain(t, h.screen(), "· Bash make lint")
+	ws.snap.ToolResults = map[string]bool{"c9": true, "c10": false}
 	h.events(workspace.Event{Kind: workspace.KindBusy, Busy: false})
-	mustContain(t, h.screen(), "✗ Bash make test · 4.2s")
+	mustContain(t, h.screen(), "✗ Bash make lint", "✓ Bash make test · 4.2s")
+}
+
+func TestUsageIsSummedPerConversation(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 140, 30)
+	mustNotContain(t, h.screen(), "tokens")
+	h.events(
+		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c1", Text: "hi"},
+		workspace.Event{Kind: workspace.KindUsage, Conversation: "c1", Usage: workspace.Usage{Input: 900, Output: 40}},
+		workspace.Event{Kind: workspace.KindUsage, Conversation: "c1", Usage: workspace.Usage{Input: 1500, Output: 60, Reasoning: 12}},
+		workspace.Event{Kind: workspace.KindUsage, Conversation: "other", Usage: workspace.Usage{Input: 5, Output: 5}},
+	)
+	mustContain(t, h.screen(), "tokens 2.4k in · 100 out (12 reasoning)")
+	// A new conversation starts from zero; coming back shows the sum again.
+	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{}})
+	mustNotContain(t, h.screen(), "tokens")
+	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{ID: "c1"}})
+	mustContain(t, h.screen(), "tokens 2.4k in · 100 out")
+	if got := tokens(1_234_567); got != "1.2M" {
+		t.Fatalf("tokens(1234567) = %q", got)
+	}
+	if got := tokens(99_999); got != "99k" {
+		t.Fatalf("tokens(99999) = %q", got)
+	}
+}
+
+func TestBrowserPaneFollowsEvents(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 160, 48)
+	h.events(
+		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{{Title: "Home", URL: "https://home.example/", Controlled: true}, {Title: "Mail", URL: "https://mail.example/", Active: true}}},
+		workspace.Event{Kind: workspace.KindBrowserPage, Page: &workspace.Page{URL: "https://home.example/next", Title: "Next"}},
+	)
+	mustContain(t, h.screen(), "page Next — https://home.example/next", "▶  Next — https://home.example/next", "• Mail")
+	// A screenshot that cannot be decoded says so; a later good one
+	// replaces it.
+	h.events(workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: []byte("not a png"), At: epoch}})
+	mustContain(t, h.screen(), "⚠ decoding the screenshot")
+	h.events(workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), URL: "https://home.example/next", At: epoch}})
+	mustContain(t, h.screen(), "Screenshot · 14:03:05 · https://home.example/next", "▀▀▀")
+	mustNotContain(t, h.screen(), "decoding the screenshot")
+}
+
+func TestStartupNoticesAndBridgeOff(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 160, 48, func(o *Options) {
+		o.BrowserOff = "browser_use.yaml does not exist: run `infer init`, then start infer again."
+		o.Notices = []string{"warning: config.yaml: unknown key agent.mdoe"}
+	})
+	mustContain(t, h.screen(), "○ browser use is off", "run `infer init`", "browser: ○ off", "⚠ warning: config.yaml: unknown key agent.mdoe")
+	mustNotContain(t, h.screen(), "infer pair")
 }
 
 func TestInterruptMarksRunningCalls(t *testing.T) {
@@ -696,4 +757,24 @@ func TestEffortAndSkills(t *testing.T) {
 	if h.m.dialog != nil || h.m.input.Value() != "/release " {
 		t.Fatalf("a chosen skill goes into the editor: %q", h.m.input.Value())
 	}
+}
+
+func TestRowWaitingForApprovalSaysSo(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 160, 48)
+	h.events(
+		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		chatEvent(events.NewToolCallStartEvent("call_10", "Bash")),
+		chatEvent(events.NewToolCallArgsEvent("call_10", `{"command":"rm -rf build/"}`)),
+		chatEvent(events.NewToolCallEndEvent("call_10")),
+	)
+	mustContain(t, h.screen(), "⠋ Bash rm -rf build/ · running")
+	ws.approvals = []workspace.Approval{bashApproval()}
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	mustContain(t, h.screen(), "⚠ Bash rm -rf build/ · waiting for your approval")
+	h.clock.Advance(approvals.Guard)
+	h.key("y")
+	h.events(workspace.Event{Kind: workspace.KindApprovalResolved, Approval: ptr(bashApproval())})
+	mustContain(t, h.screen(), "Bash rm -rf build/ · running")
+	mustNotContain(t, h.screen(), "waiting for your approval")
 }

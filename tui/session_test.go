@@ -1,6 +1,8 @@
 package tui
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/store"
@@ -33,22 +36,29 @@ type liveHarness struct {
 
 func newLiveHarness(t *testing.T) *liveHarness {
 	t.Helper()
-	st := store.OpenMemory()
+	st, err := store.Open(t.TempDir(), store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := &tools.Env{Root: t.TempDir(), ArtifactsDir: t.TempDir()}
 	real, err := session.New(session.Options{
 		Store: st, History: store.MemoryHistory(), Catalog: demoCatalog{},
-		Tools: tools.PipelineConfig{Env: &tools.Env{Root: t.TempDir()}},
+		Tools: tools.PipelineConfig{Env: env},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { real.Close() })
+	// Wired as cmd/infer wires the bridge: the tools' driver is watched,
+	// so tabs, pages and screenshots reach the TUI as events.
+	env.Browser = real.WatchBrowser(&fakeBrowser{png: screenshotPNG(t)})
 	c := &clock{t: epoch}
-	m := New(workspace.FromSession(real, st), Options{Now: c.Now, Background: "dark"})
+	m := New(workspace.FromSession(real), Options{Now: c.Now, Background: "dark", Port: 52789})
 	m.listen = func() tea.Cmd { return nil }
 	m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	t.Cleanup(m.Close)
 	h := &harness{t: t, m: m, clock: c}
-	h.send(tea.WindowSizeMsg{Width: 140, Height: 44})
+	h.send(tea.WindowSizeMsg{Width: 160, Height: 48})
 	h.run(m.Init())
 	return &liveHarness{harness: h, real: real}
 }
@@ -96,5 +106,72 @@ func TestLiveApprovalRejectedWithReason(t *testing.T) {
 	mustContain(t, h.screen(), "not today")
 	if n := len(h.real.PendingApprovals()); n != 0 {
 		t.Fatalf("%d approvals still pending in the workspace", n)
+	}
+}
+
+// fakeBrowser answers browser commands the way a connected extension
+// would, with one tab and a real PNG.
+type fakeBrowser struct{ png []byte }
+
+func (f *fakeBrowser) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	const url, title = "https://example.com/", "Example Domain"
+	switch cmd.Action {
+	case browser.Tabs:
+		return browser.Result{URL: url, Title: title, Tabs: []browser.Tab{
+			{Index: 0, URL: url, Title: title, Controlled: true, Active: true},
+			{Index: 1, URL: "https://docs.example.com/", Title: "Docs"},
+		}}, nil
+	case browser.Screenshot:
+		return browser.Result{URL: url, Title: title, Image: f.png, ImageMIME: "image/png"}, nil
+	case browser.Navigate:
+		return browser.Result{URL: cmd.URL, Title: "Opened"}, nil
+	}
+	return browser.Result{}, errors.New("the fake browser does not " + string(cmd.Action))
+}
+
+func TestLiveBrowserEventsReachThePane(t *testing.T) {
+	h := newLiveHarness(t)
+	h.typeText("tabs; screenshot")
+	h.key("enter")
+	h.waitFor("Screenshot · ")
+	h.waitFor("Done.")
+	h.waitFor("tokens ") // the turn's usage comes after its last word
+	s := h.screen()
+	mustContain(t, s, "✓ BrowserTabs", "✓ BrowserScreenshot", "page Example Domain — https://example.com/",
+		"▶• Example Domain — https://example.com/", "Docs — https://docs.example.com/", "▀▀▀")
+	mustNotContain(t, s, "· BrowserTabs") // the outcome is reported, not missing
+	h.typeText("open https://example.org/")
+	h.key("enter")
+	h.waitFor("⚠ BrowserNavigate · from the agent")
+	h.clock.Advance(approvals.Guard)
+	h.key("y")
+	h.waitFor("page Opened — https://example.org/")
+	mustContain(t, h.screen(), "▶• Opened — https://example.org/")
+}
+
+func TestLiveConversationEditsGoThroughTheWorkspace(t *testing.T) {
+	h := newLiveHarness(t)
+	ws := workspace.FromSession(h.real)
+	h.typeText("hello there")
+	h.key("enter")
+	h.waitFor("I am infer's offline demo model")
+	id := h.real.ActiveConversation()
+	if err := ws.RenameConversation(id, "Greetings"); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("infer · Greetings")
+	if err := ws.PinConversation(id, true); err != nil {
+		t.Fatal(err)
+	}
+	metas, err := ws.Conversations()
+	if err != nil || len(metas) != 1 || !metas[0].Pinned || metas[0].Title != "Greetings" {
+		t.Fatalf("%+v %v", metas, err)
+	}
+	if err := ws.DeleteConversation(id); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("No messages yet")
+	if metas, _ := ws.Conversations(); len(metas) != 0 {
+		t.Fatalf("still stored: %+v", metas)
 	}
 }

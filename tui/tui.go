@@ -31,7 +31,7 @@ type Options struct {
 	// Root is the project root, against which a Write's relative path is
 	// read for its diff; "" means the working directory.
 	Root string
-	// Now is the clock (tool durations, the approval guard); nil means
+	// Now is the clock (the approval guard); nil means
 	// time.Now.
 	Now func() time.Time
 	// NoColor draws without any colour or style escapes. Run also turns it
@@ -39,6 +39,14 @@ type Options struct {
 	NoColor bool
 	// Background forces "dark" or "light"; "" asks the terminal.
 	Background string
+	// BrowserOff says why the browser bridge is not running and what to
+	// do about it (e.g. run `infer init`); "" when it runs. The browser
+	// pane shows it instead of the pairing hint.
+	BrowserOff string
+	// Notices are lines for the person from before the TUI started, such
+	// as configuration warnings, shown at the top of the chat: nothing may
+	// write to the terminal while the TUI owns it.
+	Notices []string
 }
 
 // Run shows the TUI until the person quits or ctx ends. It owns the

@@ -10,6 +10,7 @@ import (
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/layout"
+	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // maxInputLines mirrors the layout's cap on the editor's height.
@@ -160,26 +161,35 @@ func (m *Model) statusBar(w int) string {
 		mode = "…"
 	}
 	st := m.browser.Status().State
+	mark, state := browserMark(st), st.String()
+	if m.browser.Off() {
+		mark, state = "○", "off"
+	}
+	wide := w >= 90
 	var parts []string
-	if w >= 90 {
+	if wide {
 		parts = append(parts, th.Key.Render("mode: "+mode)+th.Faint.Render(" (shift+tab)"))
 		if m.model != "" {
 			parts = append(parts, "model: "+m.model)
 		}
-		parts = append(parts, "browser: "+browserMark(st)+" "+st.String())
+		parts = append(parts, "browser: "+mark+" "+state)
 	} else {
 		// Narrow: the same facts, fewer words.
 		parts = append(parts, th.Key.Render(mode))
 		if m.model != "" {
 			parts = append(parts, m.model)
 		}
-		parts = append(parts, browserMark(st)+" browser")
+		parts = append(parts, mark+" browser")
 	}
 	if m.busy {
 		parts = append(parts, th.Accent.Render(spinner(m.spinFrame()))+" working · esc stops")
 	}
 	if n := m.approvals.Len(); n > 0 {
 		parts = append(parts, th.Warn.Render("⚠ "+strconv.Itoa(n)+" to approve"))
+	}
+	// Tokens come last: when the bar is cut, they go first.
+	if u := m.usage[m.convID]; !u.Zero() {
+		parts = append(parts, th.Faint.Render(usageText(u, wide)))
 	}
 	left := strings.Join(parts, th.Faint.Render(" · "))
 	if m.flash == "" {
@@ -197,6 +207,33 @@ func (m *Model) statusBar(w int) string {
 		return frame.Pad(flash, w)
 	}
 	return frame.Pad(ansi.Truncate(left, w-fw-3, "…")+" · "+flash, w)
+}
+
+// usageText names a conversation's token counts: "tokens 1.2k in · 340
+// out" (reasoning, when reported, is part of the output).
+func usageText(u workspace.Usage, wide bool) string {
+	if !wide {
+		return tokens(u.Input) + "/" + tokens(u.Output) + " tok"
+	}
+	s := "tokens " + tokens(u.Input) + " in · " + tokens(u.Output) + " out"
+	if u.Reasoning > 0 {
+		s += " (" + tokens(u.Reasoning) + " reasoning)"
+	}
+	return s
+}
+
+// tokens writes a count in at most five characters, rounding down so a
+// count never looks larger than it is.
+func tokens(n int) string {
+	switch {
+	case n < 1000:
+		return strconv.Itoa(n)
+	case n < 10_000:
+		return strconv.Itoa(n/1000) + "." + strconv.Itoa(n%1000/100) + "k"
+	case n < 1_000_000:
+		return strconv.Itoa(n/1000) + "k"
+	}
+	return strconv.Itoa(n/1_000_000) + "." + strconv.Itoa(n%1_000_000/100_000) + "M"
 }
 
 var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "⠧", "⠇", "⠏"}

@@ -310,4 +310,3 @@ func TestToolRequestsFromThePanel(t *testing.T) {
 		t.Fatalf("connection lost after a malformed tool_request: %v", err)
 	}
 }
-

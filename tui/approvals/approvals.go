@@ -106,6 +106,16 @@ func (m *Model) SetFocused(f bool) { m.focused = f }
 // Len is the number of pending requests.
 func (m *Model) Len() int { return len(m.list) }
 
+// CallIDs lists the tool calls waiting for an answer, so the chat can
+// say which of its running rows wait for the person.
+func (m *Model) CallIDs() []string {
+	ids := make([]string, len(m.list))
+	for i, e := range m.list {
+		ids[i] = e.a.Call.ID
+	}
+	return ids
+}
+
 // Capturing reports whether the reason input takes every key (esc cancels
 // it instead of interrupting the turn).
 func (m *Model) Capturing() bool { return m.rejecting }

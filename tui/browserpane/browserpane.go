@@ -1,15 +1,16 @@
 // Package browserpane is the pane about the person's browser: whether the
-// extension is connected (and how to pair it when it is not), the open
-// tabs with the controlled and focused ones marked, the latest browser
-// commands with their latency and outcome, and the latest screenshot drawn
-// with half-block cells.
+// extension is connected (and how to pair it when it is not), the page the
+// agent controls, the open tabs with the controlled and focused ones
+// marked, the latest browser commands with their latency and outcome, and
+// the latest screenshot drawn with half-block cells. Everything comes from
+// workspace events; nothing is read back from tool output.
 package browserpane
 
 import (
 	"image"
-	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -28,17 +29,21 @@ type Model struct {
 
 	w, h    int
 	focused bool
-	port    int // for the pairing hint; 0 when unknown
+	port    int    // for the pairing hint; 0 when unknown
+	off     string // why the bridge is not running; "" when it is
 
-	status browser.Status
-	tabs   []browser.Tab
-	hasTab bool
-	log    []browser.CommandRecord // newest last
-	scroll int                     // log lines scrolled past the newest
+	status  browser.Status
+	page    browser.Tab // URL and Title of the controlled tab's page
+	hasPage bool
+	tabs    []browser.Tab
+	hasTab  bool
+	log     []browser.CommandRecord // newest last
+	scroll  int                     // log lines scrolled past the newest
 
-	shotPath string
-	shotErr  string
-	shot     *image.RGBA
+	shotURL string
+	shotAt  time.Time
+	shotErr string
+	shot    *image.RGBA
 	// The drawn screenshot, cached for one size and theme.
 	shotKey   [3]int
 	shotLines []string
@@ -62,6 +67,13 @@ func (m *Model) SetStatus(s browser.Status) { m.status = s }
 // Status returns the connection state the pane shows.
 func (m *Model) Status() browser.Status { return m.status }
 
+// SetOff says the bridge is not running and why (with what to do); the
+// pane shows that instead of the pairing hint. "" means it runs.
+func (m *Model) SetOff(why string) { m.off = why }
+
+// Off reports whether the bridge is not running.
+func (m *Model) Off() bool { return m.off != "" }
+
 // AddCommand logs a finished browser command.
 func (m *Model) AddCommand(r browser.CommandRecord) {
 	m.log = append(m.log, r)
@@ -70,14 +82,29 @@ func (m *Model) AddCommand(r browser.CommandRecord) {
 	}
 }
 
-// SetTabs shows the tabs of the latest BrowserTabs result.
-func (m *Model) SetTabs(tabs []browser.Tab) { m.tabs, m.hasTab = tabs, true }
+// SetTabs shows the tabs the extension reported last.
+func (m *Model) SetTabs(tabs []browser.Tab) {
+	m.tabs, m.hasTab = append([]browser.Tab(nil), tabs...), true
+}
 
-// SetScreenshot shows a decoded screenshot (or why it could not be read).
-func (m *Model) SetScreenshot(path string, img *image.RGBA, err error) {
-	m.shotPath, m.shot, m.shotLines, m.shotErr = path, img, nil, ""
+// SetPage shows the controlled tab's page. The tab list is only as fresh
+// as the last time the agent asked for it, so the controlled tab's entry
+// follows the page too.
+func (m *Model) SetPage(url, title string) {
+	m.page, m.hasPage = browser.Tab{URL: url, Title: title}, true
+	for i := range m.tabs {
+		if m.tabs[i].Controlled {
+			m.tabs[i].URL, m.tabs[i].Title = url, title
+		}
+	}
+}
+
+// SetScreenshot shows a decoded screenshot of url taken at at, or why it
+// could not be decoded.
+func (m *Model) SetScreenshot(img *image.RGBA, url string, at time.Time, err error) {
+	m.shot, m.shotURL, m.shotAt, m.shotLines, m.shotErr = img, url, at, nil, ""
 	if err != nil {
-		m.shotErr = err.Error()
+		m.shot, m.shotErr = nil, err.Error()
 	}
 }
 
@@ -90,6 +117,9 @@ func (m *Model) View() string {
 	bodyH := max(m.h-2, 0)
 	th := m.th
 	body := m.statusLines(inner)
+	if m.hasPage && m.off == "" {
+		body = append(body, m.pageLine(inner))
+	}
 
 	if m.hasTab {
 		body = append(body, "", th.Title.Render("Tabs"))
@@ -121,12 +151,15 @@ func (m *Model) View() string {
 	if m.shot != nil || m.shotErr != "" {
 		room := bodyH - len(body) - 2
 		label := "Screenshot"
-		if m.shotPath != "" {
-			label += " · " + filepath.Base(m.shotPath)
+		if !m.shotAt.IsZero() {
+			label += " · " + m.shotAt.Format("15:04:05")
+		}
+		if m.shotURL != "" {
+			label += " · " + m.shotURL
 		}
 		switch {
 		case m.shotErr != "":
-			body = append(body, "", th.Title.Render(label))
+			body = append(body, "", th.Title.Render(ansi.Truncate(label, inner, "…")))
 			body = append(body, th.Warn.Render(ansi.Truncate("⚠ "+m.shotErr, inner, "…")))
 		case room >= 3:
 			body = append(body, "", th.Title.Render(ansi.Truncate(label, inner, "…")))
@@ -144,8 +177,11 @@ func (m *Model) statusLines(w int) []string {
 	th := m.th
 	s := m.status
 	var lines []string
-	switch s.State {
-	case browser.Connected:
+	switch {
+	case m.off != "":
+		lines = append(lines, th.Warn.Render("○ browser use is off"))
+		lines = append(lines, wrap(th.Faint.Render(m.off), w)...)
+	case s.State == browser.Connected:
 		head := th.OK.Render("● connected")
 		if s.ExtensionVersion != "" {
 			head += " · extension " + s.ExtensionVersion
@@ -161,7 +197,7 @@ func (m *Model) statusLines(w int) []string {
 		if len(detail) > 0 {
 			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
 		}
-	case browser.Disconnected:
+	case s.State == browser.Disconnected:
 		head := th.Err.Render("✗ disconnected")
 		if !s.Since.IsZero() {
 			head += th.Faint.Render(" since " + s.Since.Format("15:04:05"))
@@ -190,6 +226,18 @@ func (m *Model) statusLines(w int) []string {
 
 func wrap(s string, w int) []string {
 	return strings.Split(ansi.Wrap(s, max(w, 1), ""), "\n")
+}
+
+func (m *Model) pageLine(w int) string {
+	title := m.page.Title
+	if title == "" {
+		title = "(untitled)"
+	}
+	line := m.th.Faint.Render("page ") + title
+	if m.page.URL != "" && m.page.URL != title {
+		line += m.th.Faint.Render(" — " + m.page.URL)
+	}
+	return ansi.Truncate(line, w, "…")
 }
 
 func (m *Model) tabLine(t browser.Tab, w int) string {

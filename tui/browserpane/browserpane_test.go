@@ -1,10 +1,14 @@
 package browserpane
 
 import (
+	"bytes"
+	"errors"
 	"image"
 	"image/color"
+	"image/png"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/charmbracelet/x/ansi"
 
@@ -12,37 +16,61 @@ import (
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
-func TestParseTabs(t *testing.T) {
-	text := "3 open tabs:\n0. Example — Domain — https://example.com/ [controlled, focused]\n1. Docs — https://docs.example.com/\n2. (untitled) — about:blank [focused]\n"
-	tabs, ok := ParseTabs(text)
-	if !ok || len(tabs) != 3 {
-		t.Fatalf("ok %v, %d tabs", ok, len(tabs))
+func TestPageFollowsTheControlledTab(t *testing.T) {
+	m := New(theme.New(true, true), 0)
+	m.SetSize(60, 20)
+	m.SetTabs([]browser.Tab{{Title: "Old", URL: "https://old", Controlled: true}, {Title: "Other", URL: "https://other"}})
+	m.SetPage("https://new.example/", "New page")
+	v := m.View()
+	if !strings.Contains(v, "page New page — https://new.example/") {
+		t.Fatalf("the page line is missing:\n%s", v)
 	}
-	want := []browser.Tab{
-		{Index: 0, Title: "Example — Domain", URL: "https://example.com/", Controlled: true, Active: true},
-		{Index: 1, Title: "Docs", URL: "https://docs.example.com/"},
-		{Index: 2, Title: "", URL: "about:blank", Active: true},
-	}
-	for i := range want {
-		if tabs[i] != want[i] {
-			t.Errorf("tab %d: %+v, want %+v", i, tabs[i], want[i])
-		}
-	}
-	if tabs, ok := ParseTabs("No tabs are open."); !ok || len(tabs) != 0 {
-		t.Fatal("no tabs is a valid list")
-	}
-	if _, ok := ParseTabs("no browser extension is connected"); ok {
-		t.Fatal("an error text is not a tab list")
+	if !strings.Contains(v, "▶  New page") || strings.Contains(v, "Old") || !strings.Contains(v, "Other") {
+		t.Fatalf("the controlled tab should follow the page, the others stay:\n%s", v)
 	}
 }
 
-func TestScreenshotPath(t *testing.T) {
-	text := "Screenshot of Example (https://example.com/) saved to /home/p/.infer/projects/x/artifacts/screenshots/20260902-1.png (800×600 PNG, 5 bytes). Show it to the person with ![screenshot](/artifacts/screenshots/20260902-1.png)."
-	if got := ScreenshotPath(text); got != "/home/p/.infer/projects/x/artifacts/screenshots/20260902-1.png" {
-		t.Fatalf("path %q", got)
+func TestOffShowsWhyInsteadOfPairing(t *testing.T) {
+	m := New(theme.New(true, true), 0)
+	m.SetSize(60, 12)
+	m.SetOff("~/.infer/browser_use.yaml does not exist: run `infer init`, then start infer again.")
+	v := m.View()
+	if !strings.Contains(v, "○ browser use is off") || !strings.Contains(v, "does not exist: run `infer") || strings.Contains(v, "infer pair") {
+		t.Fatalf("view:\n%s", v)
 	}
-	if got := ScreenshotPath("the browser returned an empty screenshot; try again"); got != "" {
-		t.Fatalf("no path, got %q", got)
+	if !m.Off() {
+		t.Fatal("Off")
+	}
+}
+
+func TestDecodePreviewRefusesBadBytes(t *testing.T) {
+	if _, err := DecodePreview(nil); err == nil || !strings.Contains(err.Error(), "empty") {
+		t.Fatalf("empty: %v", err)
+	}
+	if _, err := DecodePreview([]byte("not an image")); err == nil || !strings.Contains(err.Error(), "decoding the screenshot") {
+		t.Fatalf("garbage: %v", err)
+	}
+	img := image.NewRGBA(image.Rect(0, 0, 1000, 500))
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		t.Fatal(err)
+	}
+	p, err := DecodePreview(buf.Bytes())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b := p.Bounds(); b.Dx() != previewMax || b.Dy() != previewMax/2 {
+		t.Fatalf("preview %v keeps the aspect within %d px", b, previewMax)
+	}
+}
+
+func TestScreenshotErrorIsShown(t *testing.T) {
+	m := New(theme.New(true, true), 0)
+	m.SetSize(60, 20)
+	m.SetScreenshot(nil, "https://a.example/", time.Date(2026, 9, 2, 14, 3, 5, 0, time.UTC), errors.New("decoding the screenshot: bad"))
+	v := m.View()
+	if !strings.Contains(v, "Screenshot · 14:03:05 · https://a.example/") || !strings.Contains(v, "⚠ decoding the screenshot: bad") {
+		t.Fatalf("view:\n%s", v)
 	}
 }
 

@@ -9,7 +9,6 @@ import (
 	_ "image/gif"  // screenshots may be GIF
 	_ "image/jpeg" // the extension may capture JPEG
 	_ "image/png"
-	"os"
 	"strconv"
 	"strings"
 
@@ -17,46 +16,42 @@ import (
 	_ "golang.org/x/image/webp" // and WebP
 )
 
-// MaxScreenshotBytes bounds the file LoadScreenshot reads.
+// MaxScreenshotBytes bounds the encoded screenshot DecodePreview accepts.
 const MaxScreenshotBytes = 64 << 20
+
+// maxPixels bounds the decoded size: a huge or hostile image must not take
+// the memory of the whole process just to be shrunk to a preview.
+const maxPixels = 50_000_000
 
 // previewMax bounds the decoded preview kept in memory: a terminal pane
 // never shows more pixels than this, and scaling from a small preview on
 // every resize is cheap enough to do on the Update goroutine.
 const previewMax = 320
 
-// LoadScreenshot reads and decodes an image file and shrinks it to a
-// preview. It does I/O and heavy decoding, so call it from a tea.Cmd.
-func LoadScreenshot(path string) (*image.RGBA, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("reading the screenshot: %w", err)
-	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, fmt.Errorf("reading the screenshot: %w", err)
-	}
-	if st.Size() > MaxScreenshotBytes {
-		return nil, fmt.Errorf("the screenshot %s is %d bytes, more than the %d the pane shows", path, st.Size(), MaxScreenshotBytes)
-	}
-	data := make([]byte, st.Size())
-	if _, err := f.ReadAt(data, 0); err != nil && st.Size() > 0 {
-		return nil, fmt.Errorf("reading the screenshot: %w", err)
-	}
-	return DecodePreview(data)
-}
-
-// DecodePreview decodes image bytes and shrinks them to a preview.
+// DecodePreview decodes a screenshot (PNG, JPEG, GIF or WebP bytes) and
+// shrinks it to a preview. It is heavy work, so call it from a tea.Cmd.
 func DecodePreview(data []byte) (*image.RGBA, error) {
+	if len(data) == 0 {
+		return nil, errors.New("the screenshot is empty")
+	}
+	if len(data) > MaxScreenshotBytes {
+		return nil, fmt.Errorf("the screenshot is %d bytes, more than the %d the pane shows", len(data), MaxScreenshotBytes)
+	}
+	cfg, _, err := image.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nil, fmt.Errorf("decoding the screenshot: %w", err)
+	}
+	if cfg.Width <= 0 || cfg.Height <= 0 {
+		return nil, errors.New("the screenshot is empty")
+	}
+	if cfg.Width*cfg.Height > maxPixels {
+		return nil, fmt.Errorf("the screenshot is %d×%d pixels, too large to preview", cfg.Width, cfg.Height)
+	}
 	img, _, err := image.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nil, fmt.Errorf("decoding the screenshot: %w", err)
 	}
 	b := img.Bounds()
-	if b.Dx() <= 0 || b.Dy() <= 0 {
-		return nil, errors.New("the screenshot is empty")
-	}
 	w, h := fit(b.Dx(), b.Dy(), previewMax, previewMax)
 	dst := image.NewRGBA(image.Rect(0, 0, w, h))
 	draw.CatmullRom.Scale(dst, dst.Bounds(), img, b, draw.Src, nil)

@@ -1,6 +1,8 @@
 // Package chat is the conversation pane: messages rendered as Markdown,
 // reasoning collapsed behind one line, tool calls as rows that spin while
 // running and then show ✓ or ✗ with their duration and a one-line result.
+// Outcomes and durations are the ones the workspace reports; the pane never
+// guesses them from the result text.
 //
 // The pane is built from a conversation snapshot and then follows the live
 // AG-UI events. Rendering is lazy and cached per item: only items that are
@@ -29,9 +31,8 @@ type anchor struct{ item, line int }
 
 // Model is the chat pane. It is a plain struct the root model drives.
 type Model struct {
-	th  *theme.Theme
-	md  *Markdown
-	now func() time.Time
+	th *theme.Theme
+	md *Markdown
 
 	w, h    int
 	focused bool
@@ -40,10 +41,12 @@ type Model struct {
 	items  []*item
 	byMsg  map[string]*item
 	byTool map[string]*item
-	// unconfirmed are finished tool calls whose ✓/✗ is a guess from the
-	// result text, until Reconcile reads the stored outcome.
-	unconfirmed map[string]*item
-	queue       *item // the queued messages, drawn after the last item
+	// unreported are tool calls that returned a result without the
+	// workspace reporting their outcome (calls skipped by an interrupt);
+	// Reconcile fills them in from the store.
+	unreported  map[string]*item
+	awaiting    map[string]bool // calls waiting for the person's approval
+	queue       *item           // the queued messages, drawn after the last item
 	thinkingSeq int
 
 	follow bool
@@ -55,8 +58,8 @@ type Model struct {
 }
 
 // New returns an empty chat pane.
-func New(th *theme.Theme, md *Markdown, now func() time.Time) *Model {
-	m := &Model{th: th, md: md, now: now, follow: true, sel: -1}
+func New(th *theme.Theme, md *Markdown) *Model {
+	m := &Model{th: th, md: md, follow: true, sel: -1}
 	m.reset()
 	return m
 }
@@ -65,7 +68,7 @@ func (m *Model) reset() {
 	m.items = nil
 	m.byMsg = map[string]*item{}
 	m.byTool = map[string]*item{}
-	m.unconfirmed = map[string]*item{}
+	m.unreported = map[string]*item{}
 	m.queue = &item{kind: kQueue}
 	m.follow, m.top, m.unseen, m.sel = true, anchor{}, 0, -1
 }
@@ -122,15 +125,18 @@ func (m *Model) Load(s workspace.Snapshot) {
 			if it == nil {
 				continue
 			}
-			it.result = msg.Content
+			it.result, it.hasResult = msg.Content, true
 			if ok, known := s.ToolResults[msg.ToolCallID]; known {
 				it.known = true
 				it.state = stateOf(ok)
 			} else {
-				it.state = stateOf(!toolfmt.LooksFailed(msg.Content))
+				it.state = toolUnreported // an old conversation without outcomes
 			}
 			it.version++
 		}
+	}
+	for id := range m.awaiting {
+		m.markAwaiting(id, true)
 	}
 }
 
@@ -177,15 +183,9 @@ func (m *Model) SetQueue(q []string) {
 	m.queue = &item{kind: kQueue, buf: []byte(b.String()), gap: len(q) > 0}
 }
 
-// ToolDone reports a finished tool call to the root (the browser pane
-// reads tabs and screenshots from results).
-type ToolDone struct {
-	ID, Name, Args, Content string
-}
-
 // Apply folds one AG-UI event into the conversation. It only updates
 // state; rendering waits for the next frame.
-func (m *Model) Apply(e events.Event) (done *ToolDone) {
+func (m *Model) Apply(e events.Event) {
 	switch e := e.(type) {
 	case *events.TextMessageStartEvent:
 		m.textItem(e.MessageID)
@@ -223,7 +223,7 @@ func (m *Model) Apply(e events.Event) (done *ToolDone) {
 		} else {
 			it.args = it.args[:0] // the snapshot's copy; ARGS resends them
 		}
-		it.state, it.started, it.result = toolRunning, m.now(), ""
+		it.state, it.result, it.hasResult, it.known, it.dur = toolRunning, "", false, false, 0
 		it.version++
 	case *events.ToolCallArgsEvent:
 		if it := m.byTool[e.ToolCallID]; it != nil {
@@ -237,19 +237,31 @@ func (m *Model) Apply(e events.Event) (done *ToolDone) {
 			m.byTool[e.ToolCallID] = it
 			m.add(it)
 		}
-		it.result = e.Content
-		it.ended = m.now()
-		it.state = stateOf(!toolfmt.LooksFailed(e.Content))
-		it.known = false
-		m.unconfirmed[it.id] = it
+		it.result, it.hasResult = e.Content, true
+		if !it.known {
+			// The outcome normally comes with ToolDone (before the result
+			// for the agent's calls, just after it for !commands).
+			it.state = toolUnreported
+			m.unreported[it.id] = it
+		}
 		it.version++
-		return &ToolDone{ID: it.id, Name: it.name, Args: string(it.args), Content: e.Content}
 	case *events.RunFinishedEvent:
 		m.endRun(false)
 	case *events.RunErrorEvent:
 		m.endRun(true)
 	}
-	return nil
+}
+
+// ToolDone records a call's outcome and duration as the workspace
+// reports them. Calls the pane does not show are ignored.
+func (m *Model) ToolDone(id string, ok bool, d time.Duration) {
+	it := m.byTool[id]
+	if it == nil {
+		return
+	}
+	it.state, it.known, it.dur = stateOf(ok), true, d
+	delete(m.unreported, id)
+	it.version++
 }
 
 func (m *Model) textItem(id string) *item {
@@ -298,7 +310,6 @@ func (m *Model) endRun(cancelled bool) {
 			} else {
 				it.state = toolNoResult
 			}
-			it.ended = m.now()
 			it.version++
 		}
 	}
@@ -307,18 +318,46 @@ func (m *Model) endRun(cancelled bool) {
 // Interrupted marks calls still running as stopped.
 func (m *Model) Interrupted() { m.endRun(true) }
 
-// Reconcile replaces guessed outcomes with the stored ones.
+// SetAwaiting marks the tool calls whose approval is pending (all others
+// are unmarked), so their rows say they wait for the person rather than
+// run.
+func (m *Model) SetAwaiting(callIDs []string) {
+	next := make(map[string]bool, len(callIDs))
+	for _, id := range callIDs {
+		next[id] = true
+	}
+	for id := range m.awaiting {
+		if !next[id] {
+			m.markAwaiting(id, false)
+		}
+	}
+	for id := range next {
+		m.markAwaiting(id, true)
+	}
+	m.awaiting = next
+}
+
+func (m *Model) markAwaiting(id string, on bool) {
+	if it := m.byTool[id]; it != nil && it.awaiting != on {
+		it.awaiting = on
+		it.version++
+	}
+}
+
+// Unreported is the number of finished calls whose outcome the workspace
+// did not report, so the root reads the stored outcomes only when needed.
+func (m *Model) Unreported() int { return len(m.unreported) }
+
+// Reconcile fills in unreported outcomes from the stored ones.
 func (m *Model) Reconcile(results map[string]bool) {
-	for id, it := range m.unconfirmed {
+	for id, it := range m.unreported {
 		ok, known := results[id]
 		if !known {
 			continue
 		}
-		if st := stateOf(ok); st != it.state || !it.known {
-			it.state, it.known = st, true
-			it.version++
-		}
-		delete(m.unconfirmed, id)
+		it.state, it.known = stateOf(ok), true
+		it.version++
+		delete(m.unreported, id)
 	}
 }
 

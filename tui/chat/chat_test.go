@@ -16,7 +16,7 @@ import (
 
 func newChat(w, h int) *Model {
 	th := theme.New(true, false)
-	m := New(th, NewMarkdown("dark"), func() time.Time { return time.Unix(0, 0) })
+	m := New(th, NewMarkdown("dark"))
 	m.SetSize(w, h)
 	return m
 }
@@ -141,16 +141,67 @@ func TestSnapshotToolOutcomes(t *testing.T) {
 				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},
 				{ID: "b", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"y.go"}`}},
 				{ID: "c", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"z.go"}`}},
+				{ID: "d", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"w.go"}`}},
 			}},
 			{Role: "tool", ToolCallID: "a", Content: "package x"},
 			{Role: "tool", ToolCallID: "b", Content: "package y"},
+			// An outcome the store lacks is not guessed from words like
+			// "error" in the text.
+			{Role: "tool", ToolCallID: "d", Content: "error: nothing is wrong"},
 		},
 		ToolResults: map[string]bool{"a": true, "b": false},
 	})
 	v := plain(m.View())
-	for _, want := range []string{"✓ Read x.go", "✗ Read y.go", "· Read z.go · no result"} {
-		if !strings.Contains(v, want) {
+	for _, want := range []string{"✓ Read x.go", "✗ Read y.go", "· Read z.go · no result", "· Read w.go\n", "└ error: nothing is wrong"} {
+		if !strings.Contains(trimLines(v), want) {
 			t.Fatalf("lacks %q:\n%s", want, v)
 		}
 	}
+}
+
+// trimLines drops the padding at the end of each line (and the border),
+// so a test can match the end of a row.
+func trimLines(v string) string {
+	var out []string
+	for _, l := range strings.Split(v, "\n") {
+		l = strings.TrimSuffix(strings.TrimSuffix(l, "│"), "┃")
+		out = append(out, strings.TrimRight(l, " "))
+	}
+	return strings.Join(out, "\n")
+}
+
+func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
+	m := newChat(80, 20)
+	// The agent's calls: the outcome is reported before the result.
+	m.Apply(events.NewToolCallStartEvent("a", "Bash"))
+	m.Apply(events.NewToolCallArgsEvent("a", `{"command":"make"}`))
+	m.ToolDone("a", false, 1500*time.Millisecond)
+	v := trimLines(plain(m.View()))
+	if !strings.Contains(v, "✗ Bash make · 1.5s") || strings.Contains(v, "└") {
+		t.Fatalf("an outcome without a result yet shows the row alone:\n%s", v)
+	}
+	m.Apply(events.NewToolCallResultEvent("r", "a", "all good, no error here"))
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") {
+		t.Fatalf("the reported failure stands, whatever the text says:\n%s", v)
+	}
+	// A !command: the result comes first, then the outcome.
+	m.Apply(events.NewToolCallStartEvent("b", "Bash"))
+	m.Apply(events.NewToolCallArgsEvent("b", `{"command":"ls"}`))
+	m.Apply(events.NewToolCallResultEvent("r2", "b", "Error: none"))
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "· Bash ls\n") || m.Unreported() != 1 {
+		t.Fatalf("a result without an outcome is neither ✓ nor ✗ (unreported %d):\n%s", m.Unreported(), v)
+	}
+	m.ToolDone("b", true, 20*time.Millisecond)
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "✓ Bash ls · 20ms") || m.Unreported() != 0 {
+		t.Fatalf("view:\n%s", v)
+	}
+	// A call an interrupt skipped gets no ToolDone: the stored outcome
+	// fills it in.
+	m.Apply(events.NewToolCallStartEvent("c", "Read"))
+	m.Apply(events.NewToolCallResultEvent("r3", "c", "Not run: the turn was interrupted before this call started."))
+	m.Reconcile(map[string]bool{"c": false})
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Read") || m.Unreported() != 0 {
+		t.Fatalf("view:\n%s", v)
+	}
+	m.ToolDone("unknown", true, time.Second) // a call the pane never saw
 }

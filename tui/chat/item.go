@@ -31,7 +31,8 @@ const (
 	toolOK
 	toolFailed
 	toolCancelled
-	toolNoResult // from a snapshot: the call has no stored result
+	toolNoResult   // the call has no result (stored or streamed)
+	toolUnreported // a result, but no outcome reported or stored
 )
 
 // maxExpandedLines bounds an expanded tool result; the rest is counted.
@@ -55,14 +56,15 @@ type item struct {
 	words     int
 	inWord    bool
 
-	name     string
-	args     []byte
-	state    toolState
-	known    bool // the outcome comes from the store, not a guess
-	started  time.Time
-	ended    time.Time
-	result   string
-	expanded bool
+	name      string
+	args      []byte
+	state     toolState
+	known     bool          // the outcome was reported (ToolDone) or stored
+	dur       time.Duration // as ToolDone reported it; 0 when unknown
+	result    string
+	hasResult bool
+	awaiting  bool // its approval is pending
+	expanded  bool
 
 	version int
 	key     cacheKey
@@ -144,7 +146,7 @@ type renderer struct {
 func (r renderer) render(it *item) {
 	m := r.m
 	key := cacheKey{width: r.width, version: it.version, epoch: m.epoch, expanded: it.expanded}
-	if it.kind == kTool && it.state == toolRunning {
+	if it.kind == kTool && it.state == toolRunning && !it.awaiting {
 		key.frame = m.frame
 	}
 	if key == it.key && (it.head != nil || it.tail != nil) {
@@ -258,26 +260,31 @@ func (r renderer) renderTool(it *item) {
 	switch it.state {
 	case toolRunning:
 		sym = th.Accent.Render(spinnerFrames[m.frame%len(spinnerFrames)])
+		if it.awaiting {
+			sym = th.Warn.Render("⚠") // nothing runs until the person answers
+		}
 	case toolOK:
 		sym = th.OK.Render("✓")
 	case toolFailed:
 		sym = th.Err.Render("✗")
 	case toolCancelled:
 		sym = th.Warn.Render("⏹")
-	default:
+	default: // no result, or no outcome: say nothing we do not know
 		sym = th.Faint.Render("·")
 	}
 	name := th.Bold.Render(it.name)
 	var suffix string
-	if !it.started.IsZero() && !it.ended.IsZero() {
-		suffix = " · " + toolfmt.Duration(it.ended.Sub(it.started))
+	if it.dur > 0 {
+		suffix = " · " + toolfmt.Duration(it.dur)
 	}
-	switch it.state {
-	case toolRunning:
+	switch {
+	case it.state == toolRunning && it.awaiting:
+		suffix = " · waiting for your approval"
+	case it.state == toolRunning:
 		suffix = " · running"
-	case toolCancelled:
+	case it.state == toolCancelled:
 		suffix += " · interrupted"
-	case toolNoResult:
+	case it.state == toolNoResult:
 		suffix = " · no result"
 	}
 	args := toolfmt.Short(it.name, string(it.args))
@@ -288,7 +295,7 @@ func (r renderer) renderTool(it *item) {
 		args = ""
 	}
 	it.head = []string{sym + " " + name + th.Faint.Render(args+suffix)}
-	if it.state == toolRunning || it.state == toolNoResult {
+	if it.state == toolRunning || it.state == toolNoResult || !it.hasResult {
 		return
 	}
 	if !it.expanded {

@@ -1,6 +1,6 @@
 // Package toolfmt describes tool calls for people: a short summary of the
 // arguments for a chat row, the fields a pretty view needs, a one-line
-// result, and a guess at whether a result reports a failure.
+// result and a compact duration.
 //
 // Argument names follow the session's tool schemas (path, command, url,
 // selector, text, old_string, new_string, content, pattern).
@@ -116,20 +116,6 @@ func Pretty(raw string) string {
 		return raw
 	}
 	return string(b)
-}
-
-// LooksFailed guesses from a result's text whether the call failed. The
-// workspace's event stream does not carry the outcome yet, so the chat
-// shows this guess until the stored result confirms or corrects it.
-func LooksFailed(content string) bool {
-	s := strings.ToLower(strings.TrimSpace(content))
-	for _, p := range []string{"error", "not run", "denied", "refused", "rejected", "failed", "⚠", "no browser extension",
-		"browser extension did not answer", "browser extension disconnected", "no element matches"} {
-		if strings.HasPrefix(s, p) {
-			return true
-		}
-	}
-	return strings.Contains(s, "exit status ") && !strings.Contains(s, "exit status 0")
 }
 
 // Duration formats a tool's run time compactly: 820ms, 4.2s, 1m05s.

@@ -21,21 +21,6 @@ func TestShort(t *testing.T) {
 	}
 }
 
-func TestLooksFailed(t *testing.T) {
-	for s, want := range map[string]bool{
-		"Navigated to Example.":                      false,
-		"Error: boom":                                true,
-		"Not run: the turn was interrupted":          true,
-		"no browser extension is connected to infer": true,
-		"out\nexit status 2":                         true,
-		"exit status 0":                              false,
-	} {
-		if LooksFailed(s) != want {
-			t.Errorf("LooksFailed(%q) != %v", s, want)
-		}
-	}
-}
-
 func TestDuration(t *testing.T) {
 	for d, want := range map[time.Duration]string{
 		820 * time.Millisecond: "820ms", 4200 * time.Millisecond: "4.2s", 65 * time.Second: "1m05s",

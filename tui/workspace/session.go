@@ -8,25 +8,14 @@ import (
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
-// conversationEditor is what the session workspace should offer for
-// /resume's rename, pin and delete, so that it can update its own state
-// and tell every front end. Until it does, the store is used directly.
-type conversationEditor interface {
-	RenameConversation(id, title string) error
-	PinConversation(id string, pinned bool) error
-	DeleteConversation(id string) error
-}
-
-// FromSession adapts a session workspace to the TUI. st is the same store
-// the workspace uses; it backs rename, pin and delete while the workspace
-// has no methods for them.
-func FromSession(ws *session.Workspace, st *store.Store) Workspace {
-	return &sessionWS{ws: ws, st: st}
+// FromSession adapts a session workspace to the TUI; every intent is made
+// on behalf of the terminal.
+func FromSession(ws *session.Workspace) Workspace {
+	return &sessionWS{ws: ws}
 }
 
 type sessionWS struct {
 	ws *session.Workspace
-	st *store.Store
 }
 
 func (s *sessionWS) Subscribe() Subscription { return &sessionSub{s.ws.Subscribe()} }
@@ -44,24 +33,15 @@ func (s *sessionWS) Snapshot() Snapshot                   { return snapshot(s.ws
 func (s *sessionWS) Conversations() ([]store.Meta, error) { return s.ws.Conversations() }
 
 func (s *sessionWS) RenameConversation(id, title string) error {
-	if e, ok := any(s.ws).(conversationEditor); ok {
-		return e.RenameConversation(id, title)
-	}
-	return s.st.Rename(id, title)
+	return s.ws.RenameConversation(id, title)
 }
 
 func (s *sessionWS) PinConversation(id string, pinned bool) error {
-	if e, ok := any(s.ws).(conversationEditor); ok {
-		return e.PinConversation(id, pinned)
-	}
-	return s.st.SetPinned(id, pinned)
+	return s.ws.PinConversation(id, pinned)
 }
 
 func (s *sessionWS) DeleteConversation(id string) error {
-	if e, ok := any(s.ws).(conversationEditor); ok {
-		return e.DeleteConversation(id)
-	}
-	return s.st.Delete(id)
+	return s.ws.DeleteConversation(id, tools.OriginTerminal)
 }
 
 func (s *sessionWS) History() []string { return s.ws.History() }
@@ -142,6 +122,17 @@ func (s *sessionSub) Drain() []Event {
 		ev := Event{
 			Kind: k, Conversation: e.Conversation, Chat: e.Chat, Text: e.Text, Origin: Origin(e.Origin),
 			Queue: e.Queue, Mode: string(e.Mode), Model: e.Model, Busy: e.Busy, Browser: e.Browser, Command: e.Command,
+			Tabs:  e.Tabs,
+			Usage: Usage{Input: e.Usage.InputTokens, Output: e.Usage.OutputTokens, Reasoning: e.Usage.ReasoningTokens},
+		}
+		if t := e.Tool; t != nil {
+			ev.Tool = &ToolDone{CallID: t.CallID, Name: t.Name, OK: t.OK, Duration: t.Duration, Artifacts: t.Artifacts}
+		}
+		if p := e.Page; p != nil {
+			ev.Page = &Page{URL: p.URL, Title: p.Title}
+		}
+		if sh := e.Screenshot; sh != nil {
+			ev.Screenshot = &Screenshot{Image: sh.Image, MIME: sh.MIME, URL: sh.URL, At: sh.At}
 		}
 		if e.Snapshot != nil {
 			snap := snapshot(*e.Snapshot)
@@ -173,6 +164,11 @@ var kinds = map[session.Kind]Kind{
 	session.KindBrowserCommand:   KindBrowserCommand,
 	session.KindNotice:           KindNotice,
 	session.KindResync:           KindResync,
+	session.KindToolDone:         KindToolDone,
+	session.KindBrowserTabs:      KindBrowserTabs,
+	session.KindBrowserPage:      KindBrowserPage,
+	session.KindScreenshot:       KindScreenshot,
+	session.KindUsage:            KindUsage,
 }
 
 func snapshot(s session.Snapshot) Snapshot {

@@ -38,7 +38,8 @@ type Workspace interface {
 	RenameConversation(id, title string) error
 	// PinConversation pins or unpins a conversation in the list.
 	PinConversation(id string, pinned bool) error
-	// DeleteConversation removes a stored conversation.
+	// DeleteConversation removes a stored conversation; deleting the
+	// active one starts a new session first.
 	DeleteConversation(id string) error
 
 	// History is the shared input history, oldest first.
@@ -120,6 +121,18 @@ const (
 	KindNotice
 	// KindResync: events were dropped; re-read all state.
 	KindResync
+	// KindToolDone: a tool call finished (Tool): its outcome and duration,
+	// as the pipeline saw them.
+	KindToolDone
+	// KindBrowserTabs: the extension reported its open tabs (Tabs).
+	KindBrowserTabs
+	// KindBrowserPage: the controlled tab is on a page (Page).
+	KindBrowserPage
+	// KindScreenshot: the extension returned a screenshot (Screenshot).
+	KindScreenshot
+	// KindUsage: a turn of a conversation used tokens (Usage,
+	// Conversation).
+	KindUsage
 )
 
 // Origin says which front end an intent came from.
@@ -168,7 +181,49 @@ type Event struct {
 	Busy         bool
 	Browser      browser.Status
 	Command      browser.CommandRecord
+	Tool         *ToolDone
+	Tabs         []browser.Tab
+	Page         *Page
+	Screenshot   *Screenshot
+	Usage        Usage
 }
+
+// ToolDone is a finished tool call.
+type ToolDone struct {
+	CallID   string
+	Name     string
+	OK       bool
+	Duration time.Duration
+	// Artifacts are files the call saved, relative to the artifacts dir.
+	Artifacts []string
+}
+
+// Page is the page the controlled tab shows.
+type Page struct {
+	URL, Title string
+}
+
+// Screenshot is the latest picture of the controlled tab, as encoded
+// image bytes (PNG or JPEG, per MIME).
+type Screenshot struct {
+	Image []byte
+	MIME  string
+	URL   string
+	At    time.Time
+}
+
+// Usage counts the tokens of one turn, or of several summed.
+type Usage struct {
+	Input, Output, Reasoning int
+}
+
+// Add returns the sum of two counts.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{Input: u.Input + v.Input, Output: u.Output + v.Output, Reasoning: u.Reasoning + v.Reasoning}
+}
+
+// Zero reports whether nothing was counted.
+func (u Usage) Zero() bool { return u == Usage{} }
 
 // Snapshot is a conversation as stored.
 type Snapshot struct {

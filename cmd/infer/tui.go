@@ -1,0 +1,201 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	stdlog "log"
+	"log/slog"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/adrg/xdg"
+	"github.com/charmbracelet/x/term"
+	"github.com/spf13/cobra"
+
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/tui"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// tuiOptions are the root command's flags: `infer` with no subcommand
+// opens the terminal workspace.
+type tuiOptions struct {
+	model, mode string
+	port        int
+	portSet     bool
+}
+
+// setupTUI makes the root command open the terminal workspace and gives
+// it the workspace's flags.
+func setupTUI(root *cobra.Command) {
+	var o tuiOptions
+	root.Flags().StringVar(&o.model, "model", "", "model to start with, as provider/model (default: model in config.yaml, else the first available)")
+	root.Flags().StringVar(&o.mode, "mode", "", "agent mode to start with: standard, plan, auto or auto-with-judge (default: agent.mode in config.yaml)")
+	root.Flags().IntVar(&o.port, "port", 0, "port for the browser extension at 127.0.0.1 (default: extension.port from browser_use.yaml; 0 picks a free port)")
+	root.RunE = func(cmd *cobra.Command, _ []string) error {
+		if o.mode != "" {
+			if _, ok := tools.ParseMode(o.mode); !ok {
+				return usageError{fmt.Errorf("unknown --mode %q: use standard, plan, auto or auto-with-judge", o.mode)}
+			}
+		}
+		o.portSet = cmd.Flags().Changed("port")
+		if o.portSet && (o.port < 0 || o.port > 65535) {
+			return usageError{fmt.Errorf("--port %d: use a number from 1 to 65535, or 0 for a free port", o.port)}
+		}
+		if !interactive(cmd) {
+			// Piped or scripted: there is no screen to draw on, and the
+			// help is what someone running `infer | less` wants.
+			fmt.Fprintln(cmd.ErrOrStderr(), "infer: not a terminal, so the workspace cannot open; `infer serve` runs it without one")
+			return cmd.Help()
+		}
+		return runTUI(cmd.Context(), cmd.ErrOrStderr(), o)
+	}
+}
+
+// interactive reports whether both ends of the command are a terminal.
+func interactive(cmd *cobra.Command) bool {
+	out, ok := cmd.OutOrStdout().(*os.File)
+	return ok && term.IsTerminal(out.Fd()) && term.IsTerminal(os.Stdin.Fd())
+}
+
+// runTUI opens the workspace in the current project, serves the bridge in
+// the background and shows the TUI until the person quits or a signal
+// (SIGINT, SIGTERM, SIGHUP) ends it; then everything is shut down in order
+// and every write finishes.
+//
+// While the TUI owns the terminal nothing may print to it: diagnostics go
+// to a log file, and warnings found while starting are handed to the TUI.
+func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
+	logPath, logFile, err := openTUILog()
+	if err != nil {
+		return err
+	}
+	defer logFile.Close()
+	log := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
+	defer quietDefaultLoggers(log)()
+
+	var warnings bytes.Buffer
+	a, err := openApp(appOptions{
+		Bridge: true, Port: o.port, PortSet: o.portSet,
+		Model: o.model, Mode: o.mode,
+		Log: log, Warn: &warnings,
+	})
+	if err != nil {
+		io.Copy(stderr, &warnings) // the TUI never started: the terminal is still ours
+		return err
+	}
+	defer func() {
+		if cerr := a.Close(); err == nil {
+			err = cerr
+		}
+	}()
+
+	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM)
+	defer stop()
+	if a.srv != nil {
+		serveCtx, stopServe := context.WithCancel(ctx)
+		served := make(chan error, 1)
+		go func() { served <- a.srv.Serve(serveCtx) }()
+		// Runs before a.Close: the bridge stops taking frames first.
+		defer func() {
+			stopServe()
+			if err := <-served; err != nil {
+				log.Warn("browser bridge", "err", err)
+			}
+		}()
+	}
+
+	opts := tui.Options{
+		Root:   a.root,
+		Token:  a.browserUse.Extension.Token,
+		Port:   a.browserUse.Extension.Port,
+		Grants: workspace.FromGrants(a.grants),
+	}
+	if a.srv != nil {
+		opts.Port = a.srv.Port()
+		log.Info("infer started", "project", a.root, "url", a.srv.URL(), "model", a.ws.Model(), "mode", a.ws.Mode())
+	} else {
+		opts.BrowserOff = bridgeOffReason(a.home)
+		log.Info("infer started without the browser bridge", "project", a.root, "why", opts.BrowserOff)
+	}
+	opts.Notices = startupNotices(warnings.String(), opts.BrowserOff)
+
+	if err := tui.Run(ctx, workspace.FromSession(a.ws), opts); err != nil {
+		log.Error("terminal UI", "err", err)
+		return fmt.Errorf("the terminal UI stopped: %w (details in %s)", err, config.DisplayPath(logPath))
+	}
+	log.Info("infer quit")
+	return nil
+}
+
+// maxLogBytes is the size at which the log is moved aside at start.
+const maxLogBytes = 8 << 20
+
+// openTUILog opens infer.log under the XDG state directory for appending,
+// readable only by the person; a log past maxLogBytes is kept once as
+// infer.log.1 and a new one started.
+func openTUILog() (string, *os.File, error) {
+	path, err := xdg.StateFile(filepath.Join("infer", "infer.log"))
+	if err != nil {
+		return "", nil, fmt.Errorf("no place for infer's log (set XDG_STATE_HOME to a writable directory): %w", err)
+	}
+	if st, err := os.Stat(path); err == nil && st.Size() > maxLogBytes {
+		if err := os.Rename(path, path+".1"); err != nil {
+			return "", nil, fmt.Errorf("rotating %s: %w", path, err)
+		}
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return "", nil, fmt.Errorf("opening infer's log: %w (set XDG_STATE_HOME to a writable directory)", err)
+	}
+	return path, f, nil
+}
+
+// quietDefaultLoggers sends what libraries log through slog's and log's
+// defaults to log, so nothing draws over the TUI, and returns a function
+// that restores them.
+func quietDefaultLoggers(log *slog.Logger) (restore func()) {
+	prev := slog.Default()
+	w, flags := stdlog.Writer(), stdlog.Flags()
+	slog.SetDefault(log)
+	return func() {
+		slog.SetDefault(prev)
+		stdlog.SetOutput(w)
+		stdlog.SetFlags(flags)
+	}
+}
+
+// bridgeOffReason says why openApp left the bridge off and what to do.
+func bridgeOffReason(home string) string {
+	path := config.BrowserUsePath(home)
+	_, _, err := config.LoadBrowserUse(path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return config.DisplayPath(path) + " does not exist: run `infer init` to create the pairing token, then start infer again."
+	case err != nil:
+		return err.Error() + " Fix it, then start infer again."
+	}
+	return "enabled is false in " + config.DisplayPath(path) + ": set enabled: true and start infer again to let the extension connect."
+}
+
+// startupNotices turns openApp's warnings into lines for the chat. The one
+// about the bridge is left out when the browser pane already says it.
+func startupNotices(warnings, bridgeOff string) []string {
+	var out []string
+	for _, line := range strings.Split(warnings, "\n") {
+		line = strings.TrimSpace(strings.TrimPrefix(line, "infer: "))
+		if line == "" || strings.HasPrefix(line, "the browser bridge is off") && bridgeOff != "" {
+			continue
+		}
+		out = append(out, line)
+	}
+	return out
+}
