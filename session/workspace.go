@@ -143,6 +143,7 @@ type Workspace struct {
 	effortSet, temperatureSet bool
 	approvals                 []*Approval // pending, oldest first
 	browser     browser.Status
+	view        BrowserView
 	closed      bool
 }
 
@@ -563,6 +564,23 @@ func (w *Workspace) WatchBrowser(d browser.Driver) browser.Driver {
 	return watchedDriver{d: d, w: w}
 }
 
+// BrowserView is the latest browser state the workspace has seen, for a
+// front end that starts (or resyncs) after the events went by.
+type BrowserView struct {
+	Tabs       []browser.Tab
+	Page       *Page
+	Screenshot *Screenshot
+}
+
+// BrowserView returns the latest tabs, page and screenshot.
+func (w *Workspace) BrowserView() BrowserView {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	v := w.view
+	v.Tabs = append([]browser.Tab(nil), v.Tabs...)
+	return v
+}
+
 type watchedDriver struct {
 	d browser.Driver
 	w *Workspace
@@ -573,15 +591,28 @@ func (wd watchedDriver) Do(ctx context.Context, cmd browser.Command) (browser.Re
 	if err != nil {
 		return res, err
 	}
+	w := wd.w
 	if res.URL != "" || res.Title != "" {
-		wd.w.publish(Event{Kind: KindBrowserPage, Page: &Page{URL: res.URL, Title: res.Title}})
+		page := &Page{URL: res.URL, Title: res.Title}
+		w.mu.Lock()
+		w.view.Page = page
+		w.mu.Unlock()
+		w.publish(Event{Kind: KindBrowserPage, Page: page})
 	}
 	switch cmd.Action {
 	case browser.Tabs:
-		wd.w.publish(Event{Kind: KindBrowserTabs, Tabs: append([]browser.Tab(nil), res.Tabs...)})
+		tabs := append([]browser.Tab(nil), res.Tabs...)
+		w.mu.Lock()
+		w.view.Tabs = tabs
+		w.mu.Unlock()
+		w.publish(Event{Kind: KindBrowserTabs, Tabs: tabs})
 	case browser.Screenshot:
 		if len(res.Image) > 0 {
-			wd.w.publish(Event{Kind: KindScreenshot, Screenshot: &Screenshot{Image: res.Image, MIME: res.ImageMIME, URL: res.URL, At: time.Now()}})
+			shot := &Screenshot{Image: res.Image, MIME: res.ImageMIME, URL: res.URL, At: time.Now()}
+			w.mu.Lock()
+			w.view.Screenshot = shot
+			w.mu.Unlock()
+			w.publish(Event{Kind: KindScreenshot, Screenshot: shot})
 		}
 	}
 	return res, nil

@@ -497,6 +497,10 @@ func TestWatchedBrowserPublishesTabsPagesAndScreenshots(t *testing.T) {
 	if len(evs[1].Tabs) != 1 || !evs[1].Tabs[0].Controlled || string(evs[3].Screenshot.Image) != "\x89PNG fake" {
 		t.Fatalf("%+v %+v", evs[1], evs[3])
 	}
+	v := f.w.BrowserView()
+	if len(v.Tabs) != 1 || v.Page == nil || v.Page.Title != "" || v.Screenshot == nil {
+		t.Fatalf("browser view %+v", v)
+	}
 }
 
 func TestToolDoneAndUsageEvents(t *testing.T) {

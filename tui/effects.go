@@ -41,6 +41,7 @@ func (m *Model) loadState() tea.Cmd {
 			snap:      ws.Snapshot(),
 			approvals: ws.PendingApprovals(),
 			browser:   ws.BrowserStatus(),
+			view:      ws.BrowserView(),
 			mode:      ws.Mode(),
 			modes:     ws.Modes(),
 			model:     ws.Model(),

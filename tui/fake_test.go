@@ -21,6 +21,7 @@ type fakeWS struct {
 	snap      workspace.Snapshot
 	approvals []workspace.Approval
 	status    browser.Status
+	view      workspace.BrowserView
 	mode      string
 	model     string
 	models    []string
@@ -170,6 +171,12 @@ func (f *fakeWS) SetEffort(level string) error {
 	return nil
 }
 func (f *fakeWS) BrowserStatus() browser.Status { f.mu.Lock(); defer f.mu.Unlock(); return f.status }
+
+func (f *fakeWS) BrowserView() workspace.BrowserView {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.view
+}
 func (f *fakeWS) PendingApprovals() []workspace.Approval {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -163,6 +163,7 @@ type (
 		snap      workspace.Snapshot
 		approvals []workspace.Approval
 		browser   browser.Status
+		view      workspace.BrowserView
 		mode      string
 		modes     []string
 		model     string
@@ -306,6 +307,15 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	m.chat.SetQueue(s.queue)
 	m.browser.SetStatus(s.browser)
+	if s.view.Tabs != nil {
+		m.browser.SetTabs(s.view.Tabs)
+	}
+	if p := s.view.Page; p != nil {
+		m.browser.SetPage(p.URL, p.Title)
+	}
+	if sh := s.view.Screenshot; sh != nil {
+		cmds = append(cmds, m.decodeScreenshot(*sh))
+	}
 	hadApprovals := m.approvals.Len() > 0
 	for _, r := range m.approvals.Replace(s.approvals) {
 		cmds = append(cmds, m.readFile(r))

@@ -778,3 +778,18 @@ func TestRowWaitingForApprovalSaysSo(t *testing.T) {
 	mustContain(t, h.screen(), "Bash rm -rf build/ · running")
 	mustNotContain(t, h.screen(), "waiting for your approval")
 }
+
+// TestStartupShowsTheBrowserViewSeenBefore: tabs and the page the workspace
+// saw before the TUI started are shown without waiting for a new event.
+func TestStartupShowsTheBrowserViewSeenBefore(t *testing.T) {
+	ws := newFakeWS()
+	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
+	ws.view = workspace.BrowserView{
+		Tabs: []browser.Tab{{Index: 0, URL: "http://demo.infer.localhost/", Title: "Infer demo shop", Controlled: true}},
+		Page: &workspace.Page{URL: "http://demo.infer.localhost/", Title: "Infer demo shop"},
+	}
+	h := newHarness(t, ws, 160, 48)
+	if s := h.screen(); !strings.Contains(s, "Infer demo shop") {
+		t.Fatalf("tabs from the workspace's view are missing:\n%s", s)
+	}
+}

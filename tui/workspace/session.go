@@ -82,6 +82,18 @@ func (s *sessionWS) Busy() bool                   { return s.ws.Busy() }
 
 func (s *sessionWS) BrowserStatus() browser.Status { return s.ws.BrowserStatus() }
 
+func (s *sessionWS) BrowserView() BrowserView {
+	v := s.ws.BrowserView()
+	out := BrowserView{Tabs: v.Tabs}
+	if p := v.Page; p != nil {
+		out.Page = &Page{URL: p.URL, Title: p.Title}
+	}
+	if sh := v.Screenshot; sh != nil {
+		out.Screenshot = &Screenshot{Image: sh.Image, MIME: sh.MIME, URL: sh.URL, At: sh.At}
+	}
+	return out
+}
+
 func (s *sessionWS) PendingApprovals() []Approval {
 	as := s.ws.PendingApprovals()
 	out := make([]Approval, len(as))

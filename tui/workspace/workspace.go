@@ -66,6 +66,9 @@ type Workspace interface {
 
 	// BrowserStatus is the extension connection's latest state.
 	BrowserStatus() browser.Status
+	// BrowserView is the latest tabs, page and screenshot, for a view that
+	// starts or resyncs after their events went by.
+	BrowserView() BrowserView
 
 	// PendingApprovals lists open approval requests, oldest first.
 	PendingApprovals() []Approval
@@ -298,4 +301,11 @@ type Grant struct {
 type Grants interface {
 	List() ([]Grant, error)
 	Revoke(id string) error
+}
+
+// BrowserView is the browser state the workspace last saw.
+type BrowserView struct {
+	Tabs       []browser.Tab
+	Page       *Page
+	Screenshot *Screenshot
 }
