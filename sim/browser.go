@@ -1,6 +1,18 @@
 // Package sim impersonates the browser extension side of the bridge: a
 // client that dials infer, says hello, answers browser commands from a
 // Browser, and exposes the side panel's frames as Go calls.
+//
+// Around the client:
+//   - a Profile says which extension to be: the full contract, or the real
+//     opentask 1.12.1 with what it sends on its own, refuses and ignores;
+//   - a Panel runs the side panel's commands as typed (infer-sim --panel
+//     and the scenarios), and a Renderer shows infer's frames as a chat;
+//   - Faults make the extension misbehave on purpose, for infer's
+//     reliability tests;
+//   - a Tap sees the wire, for recordings and traces.
+//
+// The browsers live in sub-packages (fakebrowser, chrome), as do the
+// scenario runner (scenario) and recording and replay (recording).
 package sim
 
 import (

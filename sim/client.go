@@ -7,6 +7,8 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net/http"
+	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -22,11 +24,22 @@ type ClientOptions struct {
 	URL string
 	// Token is sent in browser_hello.
 	Token string
-	// ExtensionVersion is sent in browser_hello (default "infer-sim").
+	// ExtensionVersion is sent in browser_hello (default: the profile's,
+	// "infer-sim" for Contract).
 	ExtensionVersion string
-	// Origin is the Origin header of the upgrade request (default
-	// "chrome-extension://infer-sim", as a real extension would send).
+	// Origin is the Origin header of the upgrade request (default: the
+	// profile's, "chrome-extension://infer-sim" for Contract, as a real
+	// extension would send).
 	Origin string
+	// Profile is the extension to impersonate (nil: Contract).
+	Profile *Profile
+	// Faults makes the client misbehave on purpose (nil: none). The
+	// client applies the result-level faults; wrap Browser with
+	// Faults.Browser for the latency.
+	Faults *Faults
+	// Tap sees every frame on the wire (nil: none), for recording and
+	// tracing. The token never reaches it.
+	Tap Tap
 	// Browser answers browser_command frames; nil answers each with an
 	// error result.
 	Browser Browser
@@ -57,11 +70,19 @@ func (o ClientOptions) withDefaults() (ClientOptions, error) {
 	if o.Token == "" {
 		return o, errors.New("sim: no token: pass --token, set INFER_TOKEN, or set extension.token in browser_use.yaml")
 	}
+	if o.Profile == nil {
+		o.Profile = Contract
+	}
 	if o.ExtensionVersion == "" {
-		o.ExtensionVersion = "infer-sim"
+		o.ExtensionVersion = o.Profile.ExtensionVersion
 	}
 	if o.Origin == "" {
-		o.Origin = "chrome-extension://infer-sim"
+		o.Origin = o.Profile.Origin
+	}
+	if o.Faults != nil {
+		if err := o.Faults.Validate(); err != nil {
+			return o, err
+		}
 	}
 	if o.Logger == nil {
 		o.Logger = slog.New(slog.DiscardHandler)
@@ -113,14 +134,18 @@ type Client struct {
 	optsErr error
 	log     *slog.Logger
 	running atomic.Bool
+	kick    chan struct{} // wakes Run from a backoff wait or an offline spell
 
-	mu       sync.Mutex
-	cur      *clientConn
-	up       chan struct{} // closed while a connection is authenticated
-	subs     map[*Subscription]struct{}
-	waiters  []*waiter
-	connects int
-	lastErr  error
+	mu          sync.Mutex
+	cur         *clientConn
+	up          chan struct{} // closed while a connection is authenticated
+	subs        map[*Subscription]struct{}
+	waiters     []*waiter
+	connects    int
+	lastErr     error
+	offline     bool
+	lastResumed string
+	approvals   []wire.ApprovalRequest
 }
 
 // NewClient prepares a client; Run starts it. Invalid options are reported
@@ -135,9 +160,18 @@ func NewClient(opts ClientOptions) *Client {
 		opts:    opts,
 		optsErr: err,
 		log:     log,
+		kick:    make(chan struct{}, 1),
 		up:      make(chan struct{}),
 		subs:    make(map[*Subscription]struct{}),
 	}
+}
+
+// Profile is the extension the client impersonates.
+func (c *Client) Profile() *Profile {
+	if c.opts.Profile == nil {
+		return Contract
+	}
+	return c.opts.Profile
 }
 
 // Run connects and serves until ctx ends, reconnecting with exponential
@@ -152,17 +186,27 @@ func (c *Client) Run(ctx context.Context) error {
 		return errors.New("sim: client is already running")
 	}
 	defer c.running.Store(false)
+	if f := c.opts.Faults; f != nil && f.ReconnectStorm > 0 {
+		c.storm(ctx, f.ReconnectStorm)
+	}
 	failures := 0
 	for {
+		if !c.waitOnline(ctx) {
+			return nil
+		}
 		authenticated, err := c.connectOnce(ctx)
 		if ctx.Err() != nil {
 			return nil
 		}
 		c.mu.Lock()
 		c.lastErr = err
+		offline := c.offline
 		c.mu.Unlock()
-		if authenticated {
+		if authenticated || offline {
 			failures = 0
+		}
+		if offline {
+			continue // Disconnect: wait for Reconnect, then dial at once
 		}
 		delay := backoff(c.opts.MinBackoff, c.opts.MaxBackoff, failures)
 		failures++
@@ -175,10 +219,55 @@ func (c *Client) Run(ctx context.Context) error {
 		t := time.NewTimer(delay)
 		select {
 		case <-t.C:
+		case <-c.kick:
+			t.Stop()
 		case <-ctx.Done():
 			t.Stop()
 			return nil
 		}
+	}
+}
+
+// waitOnline blocks while the client is held offline by Disconnect. It
+// reports false when ctx ends first.
+func (c *Client) waitOnline(ctx context.Context) bool {
+	for {
+		c.mu.Lock()
+		offline := c.offline
+		c.mu.Unlock()
+		if !offline {
+			return ctx.Err() == nil
+		}
+		select {
+		case <-c.kick:
+		case <-ctx.Done():
+			return false
+		}
+	}
+}
+
+// Disconnect drops the connection at once, the way a browser drops a
+// suspended service worker's socket, and keeps the client offline until
+// Reconnect. Commands in flight are abandoned without results.
+func (c *Client) Disconnect() {
+	c.mu.Lock()
+	c.offline = true
+	cc := c.cur
+	c.mu.Unlock()
+	if cc != nil {
+		cc.abort(errors.New("disconnected on purpose"))
+	}
+}
+
+// Reconnect ends an offline spell begun by Disconnect: the client dials
+// again at once. Use WaitConnected to wait for the new connection.
+func (c *Client) Reconnect() {
+	c.mu.Lock()
+	c.offline = false
+	c.mu.Unlock()
+	select {
+	case c.kick <- struct{}{}:
+	default:
 	}
 }
 
@@ -209,6 +298,12 @@ func (c *Client) WaitConnected(ctx context.Context) error {
 	}
 }
 
+// Connected reports whether the client has an authenticated connection
+// now.
+func (c *Client) Connected() bool {
+	return c.current() != nil
+}
+
 // Connects is how many times the client has authenticated so far.
 func (c *Client) Connects() int {
 	c.mu.Lock()
@@ -224,28 +319,113 @@ func (c *Client) LastError() error {
 	return c.lastErr
 }
 
-// connectOnce dials, authenticates and serves one connection until it
-// ends. authenticated reports whether the hello was accepted.
-func (c *Client) connectOnce(ctx context.Context) (authenticated bool, err error) {
+// LastResumed is the id of the last conversation the panel resumed ("" if
+// none): the one a profile with ResumeOnReconnect resumes again.
+func (c *Client) LastResumed() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.lastResumed
+}
+
+// PendingApprovals are the approval requests the panel shows now, oldest
+// first: a request leaves the list when infer resolves it or the panel
+// answers it. Under a SingleApproval profile there is at most one.
+func (c *Client) PendingApprovals() []wire.ApprovalRequest {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return append([]wire.ApprovalRequest(nil), c.approvals...)
+}
+
+// dial opens a socket and authenticates it.
+func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	dialer := websocket.Dialer{HandshakeTimeout: c.opts.HelloTimeout}
 	header := http.Header{}
 	header.Set("Origin", c.opts.Origin)
+	if t := c.opts.Tap; t != nil {
+		shown := header.Clone()
+		if u, err := url.Parse(c.opts.URL); err == nil {
+			shown.Set("Host", u.Host)
+		}
+		t.Handshake(shown)
+	}
 	ws, resp, err := dialer.DialContext(ctx, c.opts.URL, header)
 	if err != nil {
 		if resp != nil {
-			return false, fmt.Errorf("dial %s: HTTP %s: %w", c.opts.URL, resp.Status, err)
+			return nil, fmt.Errorf("dial %s: HTTP %s: %w", c.opts.URL, resp.Status, err)
 		}
-		return false, fmt.Errorf("dial %s: %w", c.opts.URL, err)
+		return nil, fmt.Errorf("dial %s: %w", c.opts.URL, err)
 	}
 	if err := c.hello(ctx, ws); err != nil {
 		ws.Close()
+		return nil, err
+	}
+	return ws, nil
+}
+
+// connectOnce dials, authenticates and serves one connection until it
+// ends. authenticated reports whether the hello was accepted.
+func (c *Client) connectOnce(ctx context.Context) (authenticated bool, err error) {
+	ws, err := c.dial(ctx)
+	if err != nil {
+		var rejected *RejectedError
+		if errors.As(err, &rejected) {
+			c.tapEvent("rejected")
+		}
 		return false, err
 	}
 	cc := newClientConn(c, ws)
+	c.greet(ctx, cc)
 	c.attach(cc)
-	c.log.Info("sim: connected to infer", "url", c.opts.URL)
-	return true, cc.run(ctx)
+	c.tapEvent("connected")
+	c.log.Info("sim: connected to infer", "url", c.opts.URL, "profile", c.Profile().String())
+	err = cc.run(ctx)
+	c.tapEvent("disconnected")
+	return true, err
 }
+
+// greet sends what the profile's panel sends on its own right after the
+// hello: before attach, so it precedes anything a caller sends once
+// WaitConnected returns.
+func (c *Client) greet(ctx context.Context, cc *clientConn) {
+	p := c.Profile()
+	for _, f := range p.AfterHello {
+		if err := cc.write(ctx, wire.MustEncode(f)); err != nil {
+			return
+		}
+	}
+	c.mu.Lock()
+	id := c.lastResumed
+	again := c.connects > 0
+	c.mu.Unlock()
+	if p.ResumeOnReconnect && again && id != "" {
+		cc.write(ctx, wire.MustEncode(wire.ResumeConversation{ID: id}))
+	}
+}
+
+// storm connects and disconnects n times in quick succession before the
+// client settles into its normal life (the --reconnect-storm fault).
+func (c *Client) storm(ctx context.Context, n int) {
+	for i := range n {
+		ws, err := c.dial(ctx)
+		if err != nil {
+			c.log.Warn("sim: reconnect storm: a connection failed", "attempt", i+1, "err", err)
+			if ctx.Err() != nil {
+				return
+			}
+			continue
+		}
+		c.tapEvent("connected")
+		ws.WriteControl(websocket.CloseMessage,
+			websocket.FormatCloseMessage(websocket.CloseGoingAway, "infer-sim reconnect storm"),
+			time.Now().Add(closeGrace))
+		ws.Close()
+		c.tapEvent("disconnected")
+	}
+	c.log.Info("sim: reconnect storm done", "connections", n)
+}
+
+// wrongToken is what --wrong-token presents instead of the real token.
+const wrongToken = "infer-sim-wrong-token"
 
 // hello sends browser_hello and waits for the ack.
 func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
@@ -253,10 +433,15 @@ func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
 	deadline := time.Now().Add(c.opts.HelloTimeout)
 	ws.SetReadLimit(c.opts.MaxFrameBytes)
 	ws.SetWriteDeadline(deadline)
-	hello := wire.MustEncode(wire.BrowserHello{Token: c.opts.Token, ExtensionVersion: c.opts.ExtensionVersion})
+	token := c.opts.Token
+	if f := c.opts.Faults; f != nil && f.WrongToken {
+		token = wrongToken
+	}
+	hello := wire.MustEncode(wire.BrowserHello{Token: token, ExtensionVersion: c.opts.ExtensionVersion})
 	if err := ws.WriteMessage(websocket.TextMessage, hello); err != nil {
 		return fmt.Errorf("send browser_hello: %w", err)
 	}
+	c.tapFrame(ExtToSrv, wire.MustEncode(wire.BrowserHello{Token: RedactedToken, ExtensionVersion: c.opts.ExtensionVersion}))
 	ws.SetReadDeadline(deadline)
 	_, data, err := ws.ReadMessage()
 	if err != nil {
@@ -266,6 +451,7 @@ func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
 		}
 		return fmt.Errorf("wait for browser_hello_ack: %w", err)
 	}
+	c.tapFrame(SrvToExt, data)
 	f, err := wire.Decode(data)
 	if err != nil {
 		return fmt.Errorf("wait for browser_hello_ack: %w", err)
@@ -278,12 +464,14 @@ func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
 	return nil
 }
 
-// attach makes cc the current connection.
+// attach makes cc the current connection. The panel's approvals start
+// afresh: infer re-sends what is still pending after a reconnection.
 func (c *Client) attach(cc *clientConn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cur = cc
 	c.connects++
+	c.approvals = nil
 	close(c.up)
 }
 
@@ -303,4 +491,59 @@ func (c *Client) current() *clientConn {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.cur
+}
+
+// outgoing checks a frame against the profile and notes what the panel
+// state needs from it, before it is sent.
+func (c *Client) outgoing(f wire.Frame) error {
+	p := c.Profile()
+	if !p.Sends(f.FrameType()) {
+		return &RefusedError{Profile: p.String(), Type: f.FrameType()}
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch f := f.(type) {
+	case wire.ResumeConversation:
+		if f.ID != "" {
+			c.lastResumed = f.ID
+		}
+	case wire.ApprovalResponse:
+		c.dropApprovalLocked(f.RequestID)
+	}
+	return nil
+}
+
+// trackLocked keeps the panel's view of pending approvals up to date. Lock held.
+func (c *Client) trackLocked(f wire.Frame) {
+	switch f := f.(type) {
+	case wire.ApprovalRequest:
+		if c.Profile().SingleApproval {
+			c.approvals = []wire.ApprovalRequest{f}
+			return
+		}
+		for _, a := range c.approvals {
+			if a.RequestID == f.RequestID {
+				return
+			}
+		}
+		c.approvals = append(c.approvals, f)
+	case wire.ApprovalResolved:
+		c.dropApprovalLocked(f.RequestID)
+	}
+}
+
+func (c *Client) dropApprovalLocked(id string) {
+	c.approvals = slices.DeleteFunc(c.approvals, func(a wire.ApprovalRequest) bool { return a.RequestID == id })
+}
+
+func (c *Client) tapFrame(dir Direction, data []byte) {
+	if t := c.opts.Tap; t != nil {
+		t.Frame(dir, data)
+	}
+}
+
+func (c *Client) tapEvent(name string) {
+	if t := c.opts.Tap; t != nil {
+		t.Event(name)
+	}
 }

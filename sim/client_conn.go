@@ -98,17 +98,31 @@ func afterFunc(ctx context.Context, f func()) (stop func()) {
 // closeGrace to see infer's reply. The first cause wins.
 func (cc *clientConn) shutdown(cause error) {
 	cc.closeOnce.Do(func() {
-		cc.closeErr = cause
+		cc.stop(cause)
 		cc.ws.NetConn().SetReadDeadline(time.Now().Add(closeGrace))
-		cc.cancelCmds()
-		close(cc.done)
-		cc.client.detach(cc)
 		// WriteControl may run alongside a data write; gorilla
 		// serializes the two.
 		cc.ws.WriteControl(websocket.CloseMessage,
 			websocket.FormatCloseMessage(websocket.CloseGoingAway, "infer-sim going away"),
 			time.Now().Add(closeGrace))
 	})
+}
+
+// abort drops the socket without a close frame, as when the browser kills
+// a service worker: infer sees the TCP connection end.
+func (cc *clientConn) abort(cause error) {
+	cc.closeOnce.Do(func() {
+		cc.stop(cause)
+		cc.ws.NetConn().Close()
+	})
+}
+
+// stop is the common part of shutdown and abort. closeOnce held.
+func (cc *clientConn) stop(cause error) {
+	cc.closeErr = cause
+	cc.cancelCmds()
+	close(cc.done)
+	cc.client.detach(cc)
 }
 
 // write sends one text frame. ctx is checked before writing; the write
@@ -129,6 +143,7 @@ func (cc *clientConn) write(ctx context.Context, b []byte) error {
 		cc.shutdown(fmt.Errorf("write: %w", err))
 		return ErrDisconnected
 	}
+	cc.client.tapFrame(ExtToSrv, b)
 	return nil
 }
 
@@ -137,8 +152,15 @@ func (cc *clientConn) write(ctx context.Context, b []byte) error {
 // connection.
 func (cc *clientConn) handle(data []byte) {
 	f, err := wire.Decode(data)
+	if _, keepalive := f.(wire.Keepalive); !keepalive {
+		cc.client.tapFrame(SrvToExt, data)
+	}
 	if err != nil {
 		cc.log.Warn("sim: dropped a malformed frame from infer", "err", err)
+		return
+	}
+	if p := cc.client.Profile(); p.Ignored(f.FrameType()) {
+		cc.log.Debug("sim: the profile ignores this frame", "type", f.FrameType(), "profile", p.String())
 		return
 	}
 	switch f := f.(type) {
@@ -164,6 +186,13 @@ func (cc *clientConn) startCommand(cmd wire.BrowserCommand) {
 		cc.log.Warn("sim: ignored a repeated browser_command id", "id", cmd.ID)
 		return
 	}
+	faults := cc.client.opts.Faults
+	if faults.disconnectNow() {
+		cc.log.Warn("sim: fault: dropping the connection instead of answering", "id", cmd.ID, "action", cmd.Action)
+		cc.abort(fmt.Errorf("fault: disconnected after %d commands", faults.DisconnectAfter))
+		return
+	}
+	received := time.Now()
 	cc.cmds.Add(1)
 	go func() {
 		defer cc.cmds.Done()
@@ -172,17 +201,49 @@ func (cc *clientConn) startCommand(cmd wire.BrowserCommand) {
 		if err != nil {
 			b = wire.MustEncode(wire.BrowserResult{ID: cmd.ID, Error: "infer-sim could not encode the result: " + err.Error()})
 		}
-		if err := cc.write(cc.cmdCtx, b); err != nil {
-			cc.log.Debug("sim: dropped a browser_result: connection closed", "id", cmd.ID)
-		}
+		cc.deliver(cmd, received, b, faults)
 	}()
+}
+
+// deliver sends a command's encoded result, applying the result-level
+// faults: late, dropped, preceded by a malformed frame, or sent twice.
+func (cc *clientConn) deliver(cmd wire.BrowserCommand, received time.Time, b []byte, faults *Faults) {
+	if faults != nil && faults.Late > 0 {
+		t := time.NewTimer(time.Until(received.Add(faults.Late)))
+		select {
+		case <-t.C:
+		case <-cc.cmdCtx.Done():
+			t.Stop()
+			return
+		}
+	}
+	if faults.roll(faults.dropP()) {
+		cc.log.Warn("sim: fault: dropped a browser_result", "id", cmd.ID, "action", cmd.Action)
+		return
+	}
+	if faults.roll(faults.malformedP()) {
+		cc.log.Warn("sim: fault: sending a malformed frame before the result", "id", cmd.ID)
+		if err := cc.write(cc.cmdCtx, malformedResult(cmd.ID)); err != nil {
+			return
+		}
+	}
+	if err := cc.write(cc.cmdCtx, b); err != nil {
+		cc.log.Debug("sim: dropped a browser_result: connection closed", "id", cmd.ID)
+		return
+	}
+	if faults.roll(faults.duplicateP()) {
+		cc.log.Warn("sim: fault: sending the browser_result twice", "id", cmd.ID)
+		cc.write(cc.cmdCtx, b)
+	}
 }
 
 // runCommand asks the Browser, always producing exactly one result with
 // the command's id, even when the Browser panics.
 func (cc *clientConn) runCommand(cmd wire.BrowserCommand) (res wire.BrowserResult) {
 	timeout := cc.client.opts.CommandTimeout
-	if cmd.TimeoutMS > 0 {
+	if fixed := cc.client.Profile().FixedCommandTimeout; fixed > 0 {
+		timeout = fixed // the extension ignores timeout_ms
+	} else if cmd.TimeoutMS > 0 {
 		timeout = time.Duration(cmd.TimeoutMS) * time.Millisecond
 	}
 	ctx, cancel := context.WithTimeout(cc.cmdCtx, timeout)

@@ -29,6 +29,9 @@ type waiter struct {
 // request sends out and waits for the first frame from the same
 // connection that match accepts.
 func (c *Client) request(ctx context.Context, out wire.Frame, match func(wire.Frame) bool) (wire.Frame, error) {
+	if err := c.outgoing(out); err != nil {
+		return nil, err
+	}
 	cc := c.current()
 	if cc == nil {
 		return nil, fmt.Errorf("%s: %w", out.FrameType(), ErrNotConnected)
@@ -89,6 +92,7 @@ func reply[T wire.Frame](ctx context.Context, c *Client, out wire.Frame) (T, err
 // one that matches), to every subscription, and to OnFrame.
 func (c *Client) publish(cc *clientConn, f wire.Frame) {
 	c.mu.Lock()
+	c.trackLocked(f)
 	for i, w := range c.waiters {
 		if w.conn == cc && w.match(f) {
 			w.ch <- f
@@ -105,8 +109,12 @@ func (c *Client) publish(cc *clientConn, f wire.Frame) {
 	}
 }
 
-// Send sends any frame without waiting for an answer.
+// Send sends any frame without waiting for an answer. A frame the
+// profile's extension never sends is refused with a *RefusedError.
 func (c *Client) Send(ctx context.Context, f wire.Frame) error {
+	if err := c.outgoing(f); err != nil {
+		return err
+	}
 	b, err := wire.Encode(f)
 	if err != nil {
 		return err
@@ -114,8 +122,8 @@ func (c *Client) Send(ctx context.Context, f wire.Frame) error {
 	return c.SendRaw(ctx, b)
 }
 
-// SendRaw sends one text message as given, valid or not: for tests of how
-// infer copes with a misbehaving extension.
+// SendRaw sends one text message as given, valid or not and whatever the
+// profile: for tests of how infer copes with a misbehaving extension.
 func (c *Client) SendRaw(ctx context.Context, msg []byte) error {
 	cc := c.current()
 	if cc == nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -97,15 +98,15 @@ func TestRunConnectsAndAnswersCommands(t *testing.T) {
 	exit := make(chan int, 1)
 	var stderr syncWriter
 	go func() {
-		exit <- run(ctx, []string{"--port", strconv.Itoa(srv.Port()), "--token", secret}, envOf(nil), &stderr)
+		exit <- run(ctx, []string{"--port", strconv.Itoa(srv.Port()), "--token", secret}, envOf(nil), strings.NewReader(""), io.Discard, &stderr)
 	}()
 	select {
 	case <-connected:
 	case <-time.After(10 * time.Second):
 		t.Fatal("infer-sim did not connect")
 	}
-	res, err := srv.Navigate(context.Background(), "https://example.com/")
-	if err != nil || res.URL != "https://example.com/" {
+	res, err := srv.Navigate(context.Background(), "http://demo.infer.localhost/")
+	if err != nil || res.URL != "http://demo.infer.localhost/" || res.Title != "Tidewater Library" {
 		t.Fatalf("Navigate through infer-sim: %+v %v; infer-sim log:\n%s", res, err, stderr.String())
 	}
 	cancel()
@@ -136,4 +137,24 @@ func (w *syncWriter) String() string {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.buf.String()
+}
+
+func TestFaultFlagsBecomeFaults(t *testing.T) {
+	s, err := parse([]string{"--token", "t", "--port", "1",
+		"--latency", "250ms", "--drop-results", "0.1", "--duplicate-results", "0.2", "--late", "40s",
+		"--malformed", "0.3", "--disconnect-after", "5", "--reconnect-storm", "4", "--wrong-token", "--seed", "42"},
+		envOf(nil), &bytes.Buffer{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := s.faults
+	if f == nil || f.Latency != 250*time.Millisecond || f.DropResults != 0.1 || f.DuplicateResults != 0.2 ||
+		f.Late != 40*time.Second || f.Malformed != 0.3 || f.DisconnectAfter != 5 || f.ReconnectStorm != 4 ||
+		!f.WrongToken || f.Seed != 42 {
+		t.Fatalf("faults %+v", f)
+	}
+	s, err = parse([]string{"--token", "t"}, envOf(map[string]string{"INFER_HOME": t.TempDir()}), &bytes.Buffer{})
+	if err != nil || s.faults != nil || s.profile.String() != "contract" || s.browser.kind != "fake" {
+		t.Fatalf("defaults: %+v %v", s, err)
+	}
 }

@@ -79,7 +79,7 @@ var allAttr = regexp.MustCompile(`data-all="([^"]*)"`)
 func TestDemoSiteReadsLikeChromium(t *testing.T) {
 	chromium := chromiumPath()
 	if chromium == "" || testing.Short() {
-		t.Skip("no Chromium installed (or -short)")
+		t.Skip("no Chromium on PATH (or -short): apt-get install -y chromium to compare with it")
 	}
 	pages := []string{
 		"", "search.html", "login.html", "article.html", "table.html", "forms.html",

@@ -1,0 +1,244 @@
+package main
+
+import (
+	"context"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/sim/chrome"
+	"github.com/infer-workspace/infer/sim/infertest"
+)
+
+const guard = 30 * time.Second
+
+// simRun runs infer-sim in-process with the given stdin; it returns its
+// output so far and a channel with its exit code.
+type simRun struct {
+	stdout, stderr *syncWriter
+	exit           chan int
+	cancel         context.CancelFunc
+}
+
+func startSim(t *testing.T, stdin io.Reader, args ...string) *simRun {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &simRun{stdout: &syncWriter{}, stderr: &syncWriter{}, exit: make(chan int, 1), cancel: cancel}
+	go func() { r.exit <- run(ctx, args, envOf(nil), stdin, r.stdout, r.stderr) }()
+	t.Cleanup(func() {
+		cancel()
+		select {
+		case <-r.exit:
+		case <-time.After(guard):
+			t.Error("infer-sim did not stop")
+		}
+	})
+	return r
+}
+
+// waitOut waits until stdout shows want.
+func (r *simRun) waitOut(t *testing.T, want string) {
+	t.Helper()
+	deadline := time.After(guard)
+	for !strings.Contains(r.stdout.String(), want) {
+		select {
+		case <-deadline:
+			t.Fatalf("stdout never showed %q:\n%s\nstderr:\n%s", want, r.stdout.String(), r.stderr.String())
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+func (r *simRun) code(t *testing.T) int {
+	t.Helper()
+	select {
+	case c := <-r.exit:
+		r.exit <- c
+		return c
+	case <-time.After(guard):
+		t.Fatalf("infer-sim did not exit:\n%s\n%s", r.stdout.String(), r.stderr.String())
+		return -1
+	}
+}
+
+func TestPanelModeChatsThroughStdin(t *testing.T) {
+	in := infertest.Start(t, infertest.Options{})
+	pr, pw := io.Pipe()
+	t.Cleanup(func() { pw.Close() })
+	r := startSim(t, pr, "--panel", "--url", in.URL, "--token", in.Token)
+	r.waitOut(t, "connected to infer")
+	io.WriteString(pw, "mode auto\n")
+	r.waitOut(t, "mode: auto")
+	io.WriteString(pw, "open demo.infer.localhost; read h1\n")
+	r.waitOut(t, "■ run finished")
+	out := r.stdout.String()
+	for _, want := range []string{
+		"▶ run started", "agent: Calling BrowserNavigate, BrowserRead.", `→ BrowserNavigate {"url":"http://demo.infer.localhost"}`,
+		"✓ Navigated to Tidewater Library (http://demo.infer.localhost/).", "Welcome to Tidewater Library",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("panel output lacks %q:\n%s", want, out)
+		}
+	}
+	io.WriteString(pw, "approve\n")
+	r.waitOut(t, "! no approval is pending")
+	io.WriteString(pw, "quit\n")
+	if c := r.code(t); c != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", c, r.stderr.String())
+	}
+}
+
+func TestPanelModeWithTheOpenTaskProfile(t *testing.T) {
+	in := infertest.Start(t, infertest.Options{})
+	pr, pw := io.Pipe()
+	r := startSim(t, pr, "--panel", "--quiet", "--profile", "opentask-1.12.1", "--url", in.URL, "--token", in.Token)
+	r.waitOut(t, "infer-sim panel (opentask-1.12.1)")
+	r.waitOut(t, "connected to infer")
+	io.WriteString(pw, "mode auto\n")
+	r.waitOut(t, "! opentask-1.12.1 never sends set_mode frames")
+	io.WriteString(pw, "say run touch x.txt\n")
+	r.waitOut(t, "? approval needed")
+	io.WriteString(pw, "reject\n")
+	r.waitOut(t, "rejected ")
+	r.waitOut(t, "agent: Done.")
+	pw.Close() // end of input ends the panel
+	if c := r.code(t); c != 0 {
+		t.Fatalf("exit %d; stderr:\n%s", c, r.stderr.String())
+	}
+	if out := r.stdout.String(); strings.Contains(out, "▶") || strings.Contains(out, "→ Bash") {
+		t.Errorf("quiet output shows run and tool lines:\n%s", out)
+	}
+}
+
+func writeShipped(t *testing.T, name string) string {
+	t.Helper()
+	data, err := fs.ReadFile(assets.Scenarios, "scenarios/"+name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestRunRecordAndReplay(t *testing.T) {
+	in := infertest.Start(t, infertest.Options{})
+	file := writeShipped(t, "browse-demo.yaml")
+	rec := filepath.Join(t.TempDir(), "browse.jsonl")
+	r := startSim(t, nil, "run", file, "--url", in.URL, "--token", in.Token, "--record", rec)
+	if c := r.code(t); c != 0 {
+		t.Fatalf("run exited %d:\n%s\n%s", c, r.stdout.String(), r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "PASS "+file) {
+		t.Errorf("run output:\n%s", r.stdout.String())
+	}
+	data, err := os.ReadFile(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(string(data), in.Token) || !strings.Contains(string(data), `"token":"[redacted]"`) {
+		t.Fatalf("the recording does not redact the token:\n%s", data)
+	}
+
+	fresh := infertest.Start(t, infertest.Options{})
+	r = startSim(t, nil, "replay", rec, "--url", fresh.URL, "--token", fresh.Token)
+	if c := r.code(t); c != 0 {
+		t.Fatalf("replay of an equivalent run exited %d:\n%s\n%s", c, r.stdout.String(), r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "infer's answers match the recording") {
+		t.Errorf("replay output:\n%s", r.stdout.String())
+	}
+}
+
+func TestRunReportsAFailingScenario(t *testing.T) {
+	in := infertest.Start(t, infertest.Options{})
+	path := filepath.Join(t.TempDir(), "bad.yaml")
+	os.WriteFile(path, []byte("timeout: 1s\nsteps:\n  - panel: say hello\n  - expect: {type: approval_request}\n"), 0o644)
+	r := startSim(t, nil, "run", path, "--url", in.URL, "--token", in.Token)
+	if c := r.code(t); c != 1 {
+		t.Fatalf("exit %d, want 1", c)
+	}
+	for _, want := range []string{"FAIL", "step 2 (line 4", "expected: {\"type\":\"approval_request\"}", "closest of the"} {
+		if !strings.Contains(r.stderr.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr.String())
+		}
+	}
+}
+
+func TestReplayExtOnlyAcceptsTheRealExtension(t *testing.T) {
+	const shared = "../../../shared/recordings/opentask-1.12.1.jsonl"
+	if _, err := os.Stat(shared); err != nil {
+		t.Skip("shared/recordings is not next to this checkout")
+	}
+	in := infertest.Start(t, infertest.Options{})
+	r := startSim(t, nil, "replay", shared, "--ext-only", "--settle", "200ms", "--url", in.URL, "--token", in.Token)
+	if c := r.code(t); c != 0 {
+		t.Fatalf("exit %d:\n%s\n%s", c, r.stdout.String(), r.stderr.String())
+	}
+	if !strings.Contains(r.stdout.String(), "infer accepted every recorded extension frame") {
+		t.Errorf("output:\n%s", r.stdout.String())
+	}
+	// Without --ext-only the test server's answers differ from infer's:
+	// the report says where, and the exit code is 1.
+	r = startSim(t, nil, "replay", shared, "--settle", "200ms", "--timeout", "3s", "--url", in.URL, "--token", in.Token)
+	if c := r.code(t); c != 1 || !strings.Contains(r.stdout.String(), "differences from the recorded frames") {
+		t.Errorf("exit %d:\n%s", c, r.stdout.String())
+	}
+}
+
+func TestBadFlagsAreUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--browser", "netscape", "--token", "t"},
+		{"--quiet", "--verbose", "--token", "t"},
+		{"--drop-results", "2", "--token", "t"},
+		{"--chrome-url", "ws://x", "--token", "t"},
+		{"--profile", "opentask-0.1", "--token", "t"},
+		{"--seed", "x", "--token", "t"},
+		{"run", "--token", "t"},
+		{"run", "/nonexistent.yaml", "--token", "t"},
+		{"replay", "/nonexistent.jsonl", "--token", "t"},
+	} {
+		stderr := &syncWriter{}
+		if c := run(context.Background(), args, envOf(map[string]string{"INFER_HOME": t.TempDir()}), nil, io.Discard, stderr); c != 2 {
+			t.Errorf("%v: exit %d, want 2; stderr:\n%s", args, c, stderr.String())
+		}
+	}
+}
+
+func TestChromeFromTheCommandLine(t *testing.T) {
+	if chrome.FindExecPath() == "" {
+		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")
+	}
+	in := infertest.Start(t, infertest.Options{})
+	r := startSim(t, nil, "--browser", "chrome", "--url", in.URL, "--token", in.Token)
+	deadline := time.After(guard)
+	for in.Server.Status().State != browser.Connected {
+		select {
+		case <-deadline:
+			t.Fatalf("not connected:\n%s", r.stderr.String())
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	defer cancel()
+	res, err := in.Server.Navigate(ctx, "data:text/html,<title>From Chromium</title><h1>hi</h1>")
+	if err != nil || res.Title != "From Chromium" {
+		t.Fatalf("navigate through Chromium: %+v %v\n%s", res, err, r.stderr.String())
+	}
+	read, err := in.Server.Read(ctx, "h1")
+	if err != nil || read.Content != "hi" {
+		t.Fatalf("read: %+v %v", read, err)
+	}
+	r.cancel()
+	if c := r.code(t); c != 0 {
+		t.Fatalf("exit %d:\n%s", c, r.stderr.String())
+	}
+}
