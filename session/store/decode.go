@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"strings"
 )
 
 // damage describes the unreadable lines found while reading a file.
@@ -41,6 +40,10 @@ func (d damage) describe(file string) error {
 // not a valid record is counted and skipped, never fatal: one bad line (a
 // stray edit, a disk hiccup) must not cost the rest of the conversation. The
 // last line may lack its newline after a crash; it is used if it parses.
+//
+// When st keeps messages, decodeRecords takes data over: the decoded
+// strings share its memory, and escaped ones are unescaped in place, so
+// the caller must neither change data nor use it afterwards.
 func decodeRecords(data []byte, st *state) damage {
 	var d damage
 	if st.keep && st.messages == nil {
@@ -48,30 +51,21 @@ func decodeRecords(data []byte, st *state) damage {
 		// large slice while resuming a long conversation.
 		st.messages = make([]Message, 0, bytes.Count(data, []byte{'\n'})+1)
 	}
-	var fast fastDecoder
-	if st.keep {
-		// Decoded text is never longer than the file.
-		fast.arena = new(strings.Builder)
-		fast.arena.Grow(len(data))
-	}
+	fast := fastDecoder{inPlace: st.keep}
 	var r record
 	for n := 1; len(data) > 0; n++ {
-		// Try the fast path on the unsplit data first: it stops at the
-		// record's end, which saves finding the newline separately.
-		if fast.record(data, &r) && (fast.pos == len(data) || data[fast.pos] == '\n') {
-			terminated := fast.pos < len(data)
-			data = data[min(fast.pos+1, len(data)):]
-			if st.apply(&r) {
-				continue
-			}
-			d.note(n, terminated, fmt.Errorf("%s record without its data", r.Kind))
-			continue
-		}
 		line, rest, terminated := data, []byte(nil), false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, rest, terminated = data[:i], data[i+1:], true
 		}
 		data = rest
+		if fast.record(line, &r) && fast.pos == len(line) {
+			fast.commit(&r)
+			if !st.apply(&r) {
+				d.note(n, terminated, fmt.Errorf("%s record without its data", r.Kind))
+			}
+			continue
+		}
 		line = bytes.TrimSpace(line)
 		if len(line) == 0 {
 			continue

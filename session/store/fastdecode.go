@@ -1,13 +1,13 @@
 package store
 
 import (
-	"bytes"
 	"encoding/binary"
 	"math/bits"
-	"strings"
+	"slices"
 	"time"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // fastDecoder parses the two records that make up nearly every line of a
@@ -29,62 +29,92 @@ type fastDecoder struct {
 	// id, when set, is the conversation id expected in a summary; reusing
 	// it saves allocating the same string once per listed conversation.
 	id string
-	// arena, when set, holds the text of every decoded string, which are
-	// then substrings of it: one allocation for a whole conversation
-	// instead of one per string. A strings.Builder only ever appends, so
-	// substrings of what it returned stay valid as it grows.
-	arena *strings.Builder
+	// inPlace makes decoded strings share the memory of the bytes being
+	// decoded instead of copying each one: resuming a long conversation
+	// then allocates nothing per string. A string without escapes is its
+	// own bytes; an escaped one is unescaped into scratch while parsing
+	// and written over its own raw text, which is never shorter, by commit
+	// once the whole record has parsed. A record the fast path
+	// gives up on thus reaches encoding/json untouched. Only a caller that
+	// owns the bytes and never reads them as JSON again may set it.
+	inPlace bool
+	fixups  []fixup
+	// The last timestamp parsed, quoted as in the input (lastRaw[:lastLen],
+	// in an array so that caching allocates nothing), and its value: every
+	// record of one append carries the same time, so most are decoded once.
+	lastRaw  [40]byte
+	lastLen  int
+	lastTime time.Time
 }
 
+// fixup is an escaped string of the current record awaiting commit: its
+// decoded bytes are scratch[from:from+n], to be written at line[at:] and
+// stored in the field named by field (and call, for a tool call's).
+type fixup struct {
+	field   stringField
+	call    int
+	at      int
+	from, n int
+}
+
+// stringField names a record string that may hold escapes.
+type stringField uint8
+
+const (
+	fieldNone stringField = iota
+	fieldRecordToolCallID
+	fieldContent
+	fieldToolCallID
+	fieldReasoning
+	fieldCallID
+	fieldCallName
+	fieldCallArguments
+)
+
 // record parses the record at the start of line into r and reports
-// whether it could; d.pos is then just past it. line may run on past the
-// record: a newline is a control character inside a string and a syntax
-// error outside one, so the parse can never succeed across a line end.
+// whether it could; d.pos is then just past it. A record never spans a
+// line end (a newline is a control character inside a string and a syntax
+// error outside one), and line should stop at it: an escaped string
+// reserves scratch room for the rest of line.
 func (d *fastDecoder) record(line []byte, r *record) bool {
 	d.line, d.pos = line, 0
+	d.scratch, d.fixups = d.scratch[:0], d.fixups[:0]
 	*r = record{}
 	if !d.consume('{') {
 		return false
 	}
 	var seen uint8
 	for {
-		key, ok := d.plainString()
-		if !ok || !d.consume(':') {
-			return false
-		}
 		var bit uint8
-		switch string(key) {
-		case "kind":
+		ok := true
+		switch {
+		case d.literal(`"kind":`):
 			bit = 1
-			raw, ok := d.plainString()
-			if !ok {
-				return false
-			}
-			switch string(raw) {
-			case kindMessage:
+			switch {
+			case d.literal(`"` + kindMessage + `"`):
 				r.Kind = kindMessage
-			case kindToolResult:
+			case d.literal(`"` + kindToolResult + `"`):
 				r.Kind = kindToolResult
 			default:
 				return false
 			}
-		case "at":
+		case d.literal(`"at":`):
 			bit = 2
 			if r.At, ok = d.time(); !ok {
 				return false
 			}
-		case "message":
+		case d.literal(`"message":`):
 			bit = 4
 			if !d.message(&d.msg) {
 				return false
 			}
 			r.Message = &d.msg
-		case "tool_call_id":
+		case d.literal(`"tool_call_id":`):
 			bit = 8
-			if r.ToolCallID, ok = d.text(); !ok {
+			if r.ToolCallID, ok = d.text(fieldRecordToolCallID, 0); !ok {
 				return false
 			}
-		case "ok":
+		case d.literal(`"ok":`):
 			bit = 16
 			if d.ok, ok = d.boolean(); !ok {
 				return false
@@ -116,8 +146,8 @@ func (d *fastDecoder) meta(line []byte, m *metaFile) bool {
 	}
 	var seen uint16
 	for {
-		key, ok := d.plainString()
-		if !ok || !d.consume(':') {
+		key, ok := d.key()
+		if !ok {
 			return false
 		}
 		var bit uint16
@@ -135,7 +165,7 @@ func (d *fastDecoder) meta(line []byte, m *metaFile) bool {
 			}
 		case "title":
 			bit = 4
-			m.Title, ok = d.text()
+			m.Title, ok = d.text(fieldNone, 0)
 		case "title_source":
 			bit = 8
 			var raw []byte
@@ -194,6 +224,10 @@ func (d *fastDecoder) internID(raw []byte) string {
 
 // time parses a timestamp string.
 func (d *fastDecoder) time() (time.Time, bool) {
+	if d.lastLen > 0 && d.literal(string(d.lastRaw[:d.lastLen])) {
+		return d.lastTime, true
+	}
+	start := d.pos
 	raw, ok := d.plainString()
 	if !ok {
 		return time.Time{}, false
@@ -201,6 +235,9 @@ func (d *fastDecoder) time() (time.Time, bool) {
 	t, ok := parseUTC(raw)
 	if !ok && t.UnmarshalText(raw) == nil {
 		ok = true
+	}
+	if quoted := d.line[start:d.pos]; ok && len(quoted) <= len(d.lastRaw) {
+		d.lastLen, d.lastTime = copy(d.lastRaw[:], quoted), t
 	}
 	return t, ok
 }
@@ -238,42 +275,39 @@ func (d *fastDecoder) message(m *Message) bool {
 	}
 	var seen uint8
 	for {
-		key, ok := d.plainString()
-		if !ok || !d.consume(':') {
-			return false
-		}
 		var bit uint8
-		switch string(key) {
-		case "role":
+		ok := true
+		switch {
+		case d.literal(`"role":`):
 			bit = 1
-			raw, ok := d.plainString()
-			if !ok {
-				return false
-			}
-			switch string(raw) {
-			case RoleUser:
+			switch {
+			case d.literal(`"` + RoleUser + `"`):
 				m.Role = RoleUser
-			case RoleAssistant:
+			case d.literal(`"` + RoleAssistant + `"`):
 				m.Role = RoleAssistant
-			case RoleTool:
+			case d.literal(`"` + RoleTool + `"`):
 				m.Role = RoleTool
-			case RoleSystem:
+			case d.literal(`"` + RoleSystem + `"`):
 				m.Role = RoleSystem
 			default:
+				raw, ok := d.plainString()
+				if !ok {
+					return false
+				}
 				m.Role = string(raw)
 			}
-		case "content":
+		case d.literal(`"content":`):
 			bit = 2
-			m.Content, ok = d.text()
-		case "tool_calls":
+			m.Content, ok = d.text(fieldContent, 0)
+		case d.literal(`"tool_calls":`):
 			bit = 4
 			m.ToolCalls, ok = d.toolCalls()
-		case "tool_call_id":
+		case d.literal(`"tool_call_id":`):
 			bit = 8
-			m.ToolCallID, ok = d.text()
-		case "reasoning":
+			m.ToolCallID, ok = d.text(fieldToolCallID, 0)
+		case d.literal(`"reasoning":`):
 			bit = 16
-			m.Reasoning, ok = d.text()
+			m.Reasoning, ok = d.text(fieldReasoning, 0)
 		default:
 			return false
 		}
@@ -300,7 +334,7 @@ func (d *fastDecoder) toolCalls() ([]ToolCall, bool) {
 	}
 	for {
 		var tc ToolCall
-		if !d.toolCall(&tc) {
+		if !d.toolCall(&tc, len(calls)) {
 			return nil, false
 		}
 		calls = append(calls, tc)
@@ -313,34 +347,32 @@ func (d *fastDecoder) toolCalls() ([]ToolCall, bool) {
 	}
 }
 
-func (d *fastDecoder) toolCall(tc *ToolCall) bool {
+// toolCall parses the call'th tool call of the message into tc.
+func (d *fastDecoder) toolCall(tc *ToolCall, call int) bool {
 	if !d.consume('{') {
 		return false
 	}
 	var seen uint8
 	for {
-		key, ok := d.plainString()
-		if !ok || !d.consume(':') {
-			return false
-		}
 		var bit uint8
-		switch string(key) {
-		case "id":
+		ok := true
+		switch {
+		case d.literal(`"id":`):
 			bit = 1
-			tc.ID, ok = d.text()
-		case "type":
+			tc.ID, ok = d.text(fieldCallID, call)
+		case d.literal(`"type":`):
 			bit = 2
-			var raw []byte
-			if raw, ok = d.plainString(); ok {
-				if string(raw) == "function" {
-					tc.Type = "function"
-				} else {
+			if d.literal(`"function"`) {
+				tc.Type = "function"
+			} else {
+				var raw []byte
+				if raw, ok = d.plainString(); ok {
 					tc.Type = string(raw)
 				}
 			}
-		case "function":
+		case d.literal(`"function":`):
 			bit = 4
-			ok = d.function(&tc.Function)
+			ok = d.function(&tc.Function, call)
 		default:
 			return false
 		}
@@ -357,24 +389,21 @@ func (d *fastDecoder) toolCall(tc *ToolCall) bool {
 	}
 }
 
-func (d *fastDecoder) function(f *FunctionCall) bool {
+func (d *fastDecoder) function(f *FunctionCall, call int) bool {
 	if !d.consume('{') {
 		return false
 	}
 	var seen uint8
 	for {
-		key, ok := d.plainString()
-		if !ok || !d.consume(':') {
-			return false
-		}
 		var bit uint8
-		switch string(key) {
-		case "name":
+		ok := true
+		switch {
+		case d.literal(`"name":`):
 			bit = 1
-			f.Name, ok = d.text()
-		case "arguments":
+			f.Name, ok = d.text(fieldCallName, call)
+		case d.literal(`"arguments":`):
 			bit = 2
-			f.Arguments, ok = d.text()
+			f.Arguments, ok = d.text(fieldCallArguments, call)
 		default:
 			return false
 		}
@@ -400,16 +429,47 @@ func (d *fastDecoder) consume(c byte) bool {
 }
 
 func (d *fastDecoder) boolean() (bool, bool) {
-	rest := d.line[d.pos:]
 	switch {
-	case bytes.HasPrefix(rest, []byte("true")):
-		d.pos += 4
+	case d.literal("true"):
 		return true, true
-	case bytes.HasPrefix(rest, []byte("false")):
-		d.pos += 5
+	case d.literal("false"):
 		return false, true
 	}
 	return false, false
+}
+
+// literal consumes lit if the input continues with it.
+func (d *fastDecoder) literal(lit string) bool {
+	if len(d.line)-d.pos >= len(lit) && string(d.line[d.pos:d.pos+len(lit)]) == lit {
+		d.pos += len(lit)
+		return true
+	}
+	return false
+}
+
+// key reads an object key and its colon. Keys the fast path knows are
+// short and plain, so it looks at one byte at a time.
+func (d *fastDecoder) key() ([]byte, bool) {
+	s := d.line
+	i := d.pos
+	if i == len(s) || s[i] != '"' {
+		return nil, false
+	}
+	for i++; i < len(s); i++ {
+		c := s[i]
+		if c == '"' {
+			if i+1 == len(s) || s[i+1] != ':' {
+				return nil, false
+			}
+			key := s[d.pos+1 : i]
+			d.pos = i + 2
+			return key, true
+		}
+		if special(c) {
+			return nil, false
+		}
+	}
+	return nil, false
 }
 
 // plainString returns the bytes of a string without escapes or non-ASCII
@@ -419,7 +479,7 @@ func (d *fastDecoder) plainString() ([]byte, bool) {
 		return nil, false
 	}
 	start := d.pos
-	i := nextSpecial(d.line, start)
+	i := skipOrdinary(d.line, start)
 	if i == len(d.line) || d.line[i] != '"' {
 		return nil, false
 	}
@@ -427,81 +487,254 @@ func (d *fastDecoder) plainString() ([]byte, bool) {
 	return d.line[start:i], true
 }
 
-// text decodes a string value in one pass, unescaping it as encoding/json
-// does; the scan skips eight ordinary bytes at a time.
-func (d *fastDecoder) text() (string, bool) {
+// text decodes a string value, unescaping it as encoding/json does. field
+// and call say where the caller stores it, for commit.
+func (d *fastDecoder) text(field stringField, call int) (string, bool) {
 	if !d.consume('"') {
 		return "", false
 	}
 	s := d.line
-	start, i := d.pos, d.pos
-	escaped := false
-	out := d.scratch[:0]
+	start := d.pos
+	i := start
 	for {
-		i = nextSpecial(s, i)
-		if i == len(s) {
+		if i = skipOrdinary(s, i); i == len(s) {
 			return "", false
 		}
-		switch c := s[i]; {
-		case c == '"':
-			d.pos = i + 1
-			if !escaped {
-				return d.intern(s[start:i]), true
-			}
-			out = append(out, s[start:i]...)
-			d.scratch = out
-			return d.intern(out), true
+		c := s[i]
+		if c == '"' {
+			break
+		}
+		if c == '\\' {
+			return d.escaped(start, i, field, call)
+		}
+		n := runeLen(s[i:])
+		if n == 0 {
+			return "", false // a raw control character or invalid UTF-8
+		}
+		i += n
+	}
+	d.pos = i + 1
+	if i == start {
+		return "", true
+	}
+	if d.inPlace {
+		return unsafe.String(&s[start], i-start), true
+	}
+	return string(s[start:i]), true
+}
+
+// simpleEscapes maps the letter of each two-byte JSON escape to the byte
+// it stands for; zero marks the others.
+var simpleEscapes = [256]byte{'"': '"', '\\': '\\', '/': '/', 'b': '\b', 'f': '\f', 'n': '\n', 'r': '\r', 't': '\t'}
+
+// escaped finishes text for a string with an escape: s[start:i] is its
+// first run, already checked, and s[i] a backslash.
+func (d *fastDecoder) escaped(start, i int, field stringField, call int) (string, bool) {
+	s := d.line
+	from := len(d.scratch)
+	// Decoded text is never longer than its source, so this much room
+	// past from lets unescape store whole words without checks.
+	if need := from + len(s) - start + 8; cap(d.scratch) < need {
+		d.scratch = slices.Grow(d.scratch, need-from)
+	}
+	out := d.scratch[:cap(d.scratch)]
+	w := from + copy(out[from:], s[start:i])
+	i, w = unescapeRest(s, out, i, w)
+	if i < 0 {
+		return "", false
+	}
+	d.pos = i + 1
+	if !d.inPlace || field == fieldNone {
+		d.scratch = out[:from]
+		return string(out[from:w]), true
+	}
+	d.scratch = out[:w]
+	d.fixups = append(d.fixups, fixup{field: field, call: call, at: start, from: from, n: w - from})
+	return "", true
+}
+
+// unescapeRest decodes the rest of a string, from s[i] (a byte special
+// reports) to its closing quote, onto out[:w], and returns the quote's
+// index and the output's new length; i is -1 if the string is not one the
+// fast path takes. out must have room for len(s)-i+8 bytes past w, which
+// spares checks for room; stores are still bounds-checked, so a broken
+// promise panics instead of writing past out.
+//
+// It works a word at a time: each eight-byte word is copied whole and the
+// output advanced only past its ordinary bytes, so the runs between
+// escapes, short in text full of quotes and line breaks, cost no separate
+// copy.
+func unescapeRest(s, out []byte, i, w int) (int, int) {
+	n := len(s)
+	src := unsafe.Pointer(unsafe.SliceData(s))
+	for {
+		// Here i < n and s[i] is a byte special reports.
+		c := s[i]
+		switch {
 		case c == '\\':
-			escaped = true
-			out = append(out, s[start:i]...)
-			var n int
-			if out, n = unescape(out, s[i:]); n == 0 {
-				return "", false
+			if i+1 == n {
+				return -1, w
 			}
-			i += n
-			start = i
-		case c < 0x20:
-			return "", false
+			if e := simpleEscapes[s[i+1]]; e != 0 {
+				out[w] = e
+				w, i = w+1, i+2
+				break
+			}
+			u, k := unescape(out[:w], s[i:])
+			if k == 0 {
+				return -1, w
+			}
+			w, i = len(u), i+k
+		case c == '"':
+			return i, w
 		default:
-			r, size := utf8.DecodeRune(s[i:])
-			if r == utf8.RuneError && size == 1 {
-				return "", false
+			k := runeLen(s[i:])
+			if k == 0 {
+				return -1, w
 			}
-			i += size
+			// Copied with the run that follows: the word loop below
+			// starts at the character.
+			if i+8 > n {
+				copy(out[w:], s[i:i+k])
+				w, i = w+k, i+k
+			} else {
+				binary.LittleEndian.PutUint64(out[w:], load64(src, i))
+				w, i = w+k, i+k
+			}
+		}
+		for i+8 <= n {
+			v := load64(src, i)
+			binary.LittleEndian.PutUint64(out[w:], v)
+			if m := specialBytes(v); m != 0 {
+				k := bits.TrailingZeros64(m) >> 3
+				w, i = w+k, i+k
+				break
+			}
+			w, i = w+8, i+8
+		}
+		if i+8 > n {
+			for i < n && !special(s[i]) {
+				out[w] = s[i]
+				w, i = w+1, i+1
+			}
+			if i == n {
+				return -1, w
+			}
 		}
 	}
 }
 
-// intern turns decoded bytes into a string, in the arena when there is one.
-func (d *fastDecoder) intern(b []byte) string {
-	if d.arena == nil || len(b) == 0 {
-		return string(b)
-	}
-	start := d.arena.Len()
-	d.arena.Write(b)
-	return d.arena.String()[start:]
+// load64 reads the eight bytes at p+i, which the caller has checked are
+// in bounds; converting to an array pointer spares a bounds check per word.
+func load64(p unsafe.Pointer, i int) uint64 {
+	return binary.LittleEndian.Uint64((*[8]byte)(unsafe.Add(p, i))[:])
 }
 
-// nextSpecial returns the index of the first byte at or after i in s that
-// needs a closer look inside a JSON string (a quote, a backslash, a control
-// character or a non-ASCII byte), or len(s).
-func nextSpecial(s []byte, i int) int {
+// special reports whether c needs a closer look inside a string: a quote,
+// a backslash, a control character or a byte of a multi-byte character.
+func special(c byte) bool {
+	return c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf
+}
+
+// specialBytes sets the high bit of each byte of v that special reports.
+// Borrows can mark bytes after the first match too, never before it, so
+// the lowest set bit is exact.
+func specialBytes(v uint64) uint64 {
 	const ones, highs = 0x0101010101010101, 0x8080808080808080
-	for ; i+8 <= len(s); i += 8 {
-		v := binary.LittleEndian.Uint64(s[i:])
-		q := v ^ (ones * '"')
-		b := v ^ (ones * '\\')
-		// Each term sets the high bit of a matching byte; borrows can mark
-		// bytes after the first match too, never before it.
-		m := ((q-ones)&^q | (b-ones)&^b | (v-ones*0x20)&^v | v) & highs
-		if m != 0 {
-			return i + bits.TrailingZeros64(m)>>3
+	q := v ^ (ones * '"')
+	b := v ^ (ones * '\\')
+	return ((q - ones) | (b - ones) | (v - ones*0x20) | v) & highs
+}
+
+// runeLen returns the length of the valid UTF-8 encoding of a non-ASCII
+// character at the start of s, or 0 if there is none: exactly when
+// utf8.DecodeRune would report an error, which encoding/json would turn
+// into U+FFFD.
+func runeLen(s []byte) int {
+	const lo, hi = 0x80, 0xBF // the range of continuation bytes
+	c := s[0]
+	switch {
+	case c < 0xC2:
+		return 0 // ASCII, a continuation byte or an overlong lead
+	case c < 0xE0:
+		if len(s) >= 2 && s[1]&0xC0 == 0x80 {
+			return 2
+		}
+	case c < 0xF0:
+		first, last := byte(lo), byte(hi)
+		switch c {
+		case 0xE0:
+			first = 0xA0 // shorter forms are overlong
+		case 0xED:
+			last = 0x9F // above are the UTF-16 surrogates
+		}
+		if len(s) >= 3 && first <= s[1] && s[1] <= last && s[2]&0xC0 == 0x80 {
+			return 3
+		}
+	case c < 0xF5:
+		first, last := byte(lo), byte(hi)
+		switch c {
+		case 0xF0:
+			first = 0x90 // shorter forms are overlong
+		case 0xF4:
+			last = 0x8F // above is past U+10FFFF
+		}
+		if len(s) >= 4 && first <= s[1] && s[1] <= last && s[2]&0xC0 == 0x80 && s[3]&0xC0 == 0x80 {
+			return 4
 		}
 	}
-	for ; i < len(s); i++ {
-		if c := s[i]; c == '"' || c == '\\' || c < 0x20 || c >= utf8.RuneSelf {
-			return i
+	return 0
+}
+
+// commit finishes a record the fast path accepted: each escaped string's
+// decoded bytes are written over its raw text, which they never outgrow,
+// and the string made from them. Nothing writes those bytes afterwards,
+// which is what makes the strings immutable.
+func (d *fastDecoder) commit(r *record) {
+	for _, f := range d.fixups {
+		dst := d.line[f.at : f.at+f.n]
+		copy(dst, d.scratch[f.from:])
+		*d.target(r, f) = unsafe.String(&dst[0], f.n)
+	}
+	d.fixups = d.fixups[:0]
+}
+
+// target is the field a fixup fills.
+func (d *fastDecoder) target(r *record, f fixup) *string {
+	switch f.field {
+	case fieldRecordToolCallID:
+		return &r.ToolCallID
+	case fieldContent:
+		return &d.msg.Content
+	case fieldToolCallID:
+		return &d.msg.ToolCallID
+	case fieldReasoning:
+		return &d.msg.Reasoning
+	case fieldCallID:
+		return &d.msg.ToolCalls[f.call].ID
+	case fieldCallName:
+		return &d.msg.ToolCalls[f.call].Function.Name
+	case fieldCallArguments:
+		return &d.msg.ToolCalls[f.call].Function.Arguments
+	}
+	panic("store: fixup without a field")
+}
+
+// skipOrdinary returns the index of the first byte at or after i in s that
+// special reports, or len(s). It looks at sixteen bytes at a time.
+func skipOrdinary(s []byte, i int) int {
+	p := unsafe.Pointer(unsafe.SliceData(s))
+	for ; i+16 <= len(s); i += 16 {
+		a, b := specialBytes(load64(p, i)), specialBytes(load64(p, i+8))
+		if a|b != 0 {
+			if a != 0 {
+				return i + bits.TrailingZeros64(a)>>3
+			}
+			return i + 8 + bits.TrailingZeros64(b)>>3
 		}
+	}
+	for i < len(s) && !special(s[i]) {
+		i++
 	}
 	return i
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"reflect"
@@ -218,4 +219,122 @@ func FuzzFastMeta(f *testing.F) {
 	f.Fuzz(func(t *testing.T, data []byte) {
 		agreeMeta(t, data)
 	})
+}
+
+// referenceDecode folds data the way decodeRecords does but through
+// encoding/json alone, line by line: what the fast path must reproduce.
+func referenceDecode(data []byte) (*state, damage) {
+	st := &state{keep: true, messages: []Message{}}
+	var d damage
+	for n := 1; len(data) > 0; n++ {
+		line, rest, terminated := data, []byte(nil), false
+		if i := bytes.IndexByte(data, '\n'); i >= 0 {
+			line, rest, terminated = data[:i], data[i+1:], true
+		}
+		data = rest
+		if line = bytes.TrimSpace(line); len(line) == 0 {
+			continue
+		}
+		if err := decodeRecord(line, st); err != nil {
+			d.note(n, terminated, err)
+		}
+	}
+	return st, d
+}
+
+// agreeInPlace checks that decoding data in place, as Load does, gives
+// exactly what encoding/json gives.
+func agreeInPlace(t *testing.T, data []byte) {
+	t.Helper()
+	want, wantDamage := referenceDecode(data)
+	got := &state{keep: true, messages: []Message{}}
+	gotDamage := decodeRecords(bytes.Clone(data), got)
+	if !reflect.DeepEqual(got.messages, want.messages) || !reflect.DeepEqual(got.results, want.results) || got.meta != want.meta {
+		t.Fatalf("in-place decoding of %q disagrees with encoding/json\nfast %+v %v %+v\njson %+v %v %+v",
+			data, got.messages, got.results, got.meta, want.messages, want.results, want.meta)
+	}
+	if gotDamage.lines() != wantDamage.lines() || gotDamage.torn != wantDamage.torn || gotDamage.firstLine != wantDamage.firstLine {
+		t.Fatalf("in-place decoding of %q reports damage %+v, encoding/json %+v", data, gotDamage, wantDamage)
+	}
+}
+
+// inPlaceSeeds are transcripts mixing every string the store may write
+// with lines the fast path leaves to encoding/json.
+func inPlaceSeeds(t testing.TB) [][]byte {
+	ok := true
+	var seeds [][]byte
+	for i, s := range trickyText {
+		msgs := []Message{
+			{Role: RoleUser, Content: s},
+			{Role: RoleAssistant, Content: s, Reasoning: s, ToolCalls: []ToolCall{{ID: s, Type: "function", Function: FunctionCall{Name: s, Arguments: `{"a":"` + s + `"}`}}}},
+			{Role: RoleTool, ToolCallID: s, Content: s, ProviderData: map[string]string{"k": s}},
+		}
+		recs := []record{{Kind: kindConversation, At: time.Date(2026, 8, 16, 12, 0, 0, i, time.UTC), ID: "x", Version: 1}}
+		for j := range msgs {
+			recs = append(recs, record{Kind: kindMessage, At: time.Date(2026, 8, 16, 12, 0, j, 0, time.UTC), Message: &msgs[j]})
+		}
+		recs = append(recs, record{Kind: kindToolResult, At: time.Date(2026, 8, 16, 12, 1, 0, 0, time.UTC), ToolCallID: s + "x", OK: &ok},
+			record{Kind: kindTitle, Title: s, Source: TitleGenerated})
+		data, err := encodeRecords(recs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds = append(seeds, data)
+	}
+	return append(seeds,
+		[]byte("{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\nb\"}} junk\n"),
+		[]byte("{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\\\"b\"},\"extra\":1}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"c\\td\"}}"),
+		[]byte("{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"crlf \\\"line\\\"\"}}\r\n\n  \n{\"kind\":\"tool_result\",\"tool_call_id\":\"c\\u0041\"}\n{\"kind\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"torn \\n"),
+	)
+}
+
+func TestInPlaceDecodingAgreesWithEncodingJSON(t *testing.T) {
+	for _, data := range inPlaceSeeds(t) {
+		agreeInPlace(t, data)
+	}
+}
+
+func FuzzInPlaceDecoding(f *testing.F) {
+	for _, data := range inPlaceSeeds(f) {
+		f.Add(data)
+	}
+	f.Fuzz(func(t *testing.T, data []byte) {
+		agreeInPlace(t, data)
+	})
+}
+
+// runeLenWant is what runeLen must return: the length of the character
+// utf8.DecodeRune reads, or 0 where it reports an encoding error.
+func runeLenWant(b []byte) int {
+	if r, n := utf8.DecodeRune(b); r != utf8.RuneError || n != 1 {
+		return n
+	}
+	return 0
+}
+
+func TestRuneLenAgreesWithUTF8(t *testing.T) {
+	// Every lead byte with every second and third byte, whole and cut
+	// short; four-byte forms with every second byte and a spread of the
+	// last two.
+	buf := make([]byte, 4)
+	for b0 := 0x80; b0 <= 0xff; b0++ {
+		for b1 := range 256 {
+			for b2 := range 256 {
+				buf[0], buf[1], buf[2], buf[3] = byte(b0), byte(b1), byte(b2), 0x80
+				for _, n := range []int{1, 2, 3, 4} {
+					if got, want := runeLen(buf[:n]), runeLenWant(buf[:n]); got != want {
+						t.Fatalf("runeLen(% x) = %d, want %d", buf[:n], got, want)
+					}
+				}
+				if b0 >= 0xf0 {
+					for _, b3 := range []byte{0x00, 0x7f, 0x80, 0xbf, 0xc0, 0xff} {
+						buf[3] = b3
+						if got, want := runeLen(buf), runeLenWant(buf); got != want {
+							t.Fatalf("runeLen(% x) = %d, want %d", buf, got, want)
+						}
+					}
+				}
+			}
+		}
+	}
 }

@@ -15,19 +15,27 @@ import (
 // still names the descriptor's file and otherwise tries again. Closing the
 // returned file releases the lock.
 func openLocked(fsys FS, path string, flag int, mode lockMode) (File, error) {
+	f, _, err := openLockedStat(fsys, path, flag, mode)
+	return f, err
+}
+
+// openLockedStat is openLocked that also returns the locked file's
+// information, taken under the lock, which spares callers that need its
+// size another stat.
+func openLockedStat(fsys FS, path string, flag int, mode lockMode) (File, fs.FileInfo, error) {
 	for {
 		f, err := fsys.OpenFile(path, flag, 0o600)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		if err := flock(f, mode); err != nil {
 			f.Close()
-			return nil, fmt.Errorf("locking %s: %w", path, err)
+			return nil, nil, fmt.Errorf("locking %s: %w", path, err)
 		}
 		held, err := f.Stat()
 		if err != nil {
 			f.Close()
-			return nil, err
+			return nil, nil, err
 		}
 		cur, err := fsys.Stat(path)
 		switch {
@@ -36,9 +44,9 @@ func openLocked(fsys FS, path string, flag int, mode lockMode) (File, error) {
 			continue
 		case err != nil:
 			f.Close()
-			return nil, err
+			return nil, nil, err
 		case os.SameFile(held, cur):
-			return f, nil
+			return f, held, nil
 		}
 		f.Close()
 	}

@@ -46,6 +46,10 @@
 // fastDecoder), because encoding/json's reflective decoder was about fifty
 // times slower than reading the file. Anything the fast path does not
 // recognise goes through encoding/json, so hand-edited files still load.
+// The decoded strings share the buffer the file was read into (escaped
+// ones are unescaped in place), so a loaded conversation costs one
+// allocation the size of its file rather than one per string; keeping any
+// of its strings keeps that buffer.
 //
 // # Input history
 //
@@ -63,9 +67,9 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
-	"maps"
 	"slices"
 	"strings"
 	"sync"
@@ -389,15 +393,11 @@ func (s *Store) change(id string, decide func(Meta) []record) error {
 }
 
 func (s *Store) changeFile(id string, decide func(Meta) []record) error {
-	f, err := openLocked(s.fs, s.Path(id), os.O_RDWR|os.O_APPEND, lockExclusive)
+	f, fi, err := openLockedStat(s.fs, s.Path(id), os.O_RDWR|os.O_APPEND, lockExclusive)
 	if err != nil {
 		return err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return err
-	}
 	size, err := s.repairTail(id, f, fi.Size())
 	if err != nil {
 		return err
@@ -608,13 +608,8 @@ func (s *Store) Load(id string) (Conversation, error) {
 }
 
 func (s *Store) loadFile(id string) (Conversation, error) {
-	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockShared)
+	f, fi, err := openLockedStat(s.fs, s.Path(id), os.O_RDONLY, lockShared)
 	if err != nil {
-		return Conversation{}, err
-	}
-	fi, err := f.Stat()
-	if err != nil {
-		f.Close()
 		return Conversation{}, err
 	}
 	data, err := readAll(f, fi.Size())
@@ -675,15 +670,11 @@ func (s *Store) List() ([]Meta, error) {
 // refreshMeta rebuilds a missing or stale summary under the exclusive lock,
 // unless a writer brought it up to date in the meantime.
 func (s *Store) refreshMeta(id string) (Meta, error) {
-	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
+	f, fi, err := openLockedStat(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
 	if err != nil {
 		return Meta{}, err
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return Meta{}, err
-	}
 	st, rebuilt, err := s.summary(id, f, fi.Size(), fi.ModTime())
 	if err != nil {
 		return Meta{}, err
