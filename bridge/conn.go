@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -27,8 +28,14 @@ const maxRetainedReadBuffer = 4 << 20
 var keepaliveFrame = wire.MustEncode(wire.Keepalive{})
 
 // conn is one authenticated extension connection. Its reader is the HTTP
-// handler's goroutine (serve); its only writer is writeLoop, fed through
-// out. Everything else talks to it through those two and done.
+// handler's goroutine (serve). Frames go out through writeLoop, fed
+// through out, except that a browser command may be written by the
+// goroutine sending it when nothing else is being written or waits to be
+// (writeDirect). Everything else talks to it through out and done.
+//
+// Gorilla allows one writer at a time besides WriteControl and Close; wmu
+// provides that: every data frame, from writeLoop or a direct write, is
+// written with wmu held, and pings and the close frame use WriteControl.
 type conn struct {
 	srv        *Server
 	ws         *websocket.Conn
@@ -37,6 +44,13 @@ type conn struct {
 	out        chan []byte
 	done       chan struct{} // closed when the connection starts closing
 	writerDone chan struct{}
+
+	wmu sync.Mutex // held while a data frame is written
+	// queued counts frames handed to out (or about to be) that writeLoop
+	// has not written yet. A direct write happens only when it is zero,
+	// under wmu, so it never overtakes a frame queued before it: that
+	// keeps each sender's frames in order and the ack first.
+	queued atomic.Int64
 
 	closeOnce   sync.Once
 	closeCode   int
@@ -67,6 +81,7 @@ func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
 	// The ack goes first in the queue, before the connection is published
 	// as live: a command sent the moment the status says "connected" must
 	// not overtake it. The queue is empty, so this never blocks.
+	c.queued.Add(1)
 	c.out <- wire.MustEncode(wire.BrowserHelloAck{})
 	s.mu.Lock()
 	if s.closed {
@@ -241,7 +256,7 @@ func (s *Server) setRTT(c *conn, rtt time.Duration) {
 	}
 }
 
-// writeLoop is the connection's only writer: frames from out, pings and
+// writeLoop is the connection's writer: frames from out, pings and
 // keepalives, and finally the close frame.
 func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
@@ -266,9 +281,14 @@ func (c *conn) writeLoop() {
 			c.writeClose()
 			return
 		case b := <-c.out:
+			c.wmu.Lock()
 			err = c.writeText(b)
+			c.queued.Add(-1)
+			c.wmu.Unlock()
 		case <-keepalive.C:
+			c.wmu.Lock()
 			err = c.writeText(keepaliveFrame)
+			c.wmu.Unlock()
 		case <-ping.C:
 			err = c.writePing()
 		}
@@ -278,9 +298,39 @@ func (c *conn) writeLoop() {
 	}
 }
 
+// writeText writes one data frame; the caller holds wmu.
 func (c *conn) writeText(b []byte) error {
 	c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
 	return c.ws.WriteMessage(websocket.TextMessage, b)
+}
+
+// writeDirect writes b from the calling goroutine if the connection is
+// idle: no frame being written and none waiting in out. It reports whether
+// it wrote (or tried to: err is the write's failure); when it did not, the
+// caller queues b as usual. Skipping the hand-off to writeLoop saves a
+// goroutine switch per command.
+//
+// Frames stay in order because a direct write happens only when queued is
+// zero, and it is bounded by WriteTimeout like writeLoop's. It does not
+// wait for wmu: a busy connection means writeLoop or another direct writer
+// is at work, and queueing behind them costs nothing extra. While it
+// writes, the caller does not watch its context; a write only blocks when
+// the peer has stopped reading and the socket buffers are full, and such a
+// peer also stops answering pings, which closes the connection.
+func (c *conn) writeDirect(b []byte) (bool, error) {
+	if !c.wmu.TryLock() {
+		return false, nil
+	}
+	defer c.wmu.Unlock()
+	if c.queued.Load() != 0 {
+		return false, nil
+	}
+	select {
+	case <-c.done:
+		return false, nil // the queueing path reports the closed connection
+	default:
+	}
+	return true, c.writeText(b)
 }
 
 // writePing sends a ping carrying a sequence number, so its pong can be

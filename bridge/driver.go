@@ -2,14 +2,17 @@ package bridge
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/base64"
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 	"unicode/utf8"
 
 	"github.com/google/uuid"
+	"github.com/gorilla/websocket"
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/browser"
@@ -60,15 +63,17 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 		budget = s.opts.CommandTimeout
 	}
 	// The extension should give up when the caller would: tell it the
-	// smaller budget.
+	// smaller budget. The caller's deadline then comes resultGrace before
+	// ours would, so ours is not needed.
+	needTimer := true
 	if dl, ok := ctx.Deadline(); ok {
 		if left := time.Until(dl); left < budget {
-			budget = left
+			budget, needTimer = left, false
 		}
 	}
 	timeoutMS := max(budget.Milliseconds(), 1)
 
-	id := uuid.NewString()
+	id := newCommandID()
 	ch := make(chan wire.BrowserResult, 1)
 	if !c.addPending(id, ch) {
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, browser.ErrNotConnected)
@@ -87,17 +92,32 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	if err != nil {
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
 	}
-	timer := time.NewTimer(budget + resultGrace)
-	defer timer.Stop()
+	var expired <-chan time.Time // nil, never ready, when ctx's deadline comes first
+	if needTimer {
+		timer := getTimer(budget + resultGrace)
+		defer putTimer(timer)
+		expired = timer.C
+	}
 
-	select {
-	case c.out <- frame:
-	case <-c.done:
-		return browser.Result{}, c.disconnected(cmd.Action)
-	case <-ctx.Done():
-		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, ctx.Err())
-	case <-timer.C:
-		return browser.Result{}, timedOut(cmd.Action, budget)
+	if wrote, err := c.writeDirect(frame); wrote {
+		if err != nil {
+			c.shutdown(websocket.CloseGoingAway, "write failed: "+err.Error())
+			return browser.Result{}, c.disconnected(cmd.Action)
+		}
+	} else {
+		c.queued.Add(1)
+		select {
+		case c.out <- frame:
+		case <-c.done:
+			c.queued.Add(-1)
+			return browser.Result{}, c.disconnected(cmd.Action)
+		case <-ctx.Done():
+			c.queued.Add(-1)
+			return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, ctx.Err())
+		case <-expired:
+			c.queued.Add(-1)
+			return browser.Result{}, timedOut(cmd.Action, budget)
+		}
 	}
 
 	select {
@@ -113,9 +133,60 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 		return browser.Result{}, c.disconnected(cmd.Action)
 	case <-ctx.Done():
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, ctx.Err())
-	case <-timer.C:
+	case <-expired:
 		return browser.Result{}, timedOut(cmd.Action, budget)
 	}
+}
+
+// timers holds stopped command timers for reuse: a timer per command is
+// otherwise three allocations on the hot path.
+var timers sync.Pool
+
+func getTimer(d time.Duration) *time.Timer {
+	if t, ok := timers.Get().(*time.Timer); ok {
+		t.Reset(d)
+		return t
+	}
+	return time.NewTimer(d)
+}
+
+// putTimer stops t and keeps it for reuse. Since Go 1.23 a stopped timer
+// delivers nothing more; the drain covers GODEBUG=asynctimerchan=1, under
+// which a timer that fired keeps its value in the channel.
+func putTimer(t *time.Timer) {
+	if !t.Stop() {
+		select {
+		case <-t.C:
+		default:
+		}
+	}
+	timers.Put(t)
+}
+
+// commandIDs hands out the random bytes of command ids from a buffer
+// refilled a few hundred bytes at a time, rather than asking the kernel
+// for sixteen bytes per command.
+var commandIDs struct {
+	sync.Mutex
+	buf  [32 * 16]byte
+	next int
+}
+
+// newCommandID returns a random (version 4) UUID. Ids only match results
+// to commands on an authenticated connection; they are not secrets.
+func newCommandID() string {
+	var u uuid.UUID
+	commandIDs.Lock()
+	if commandIDs.next == 0 {
+		// crypto/rand.Read never fails (it crashes the program instead).
+		rand.Read(commandIDs.buf[:])
+	}
+	copy(u[:], commandIDs.buf[commandIDs.next:])
+	commandIDs.next = (commandIDs.next + len(u)) % len(commandIDs.buf)
+	commandIDs.Unlock()
+	u[6] = u[6]&0x0f | 0x40 // version 4
+	u[8] = u[8]&0x3f | 0x80 // RFC 4122 variant
+	return u.String()
 }
 
 // disconnected is the error of a command whose connection went away; call

@@ -41,6 +41,9 @@ type Panel interface {
 // to the connection's single writer goroutine; a Send returns once the frame
 // is queued, or an error if the connection is gone.
 type Sender interface {
+	// Done is closed when the connection goes away (never, for a sender
+	// that is not bound to one connection).
+	Done() <-chan struct{}
 	SendMode(mode string) error
 	SendConversations(list []wire.ConversationInfo) error
 	SendSnapshot(snap wire.ConversationSnapshot) error

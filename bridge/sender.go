@@ -33,15 +33,22 @@ func (c *conn) enqueue(b []byte) error {
 		return ErrConnClosed
 	default:
 	}
+	c.queued.Add(1)
 	select {
 	case c.out <- b:
 		return nil
 	case <-c.done:
+		c.queued.Add(-1)
 		return ErrConnClosed
 	}
 }
 
 // SendMode implements Sender.
+// Done is closed when the connection starts closing, so work done for it
+// (a panel tool request waiting on an approval) can stop: the contract
+// drops results for a connection that is gone.
+func (c *conn) Done() <-chan struct{} { return c.done }
+
 func (c *conn) SendMode(mode string) error { return c.send(wire.Mode{Mode: mode}) }
 
 // SendConversations implements Sender. A nil list goes out as [] since the
@@ -104,6 +111,9 @@ func orEmpty[T any](s []T) []T {
 func (s *Server) Live() Sender { return liveSender{s} }
 
 type liveSender struct{ s *Server }
+
+// Done is never closed: the live sender outlives every connection.
+func (l liveSender) Done() <-chan struct{} { return nil }
 
 func (l liveSender) with(send func(Sender) error) error {
 	c := l.s.liveConn()
