@@ -51,14 +51,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	if !originAllowed(r) {
 		origin := r.Header.Get("Origin")
 		// The origin is the caller's text: shown, but not at any length.
-		s.reject(fmt.Sprintf("origin %.100q is not a browser extension", origin), "remote", r.RemoteAddr)
+		s.reject(refusedOrigin, fmt.Sprintf("origin %.100q is not a browser extension", origin), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: only browser extensions may connect", http.StatusForbidden)
 		return
 	}
 	select {
 	case s.handshakes <- struct{}{}:
 	default:
-		s.reject(fmt.Sprintf("more than %d connections waiting to authenticate", s.opts.MaxPendingHandshakes), "remote", r.RemoteAddr)
+		s.reject(refusedBusy, fmt.Sprintf("more than %d connections waiting to authenticate", s.opts.MaxPendingHandshakes), "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "too many unauthenticated connections; retry later", http.StatusServiceUnavailable)
 		return
@@ -82,15 +82,27 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, 0)
 		return
 	}
-	hello, code, reason := s.readHello(ws)
+	hello, ref := s.readHello(ws)
 	s.untrackHandshake(ws)
-	if reason != "" {
+	if ref.reason != "" {
 		if s.isClosed() {
-			code, reason = websocket.CloseGoingAway, "infer is shutting down"
+			ref = refusal{code: websocket.CloseGoingAway, reason: "infer is shutting down"}
 		} else {
-			s.reject(reason, "remote", r.RemoteAddr, "extension_version", hello.ExtensionVersion)
+			// The version is the caller's text: logged, but not at any length.
+			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", fmt.Sprintf("%.64q", hello.ExtensionVersion))
 		}
-		closeSocket(ws, code, reason, s.opts.WriteTimeout, s.opts.CloseGrace)
+		if ref.kind == refusedToken {
+			// Past a few failures the answer is held back, which slows a
+			// guessing loop down. The socket trades its handshake slot for
+			// a penalty slot, so that the real extension can still get in
+			// meanwhile.
+			if d := s.limiter.failure(time.Now()); d > 0 && s.enterPenalty() {
+				defer s.leavePenalty()
+				releaseSlot()
+				s.pause(d)
+			}
+		}
+		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, s.opts.CloseGrace)
 		return
 	}
 	releaseSlot()
@@ -102,10 +114,22 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	c.serve()
 }
 
-// readHello reads and checks the first frame. On failure it returns the
-// close code and a reason for the log, the status and the peer; the reason
-// never contains the presented token.
-func (s *Server) readHello(ws *websocket.Conn) (hello wire.BrowserHello, code int, reason string) {
+// refusal says why a hello was refused: the close code, a reason for the
+// log, the status and the peer (never containing the presented token), and
+// the kind of refusal. The zero value means the hello was accepted.
+type refusal struct {
+	code   int
+	reason string
+	kind   string
+}
+
+func helloRefusal(code int, reason string) refusal {
+	return refusal{code: code, reason: reason, kind: refusedHello}
+}
+
+// readHello reads and checks the first frame.
+func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
+	var hello wire.BrowserHello
 	ws.SetReadLimit(s.opts.HandshakeReadLimit)
 	ws.SetReadDeadline(time.Now().Add(s.opts.HelloTimeout))
 	typ, data, err := ws.ReadMessage()
@@ -113,32 +137,32 @@ func (s *Server) readHello(ws *websocket.Conn) (hello wire.BrowserHello, code in
 		var ne net.Error
 		switch {
 		case errors.Is(err, websocket.ErrReadLimit):
-			return hello, websocket.CloseMessageTooBig, fmt.Sprintf("first frame is larger than %d bytes", s.opts.HandshakeReadLimit)
+			return hello, helloRefusal(websocket.CloseMessageTooBig, fmt.Sprintf("first frame is larger than %d bytes", s.opts.HandshakeReadLimit))
 		case errors.As(err, &ne) && ne.Timeout():
-			return hello, websocket.ClosePolicyViolation, fmt.Sprintf("no browser_hello within %v", s.opts.HelloTimeout)
+			return hello, helloRefusal(websocket.ClosePolicyViolation, fmt.Sprintf("no browser_hello within %v", s.opts.HelloTimeout))
 		default:
-			return hello, websocket.ClosePolicyViolation, "connection ended before browser_hello: " + err.Error()
+			return hello, helloRefusal(websocket.ClosePolicyViolation, "connection ended before browser_hello: "+err.Error())
 		}
 	}
 	if typ != websocket.TextMessage {
-		return hello, websocket.ClosePolicyViolation, "first frame is binary, not a browser_hello"
+		return hello, helloRefusal(websocket.ClosePolicyViolation, "first frame is binary, not a browser_hello")
 	}
 	f, err := wire.Decode(data)
 	if err != nil {
-		return hello, websocket.ClosePolicyViolation, "malformed browser_hello: " + err.Error()
+		return hello, helloRefusal(websocket.ClosePolicyViolation, "malformed browser_hello: "+err.Error())
 	}
 	h, ok := f.(wire.BrowserHello)
 	if !ok {
-		return hello, websocket.ClosePolicyViolation, fmt.Sprintf("first frame is %q, not browser_hello", f.FrameType())
+		return hello, helloRefusal(websocket.ClosePolicyViolation, fmt.Sprintf("first frame is %.64q, not browser_hello", f.FrameType()))
 	}
 	if h.Token == "" {
-		return h, websocket.ClosePolicyViolation, "browser_hello carries no token: paste the token from browser_use.yaml into the extension's options"
+		return h, refusal{websocket.ClosePolicyViolation, "browser_hello carries no token: paste the token from browser_use.yaml into the extension's options", refusedToken}
 	}
 	if !s.tokenMatches(h.Token) {
-		return h, websocket.ClosePolicyViolation, "an extension tried a wrong token: copy extension.token from browser_use.yaml into the extension's options (`infer pair` shows it)"
+		return h, refusal{websocket.ClosePolicyViolation, "an extension tried a wrong token: copy extension.token from browser_use.yaml into the extension's options (`infer pair` shows it)", refusedToken}
 	}
 	ws.SetReadDeadline(time.Time{})
-	return h, 0, ""
+	return h, refusal{}
 }
 
 // tokenMatches compares digests in constant time: comparing the tokens

@@ -42,7 +42,10 @@ type Options struct {
 	OnCommand func(browser.CommandRecord)
 
 	// HelloTimeout is how long a new socket may take to send browser_hello
-	// (default 5s, the contract's figure).
+	// (default 5s, the contract's figure). It also bounds how long any
+	// HTTP request may take to send its headers and how long an idle
+	// keep-alive connection is kept, so that sockets that say nothing
+	// cannot pile up.
 	HelloTimeout time.Duration
 	// PingInterval is how often a WebSocket ping goes out (default 20s).
 	PingInterval time.Duration
@@ -59,8 +62,22 @@ type Options struct {
 	// frame before the TCP connection is dropped (default 1s).
 	CloseGrace time.Duration
 	// MaxPendingHandshakes caps sockets that have not yet authenticated
-	// (default 16); further upgrade requests get 503.
+	// (default 16); further upgrade requests get 503. As many again may be
+	// held back after a failed authentication (see AuthBackoff).
 	MaxPendingHandshakes int
+	// AuthFailureBurst is how many failed authentications (a wrong or
+	// missing token in browser_hello, a wrong bearer token on /status) are
+	// answered at once before the bridge starts holding its answers back
+	// (default 5).
+	AuthFailureBurst int
+	// AuthBackoff is how long the answer to the first failure past the
+	// burst is held back; each further failure doubles it, up to
+	// AuthBackoffMax (defaults 250ms and 4s). A correct token is always
+	// answered at once.
+	AuthBackoff, AuthBackoffMax time.Duration
+	// AuthFailureWindow is the quiet time after which past failures are
+	// forgotten (default 1m).
+	AuthFailureWindow time.Duration
 	// HandshakeReadLimit caps the hello frame (default 64 KiB).
 	HandshakeReadLimit int64
 	// MaxFrameBytes caps frames from an authenticated extension (default
@@ -81,6 +98,10 @@ const (
 	defaultKeepaliveInterval = 20 * time.Second
 	defaultCloseGrace        = time.Second
 	defaultMaxPending        = 16
+	defaultAuthFailureBurst  = 5
+	defaultAuthBackoff       = 250 * time.Millisecond
+	defaultAuthBackoffMax    = 4 * time.Second
+	defaultAuthFailureWindow = time.Minute
 	defaultHandshakeLimit    = 64 << 10
 	defaultMaxFrameBytes     = 64 << 20
 	defaultSendQueue         = 64
@@ -106,8 +127,15 @@ func (o Options) withDefaults() (Options, error) {
 	setDur(&o.WriteTimeout, defaultWriteTimeout)
 	setDur(&o.KeepaliveInterval, defaultKeepaliveInterval)
 	setDur(&o.CloseGrace, defaultCloseGrace)
+	setDur(&o.AuthBackoff, defaultAuthBackoff)
+	setDur(&o.AuthBackoffMax, defaultAuthBackoffMax)
+	setDur(&o.AuthFailureWindow, defaultAuthFailureWindow)
+	o.AuthBackoffMax = max(o.AuthBackoffMax, o.AuthBackoff)
 	if o.MaxPendingHandshakes <= 0 {
 		o.MaxPendingHandshakes = defaultMaxPending
+	}
+	if o.AuthFailureBurst <= 0 {
+		o.AuthFailureBurst = defaultAuthFailureBurst
 	}
 	if o.HandshakeReadLimit <= 0 {
 		o.HandshakeReadLimit = defaultHandshakeLimit

@@ -41,7 +41,13 @@ type Server struct {
 	// handshakes is a semaphore: one slot per socket still waiting for its
 	// browser_hello.
 	handshakes chan struct{}
-	notify     *notifier
+	// penalty is a semaphore of its own for failed authentications whose
+	// answer is being held back (see holdBack).
+	penalty  chan struct{}
+	limiter  *authLimiter
+	refusals *refusalLog
+	stopping chan struct{} // closed when Close starts
+	notify   *notifier
 
 	mu          sync.Mutex
 	closed      bool
@@ -91,6 +97,10 @@ func Listen(opts Options) (*Server, error) {
 		port:        ln.Addr().(*net.TCPAddr).Port,
 		tokenDigest: sha256.Sum256([]byte(opts.Token)),
 		handshakes:  make(chan struct{}, opts.MaxPendingHandshakes),
+		penalty:     make(chan struct{}, opts.MaxPendingHandshakes),
+		limiter:     newAuthLimiter(opts),
+		refusals:    newRefusalLog(opts.Logger, defaultRefusalInterval),
+		stopping:    make(chan struct{}),
 		conns:       make(map[*conn]struct{}),
 		handshaking: make(map[*websocket.Conn]struct{}),
 		status:      browser.Status{State: browser.Waiting, Since: time.Now()},
@@ -103,8 +113,17 @@ func Listen(opts Options) (*Server, error) {
 		CheckOrigin: func(*http.Request) bool { return true },
 	}
 	s.http = &http.Server{
-		Handler:           s,
+		Handler: s,
+		// A socket that dribbles its request, announces a body it never
+		// sends (net/http waits for an unread body before answering), or
+		// keeps a keep-alive connection open without a next request holds
+		// a goroutine and a file descriptor; these bound all three. A
+		// hijacked WebSocket is not affected: gorilla clears the
+		// deadlines, and the connection sets its own.
 		ReadHeaderTimeout: opts.HelloTimeout,
+		ReadTimeout:       opts.HelloTimeout,
+		IdleTimeout:       opts.HelloTimeout,
+		WriteTimeout:      opts.WriteTimeout,
 		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelDebug),
 	}
 	if opts.OnStatus != nil {
@@ -147,6 +166,7 @@ func (s *Server) Serve(ctx context.Context) error {
 // goroutines. It is safe to call more than once and from several goroutines.
 func (s *Server) Close() error {
 	s.closeOnce.Do(func() {
+		close(s.stopping)
 		s.mu.Lock()
 		s.closed = true
 		conns := make([]*conn, 0, len(s.conns))
@@ -165,6 +185,7 @@ func (s *Server) Close() error {
 			c.shutdown(websocket.CloseGoingAway, "infer is shutting down")
 		}
 		s.wg.Wait()
+		s.refusals.close()
 		if s.notify != nil {
 			s.notify.close()
 		}
@@ -184,7 +205,10 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	defer s.wg.Done()
 	if !s.hostAllowed(r.Host) {
-		s.log.Warn("bridge: refused a request with a foreign Host header", "host", r.Host, "path", r.URL.Path, "remote", r.RemoteAddr)
+		// The Host is the caller's text: logged, but not at any length.
+		host := fmt.Sprintf("%.100q", r.Host)
+		s.refusals.refused(refusedHost, "bridge: refused a request with a foreign Host header", "Host "+host+" is not this server",
+			"host", host, "path", fmt.Sprintf("%.100q", r.URL.Path), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: Host must be 127.0.0.1:"+strconv.Itoa(s.port)+" or localhost:"+strconv.Itoa(s.port), http.StatusForbidden)
 		return
 	}
@@ -244,11 +268,16 @@ func (s *Server) setStatusLocked(change func(*browser.Status)) {
 
 // reject records a refused connection attempt, so that `infer pair` and
 // the status bar can say what went wrong (the real extension shows a wrong
-// token only as a failed connection, retrying forever).
-func (s *Server) reject(reason string, attrs ...any) {
-	s.log.Warn("bridge: refused an extension connection: "+reason, attrs...)
+// token only as a failed connection, retrying forever). kind groups
+// refusals for the log, which sums up a flood instead of writing a line
+// per attempt; OnStatus hears of a refusal only when its reason differs
+// from the one the status already shows.
+func (s *Server) reject(kind, reason string, attrs ...any) {
+	s.refusals.refused(kind, "bridge: refused an extension connection: "+reason, reason, attrs...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.rejection = &rejection{at: time.Now(), reason: reason}
-	s.setStatusLocked(func(st *browser.Status) { st.Reason = reason })
+	if s.status.Reason != reason {
+		s.setStatusLocked(func(st *browser.Status) { st.Reason = reason })
+	}
 }

@@ -40,6 +40,13 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.bearerMatches(r.Header.Get("Authorization")) {
+		s.refusals.refused(refusedBearer, "bridge: refused /status: wrong or missing bearer token", "wrong or missing bearer token on /status", "remote", r.RemoteAddr)
+		// Guessing the token here is slowed down like guessing it in a
+		// browser_hello; the two share one count.
+		if d := s.limiter.failure(time.Now()); d > 0 && s.enterPenalty() {
+			defer s.leavePenalty()
+			s.pause(d)
+		}
 		w.Header().Set("WWW-Authenticate", `Bearer realm="infer"`)
 		http.Error(w, "unauthorized: send Authorization: Bearer <extension.token from browser_use.yaml>", http.StatusUnauthorized)
 		return

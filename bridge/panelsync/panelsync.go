@@ -9,9 +9,12 @@ package panelsync
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
@@ -30,7 +33,15 @@ type Sync struct {
 	mu       sync.Mutex
 	live     bridge.Sender
 	lastMode string
-	inflight map[string]bool // tool_request ids being served on the live connection
+	// inflight holds the tool_request ids being served on the live
+	// connection. Each connection gets a fresh map (ids are the
+	// extension's, and a reconnect does not resurrect old ones); a request
+	// still running for an old connection clears its id from the old map.
+	inflight map[string]bool
+	// A flood of refused panel messages is logged as a line for the
+	// first and one line summing up the rest of each refusalLogInterval.
+	refusedQuietUntil time.Time
+	refusedCount      int
 
 	wg     sync.WaitGroup
 	ctx    context.Context
@@ -56,6 +67,7 @@ func (s *Sync) Close() {
 	s.cancel()
 	s.sub.Close()
 	s.wg.Wait()
+	s.flushRefused()
 }
 
 func (s *Sync) current() bridge.Sender {
@@ -214,14 +226,85 @@ func (s *Sync) NewSession(snd bridge.Sender) {
 }
 
 // UserMessage queues the panel's message; "/clear" and "/cls" start a new
-// conversation and are answered with its empty snapshot.
+// conversation and are answered with its empty snapshot. A message the
+// workspace refuses (too many waiting, too large) is answered with a
+// RefusedEvent chat event, so that it is never lost silently: the panel can
+// show why and give the text back to the person.
 func (s *Sync) UserMessage(snd bridge.Sender, content string) {
 	if session.IsNewSessionCommand(content) {
 		s.NewSession(snd)
 		return
 	}
-	if err := s.w.Send(content, session.FromPanel); err != nil {
-		s.log.Debug("panel message refused", "err", err)
+	err := s.w.Send(content, session.FromPanel)
+	if err == nil {
+		return
+	}
+	if strings.TrimSpace(content) == "" {
+		s.log.Debug("panel sent an empty message; ignored")
+		return
+	}
+	s.logRefused(err, len(content))
+	ev := events.NewCustomEvent(RefusedEvent, events.WithValue(map[string]any{
+		"reason":  err.Error(),
+		"content": preview(content),
+		"bytes":   len(content),
+	}))
+	b, jerr := ev.ToJSON()
+	if jerr != nil {
+		s.log.Error("panel: encoding a refusal notice", "err", jerr)
+		return
+	}
+	_ = snd.SendChatEvent(b)
+}
+
+// RefusedEvent names the CUSTOM AG-UI event that tells the panel a
+// user_message was refused. Its value has the reason, the message's content
+// (cut to MaxRefusedPreview bytes) and its length in bytes.
+const RefusedEvent = "infer.message_refused"
+
+// MaxRefusedPreview is how much of a refused message is sent back.
+const MaxRefusedPreview = 4 << 10
+
+func preview(content string) string {
+	if len(content) <= MaxRefusedPreview {
+		return content
+	}
+	cut := content[:MaxRefusedPreview]
+	for !utf8.ValidString(cut) {
+		cut = cut[:len(cut)-1]
+	}
+	return cut + "…"
+}
+
+// refusalLogInterval is how often a flood of refused panel messages is
+// summed up in the log.
+const refusalLogInterval = 10 * time.Second
+
+// logRefused logs a refused panel message, unless one was logged less than
+// refusalLogInterval ago: then it is only counted, and the count goes out
+// with the next line (or at Close).
+func (s *Sync) logRefused(err error, size int) {
+	now := time.Now()
+	s.mu.Lock()
+	if now.Before(s.refusedQuietUntil) {
+		s.refusedCount++
+		s.mu.Unlock()
+		return
+	}
+	s.refusedQuietUntil = now.Add(refusalLogInterval)
+	s.mu.Unlock()
+	s.flushRefused()
+	s.log.Warn("panel: refused a message", "err", err, "bytes", size)
+}
+
+// flushRefused logs how many refusals were counted but not logged.
+func (s *Sync) flushRefused() {
+	s.mu.Lock()
+	n := s.refusedCount
+	s.refusedCount = 0
+	s.mu.Unlock()
+	if n > 0 {
+		s.log.Warn("panel: refused more messages (not logged one by one)", "count", n)
 	}
 }
 
@@ -286,19 +369,20 @@ func (s *Sync) ApprovalResponse(snd bridge.Sender, requestID, action string) {
 // that id two results.
 func (s *Sync) ToolRequest(snd bridge.Sender, req wire.ToolRequest) {
 	s.mu.Lock()
-	if s.inflight[req.ID] {
+	inflight := s.inflight
+	if inflight[req.ID] {
 		s.mu.Unlock()
-		s.log.Warn("panel reused a tool_request id that is still running; ignored", "id", req.ID)
+		s.log.Warn("panel reused a tool_request id that is still running; ignored", "id", fmt.Sprintf("%.64q", req.ID))
 		return
 	}
-	s.inflight[req.ID] = true
+	inflight[req.ID] = true
 	s.mu.Unlock()
 
 	ctx, cancel := context.WithCancel(s.ctx)
-	if d, ok := snd.(interface{ Done() <-chan struct{} }); ok {
+	if done := snd.Done(); done != nil {
 		go func() {
 			select {
-			case <-d.Done():
+			case <-done:
 				cancel() // nobody is left to read the result
 			case <-ctx.Done():
 			}
@@ -314,7 +398,7 @@ func (s *Sync) ToolRequest(snd bridge.Sender, req wire.ToolRequest) {
 			res.Error = "tool call failed"
 		}
 		s.mu.Lock()
-		delete(s.inflight, req.ID)
+		delete(inflight, req.ID)
 		s.mu.Unlock()
 		if err := snd.SendToolResult(res); err != nil {
 			s.log.Debug("tool_result dropped: connection closed", "id", req.ID)
