@@ -35,6 +35,20 @@ var ErrClosed = errors.New("workspace closed")
 // hold (including empty ones).
 var ErrUnknownConversation = errors.New("unknown conversation")
 
+// ErrQueueFull is returned by Send when Options.MaxQueued messages are
+// already waiting for the running turn.
+var ErrQueueFull = errors.New("too many messages are waiting for the agent; wait for the current ones to run, or interrupt")
+
+// ErrMessageTooLarge is returned by Send for a message longer than
+// Options.MaxMessageBytes.
+var ErrMessageTooLarge = errors.New("the message is too large to send to the agent; attach the text as a file in the project instead")
+
+// Defaults for Options.MaxQueued and Options.MaxMessageBytes.
+const (
+	DefaultMaxQueued       = 100
+	DefaultMaxMessageBytes = 1 << 20
+)
+
 // Origins of intents.
 const (
 	FromTerminal = tools.OriginTerminal
@@ -76,6 +90,15 @@ type Options struct {
 	Titler func(ctx context.Context, model string, firstUser, firstAnswer string) (string, error)
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// MaxQueued caps the messages waiting while a turn runs (default
+	// DefaultMaxQueued); Send refuses more with ErrQueueFull, so a front
+	// end that floods the workspace costs bounded memory and is told.
+	MaxQueued int
+	// MaxMessageBytes caps one message (default DefaultMaxMessageBytes);
+	// Send refuses a longer one with ErrMessageTooLarge. Far beyond any
+	// model's context, such a message would only be stored, kept in
+	// memory and sent with every later request.
+	MaxMessageBytes int
 }
 
 // Snapshot is a conversation as front ends show it.
@@ -126,7 +149,7 @@ type Workspace struct {
 	ctx    context.Context // cancelled by Close
 	cancel context.CancelFunc
 	wake   chan struct{}
-	done   chan struct{} // closed when the runner exits
+	done   chan struct{}  // closed when the runner exits
 	bg     sync.WaitGroup // background work (title generation) Close waits for
 
 	mu          sync.Mutex
@@ -142,9 +165,9 @@ type Workspace struct {
 	// in this session, which then beats provider overrides.
 	effortSet, temperatureSet bool
 	approvals                 []*Approval // pending, oldest first
-	browser     browser.Status
-	view        BrowserView
-	closed      bool
+	browser                   browser.Status
+	view                      BrowserView
+	closed                    bool
 }
 
 // conversation is the active conversation's in-memory state. The store
@@ -171,6 +194,12 @@ func New(opts Options) (*Workspace, error) {
 	}
 	if opts.Effort == "" {
 		opts.Effort = llm.EffortAuto
+	}
+	if opts.MaxQueued <= 0 {
+		opts.MaxQueued = DefaultMaxQueued
+	}
+	if opts.MaxMessageBytes <= 0 {
+		opts.MaxMessageBytes = DefaultMaxMessageBytes
 	}
 	log := opts.Logger
 	if log == nil {
@@ -228,8 +257,15 @@ func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
 // Send submits a message from a front end. It is queued when a turn is
 // running. "/clear", "/cls" and "/new" start a new conversation (opentask's
 // New chat button sends "/clear"); a message starting with "!" runs the
-// rest as a Bash command with the approval a Bash call would need.
+// rest as a Bash command with the approval a Bash call would need. A
+// message longer than MaxMessageBytes, or one arriving while MaxQueued
+// messages wait, is refused (ErrMessageTooLarge, ErrQueueFull) and
+// recorded nowhere; every accepted message reaches the input history and,
+// when its turn runs, the conversation.
 func (w *Workspace) Send(text string, origin Origin) error {
+	if len(text) > w.opts.MaxMessageBytes {
+		return fmt.Errorf("%w (%d bytes, at most %d)", ErrMessageTooLarge, len(text), w.opts.MaxMessageBytes)
+	}
 	trimmed := strings.TrimSpace(text)
 	if trimmed == "" {
 		return errors.New("empty message")
@@ -238,20 +274,27 @@ func (w *Workspace) Send(text string, origin Origin) error {
 		w.NewSession(origin)
 		return nil
 	}
-	if h := w.opts.History; h != nil {
-		if err := h.Add(text); err != nil {
-			w.log.Warn("saving input history", "err", err)
-		}
-	}
 	w.mu.Lock()
 	if w.closed {
 		w.mu.Unlock()
 		return ErrClosed
 	}
+	if len(w.queue) >= w.opts.MaxQueued {
+		w.mu.Unlock()
+		return fmt.Errorf("%w (%d waiting)", ErrQueueFull, w.opts.MaxQueued)
+	}
 	w.queue = append(w.queue, queued{text: text, origin: origin})
 	q := w.queueTextsLocked()
 	busy := w.runCancel != nil
 	w.mu.Unlock()
+	// History is written after the message is accepted, so that it never
+	// holds a refused one; a message still waiting is already in it, as it
+	// was when history came first.
+	if h := w.opts.History; h != nil {
+		if err := h.Add(text); err != nil {
+			w.log.Warn("saving input history", "err", err)
+		}
+	}
 	if busy {
 		w.publish(Event{Kind: KindQueue, Queue: q})
 	}
@@ -321,12 +364,24 @@ func (w *Workspace) NewSession(origin Origin) Snapshot {
 }
 
 // Resume makes a stored conversation the active one, interrupting any
-// turn, and returns its snapshot exactly as stored. origin is the front end
-// that asked.
+// turn, and returns its snapshot exactly as stored. Resuming the active
+// conversation while its turn runs changes nothing and returns its
+// snapshot so far. origin is the front end that asked.
 func (w *Workspace) Resume(id string, origin Origin) (Snapshot, error) {
 	if strings.TrimSpace(id) == "" {
 		return Snapshot{}, ErrUnknownConversation
 	}
+	// A panel that reconnects mid-turn resumes the conversation it shows
+	// (opentask does after every reconnect): that must not stop the turn.
+	// The in-memory conversation is then the latest; when idle the file is
+	// read again, since another process may have added to it.
+	w.mu.Lock()
+	if w.conv.id == id && w.runCancel != nil {
+		snap := w.snapshotLocked()
+		w.mu.Unlock()
+		return snap, nil
+	}
+	w.mu.Unlock()
 	c, err := w.opts.Store.Load(id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
@@ -763,12 +818,14 @@ func (w *Workspace) turn(ctx context.Context, item queued) bool {
 
 	if err := w.ensureStored(conv); err != nil {
 		w.publish(Event{Kind: KindNotice, Text: "Could not start a conversation: " + err.Error()})
+		w.unsavedRun(conv, err)
 		return false
 	}
 	user := store.Message{Role: "user", Content: item.text}
 	rec := w.recorder(conv)
 	if err := rec.message(user); err != nil {
 		w.publish(Event{Kind: KindNotice, Text: "Could not save your message: " + err.Error()})
+		w.unsavedRun(conv, err)
 		return false
 	}
 	w.publish(Event{Kind: KindUserMessage, Conversation: conv.id, Text: item.text, Origin: item.origin})
@@ -842,6 +899,26 @@ func (w *Workspace) shell(ctx context.Context, conv *conversation, rec recorder,
 	}
 	emit(events.NewRunFinishedEvent(conv.id, runID))
 	return false
+}
+
+// unsavedRun reports a turn that could not start because its message could
+// not be saved (a full disk, a read-only home) as a run of its own: a
+// RUN_STARTED, a visible notice and a RUN_ERROR, so that the panel, which
+// shows chat events only, says why nothing happened and leaves its working
+// state. The message stays in the input history for sending again.
+func (w *Workspace) unsavedRun(conv *conversation, err error) {
+	w.mu.Lock()
+	id := conv.id
+	w.mu.Unlock()
+	emit := func(e events.Event) { w.publish(Event{Kind: KindChat, Conversation: id, Chat: e}) }
+	runID := newID()
+	msg := "saving the conversation: " + err.Error() + "; the agent did not run. Free some disk space (or fix the folder's permissions), then send the message again."
+	emit(events.NewRunStartedEvent(id, runID))
+	textID := newID()
+	emit(events.NewTextMessageStartEvent(textID, events.WithRole("assistant")))
+	emit(events.NewTextMessageContentEvent(textID, "⚠ "+msg))
+	emit(events.NewTextMessageEndEvent(textID))
+	emit(events.NewRunErrorEvent(msg, events.WithErrorCode("storage"), events.WithRunID(runID)))
 }
 
 // ensureStored creates the conversation's store entry on its first message.

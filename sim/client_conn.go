@@ -41,7 +41,7 @@ type clientConn struct {
 	wmu sync.Mutex // serializes data frames
 
 	mu   sync.Mutex
-	seen map[string]bool // command ids already taken on
+	seen recentIDs // command ids already taken on
 }
 
 func newClientConn(c *Client, ws *websocket.Conn) *clientConn {
@@ -53,7 +53,7 @@ func newClientConn(c *Client, ws *websocket.Conn) *clientConn {
 		done:       make(chan struct{}),
 		cmdCtx:     ctx,
 		cancelCmds: cancel,
-		seen:       make(map[string]bool),
+		seen:       newRecentIDs(4096),
 	}
 }
 
@@ -179,8 +179,7 @@ func (cc *clientConn) handle(data []byte) {
 // extension runs commands concurrently and answers in any order.
 func (cc *clientConn) startCommand(cmd wire.BrowserCommand) {
 	cc.mu.Lock()
-	dup := cc.seen[cmd.ID]
-	cc.seen[cmd.ID] = true
+	dup := !cc.seen.add(cmd.ID)
 	cc.mu.Unlock()
 	if dup {
 		cc.log.Warn("sim: ignored a repeated browser_command id", "id", cmd.ID)
@@ -268,4 +267,30 @@ func (cc *clientConn) errOf() error {
 		return fmt.Errorf("%w: %v", ErrDisconnected, cc.closeErr)
 	}
 	return ErrDisconnected
+}
+
+// recentIDs remembers the last n ids seen, so a repeated command id is
+// caught without the memory growing for as long as the connection lives.
+type recentIDs struct {
+	set  map[string]struct{}
+	ring []string
+	next int
+}
+
+func newRecentIDs(n int) recentIDs {
+	return recentIDs{set: make(map[string]struct{}, n), ring: make([]string, n)}
+}
+
+// add records id and reports whether it was new.
+func (r *recentIDs) add(id string) bool {
+	if _, ok := r.set[id]; ok {
+		return false
+	}
+	if old := r.ring[r.next]; old != "" {
+		delete(r.set, old)
+	}
+	r.ring[r.next] = id
+	r.next = (r.next + 1) % len(r.ring)
+	r.set[id] = struct{}{}
+	return true
 }

@@ -205,26 +205,29 @@ func TestClientReconnectsWithBackoffAfterServerRestart(t *testing.T) {
 
 func TestClientReportsRejectedTokenAndKeepsRetrying(t *testing.T) {
 	var mu sync.Mutex
-	refusals := 0
+	reported := false
 	srv := startBridge(t, 0, nil, func(st browser.Status) {
 		if strings.Contains(st.Reason, "wrong token") {
 			mu.Lock()
-			refusals++
+			reported = true
 			mu.Unlock()
 		}
 	})
-	c := newTestClient(srv.URL(), "not-the-token", &Minimal{})
+	// The server reports a run of refusals once (it summarises floods), so
+	// the client's own tap counts the attempts.
+	rejections := &rejectionCounter{}
+	c := NewClient(ClientOptions{URL: srv.URL(), Token: "not-the-token", Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 40 * time.Millisecond, Tap: rejections})
 	runClient(t, c)
 	deadline := time.Now().Add(guard)
 	for {
 		mu.Lock()
-		n := refusals
+		ok := reported
 		mu.Unlock()
-		if n >= 3 {
+		if ok && rejections.count() >= 3 {
 			break
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("only %d refused attempts; last error %v", n, c.LastError())
+			t.Fatalf("server reported=%v, %d refused attempts; last error %v", ok, rejections.count(), c.LastError())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
@@ -451,4 +454,44 @@ type browserFunc func(ctx context.Context, cmd wire.BrowserCommand) wire.Browser
 
 func (f browserFunc) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
 	return f(ctx, cmd)
+}
+
+// rejectionCounter is a test Tap counting refused connection attempts.
+type rejectionCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (r *rejectionCounter) Handshake(http.Header)   {}
+func (r *rejectionCounter) Frame(Direction, []byte) {}
+func (r *rejectionCounter) Event(name string) {
+	if name == "rejected" {
+		r.mu.Lock()
+		r.n++
+		r.mu.Unlock()
+	}
+}
+func (r *rejectionCounter) count() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.n
+}
+
+func TestRecentIDsForgetsTheOldestAndCatchesRepeats(t *testing.T) {
+	r := newRecentIDs(3)
+	for _, id := range []string{"a", "b", "c"} {
+		if !r.add(id) {
+			t.Fatalf("%s reported as a repeat", id)
+		}
+	}
+	if r.add("b") {
+		t.Fatal("a repeat within the window was not caught")
+	}
+	r.add("d") // pushes "a" out
+	if !r.add("a") {
+		t.Fatal("an id older than the window is remembered forever")
+	}
+	if len(r.set) != 3 {
+		t.Fatalf("window holds %d ids", len(r.set))
+	}
 }

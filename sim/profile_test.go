@@ -45,6 +45,10 @@ func TestOpenTaskListsAfterHelloAndResumesAfterReconnect(t *testing.T) {
 			t.Fatalf("got %s, want %s right after the hello", f.FrameType(), want)
 		}
 	}
+	// The greeting goes out before the client counts as connected.
+	if err := c.WaitConnected(ctxGuard(t)); err != nil {
+		t.Fatal(err)
+	}
 	// The panel resumes a conversation; infer answers with its snapshot.
 	resumed := make(chan error, 1)
 	go func() {
@@ -82,6 +86,9 @@ func TestOpenTaskRefusesFramesItNeverSends(t *testing.T) {
 	readFrame(t, ws)
 	readFrame(t, ws)
 	ctx := ctxGuard(t)
+	if err := c.WaitConnected(ctx); err != nil {
+		t.Fatal(err)
+	}
 	calls := map[string]func() error{
 		wire.TypeNewSession:  func() error { _, err := c.NewSession(ctx); return err },
 		wire.TypeInterrupt:   func() error { return c.Interrupt(ctx) },

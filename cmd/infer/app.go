@@ -40,6 +40,9 @@ type appOptions struct {
 	Log *slog.Logger
 	// Warn receives configuration warnings for the person.
 	Warn io.Writer
+	// StoreFS carries the conversation store's file operations; nil is
+	// the real filesystem. Tests inject a failing disk through it.
+	StoreFS store.FS
 }
 
 // app is one assembled infer: the workspace, its stores, and the bridge.
@@ -122,7 +125,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		// Recovered problems (a torn last line after a crash) go to the log,
 		// never straight to a terminal the TUI may own.
 		warnStore := func(err error) { log.Warn("conversation store", "problem", err) }
-		if a.store, err = store.Open(config.ConversationsDir(home, root), store.Options{Warn: warnStore}); err != nil {
+		if a.store, err = store.Open(config.ConversationsDir(home, root), store.Options{Warn: warnStore, FS: opts.StoreFS}); err != nil {
 			return a, err
 		}
 		if a.history, err = store.OpenHistory(filepath.Join(projDir, "history.jsonl")); err != nil {
@@ -180,7 +183,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		return a, fmt.Errorf("model %q: %w", model, rerr)
 	}
 
-	env := &tools.Env{Root: root, ArtifactsDir: config.ArtifactsDir(home, root)}
+	env := &tools.Env{Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: secretEnv(cfg)}
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
@@ -269,6 +272,13 @@ func (a *app) Close() error {
 		errs = append(errs, a.history.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// secretEnv names the variables Bash commands must not inherit: every
+// provider key infer may read, and INFER_TOKEN, which people export for
+// infer-sim and which holds the bridge token.
+func secretEnv(cfg config.Config) []string {
+	return append(catalog.KeyVariables(cfg), "INFER_TOKEN")
 }
 
 // newLogger builds the stderr logger for --log-format.

@@ -310,3 +310,34 @@ func TestToolRequestsFromThePanel(t *testing.T) {
 		t.Fatalf("connection lost after a malformed tool_request: %v", err)
 	}
 }
+
+// TestPanelToolRequestStopsWhenTheExtensionLeaves: the contract drops a
+// tool_result whose connection is gone, so the call itself is cancelled.
+func TestPanelToolRequestStopsWhenTheExtensionLeaves(t *testing.T) {
+	s := serveInProcess(t, "", "")
+	s.setMode("auto")
+	go s.client.ToolRequest(context.Background(), "Bash", `{"command":"sleep 3 && touch too-late.txt"}`)
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(psTree(), "sleep 3") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	s.stop() // the extension goes away while the command runs
+	<-s.done
+	time.Sleep(4 * time.Second) // longer than the command would have taken
+	if _, err := os.Stat(filepath.Join(s.project, "too-late.txt")); err == nil {
+		t.Fatal("the tool request kept running after its connection closed")
+	}
+}
+
+// psTree lists the command lines of running processes.
+func psTree() string {
+	entries, _ := os.ReadDir("/proc")
+	var b strings.Builder
+	for _, e := range entries {
+		if cmd, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline")); err == nil {
+			b.WriteString(strings.ReplaceAll(string(cmd), "\x00", " "))
+			b.WriteByte('\n')
+		}
+	}
+	return b.String()
+}

@@ -49,6 +49,10 @@ type AgentConfig struct {
 	MaxSteps int `yaml:"max_steps"`
 	// SystemPrompt replaces the built-in system prompt when set.
 	SystemPrompt string `yaml:"system_prompt"`
+	// StreamIdleTimeout gives up a model request when the provider sends
+	// nothing for this long (default 2m): a stalled connection otherwise
+	// holds the turn until the person interrupts it.
+	StreamIdleTimeout Duration `yaml:"stream_idle_timeout"`
 }
 
 // ProviderConfig configures one provider.

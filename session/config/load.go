@@ -22,6 +22,9 @@ const (
 	DefaultEffort      = "auto"
 	DefaultMaxSteps    = 50
 	DefaultToolTimeout = 2 * time.Minute
+	// DefaultStreamIdleTimeout is how long a provider may send nothing
+	// before infer gives up the request.
+	DefaultStreamIdleTimeout = 2 * time.Minute
 	// MaxToolTimeout bounds tool timeouts; beyond a day a hung tool is a bug.
 	MaxToolTimeout = 24 * time.Hour
 )
@@ -203,11 +206,12 @@ func (c Config) validate() []*FieldError {
 			add(key, fmt.Sprintf("%g is out of range", *t), "use a number from 0 to 2, or remove it to keep the provider's default")
 		}
 	}
-	checkTimeout := func(key string, d Duration) {
+	checkTimeoutOr := func(key string, d Duration, def time.Duration) {
 		if d < 0 || d.Std() > MaxToolTimeout || (d > 0 && d.Std() < time.Second) {
-			add(key, d.String()+" is out of range", fmt.Sprintf("use a duration from 1s to 24h, or remove it for the default (%s)", Duration(DefaultToolTimeout)))
+			add(key, d.String()+" is out of range", fmt.Sprintf("use a duration from 1s to 24h, or remove it for the default (%s)", Duration(def)))
 		}
 	}
+	checkTimeout := func(key string, d Duration) { checkTimeoutOr(key, d, DefaultToolTimeout) }
 
 	checkModelID("model", c.Model)
 	a := c.Agent
@@ -217,6 +221,7 @@ func (c Config) validate() []*FieldError {
 	checkEffort("agent.effort", a.Effort)
 	checkTemperature("agent.temperature", a.Temperature)
 	checkModelID("agent.judge_model", a.JudgeModel)
+	checkTimeoutOr("agent.stream_idle_timeout", a.StreamIdleTimeout, DefaultStreamIdleTimeout)
 	if a.MaxSteps < 0 {
 		add("agent.max_steps", fmt.Sprintf("%d is negative", a.MaxSteps), fmt.Sprintf("use a positive number, or remove it for the default (%d)", DefaultMaxSteps))
 	}
@@ -322,7 +327,7 @@ func (p ProviderConfig) String() string {
 func (p ProviderConfig) GoString() string { return "config.ProviderConfig{" + p.String() + "}" }
 
 // WithDefaults returns c with unset values filled in: mode standard, effort
-// auto, 50 steps, 2m tool and Bash timeouts, storage on, and each
+// auto, 50 steps, 2m tool, Bash and stream idle timeouts, storage on, and each
 // provider's kind resolved from its name. Maps and lists are copied so the
 // result can be changed without touching c.
 func (c Config) WithDefaults() Config {
@@ -338,6 +343,9 @@ func (c Config) WithDefaults() Config {
 	}
 	if c.Agent.MaxSteps == 0 {
 		c.Agent.MaxSteps = DefaultMaxSteps
+	}
+	if c.Agent.StreamIdleTimeout == 0 {
+		c.Agent.StreamIdleTimeout = Duration(DefaultStreamIdleTimeout)
 	}
 	if c.Tools.Timeout == 0 {
 		c.Tools.Timeout = Duration(DefaultToolTimeout)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -90,6 +91,7 @@ func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Outpu
 	out := newCapture(bashOutputLimit)
 	cmd := exec.Command("bash", "-c", a.Command)
 	cmd.Dir = env.Root
+	cmd.Env = env.commandEnv()
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own lets a timeout or interrupt stop
 	// everything the command started, not just bash.
@@ -169,4 +171,24 @@ func stopGroup(pgid int, done <-chan error) error {
 	}
 	_ = syscall.Kill(-pgid, syscall.SIGKILL)
 	return err
+}
+
+// commandEnv is infer's environment without the SecretEnv variables; nil
+// (inherit everything) when there are none to hide.
+func (e *Env) commandEnv() []string {
+	if len(e.SecretEnv) == 0 {
+		return nil
+	}
+	hidden := make(map[string]bool, len(e.SecretEnv))
+	for _, name := range e.SecretEnv {
+		hidden[name] = true
+	}
+	var out []string
+	for _, kv := range os.Environ() {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hidden[name] {
+			out = append(out, kv)
+		}
+	}
+	return out
 }

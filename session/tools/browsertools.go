@@ -38,9 +38,10 @@ func do(ctx context.Context, env *Env, cmd browser.Command) (browser.Result, err
 	if env.Browser == nil {
 		return browser.Result{}, ErrNoBrowser
 	}
-	if deadline, ok := ctx.Deadline(); ok {
-		cmd.Timeout = time.Until(deadline)
-	}
+	// cmd.Timeout stays zero: the driver then applies the person's
+	// extension.command_timeout, shortened to ctx's deadline when that
+	// comes first. Setting it to the tool's own deadline here would
+	// override the configured limit with the tool timeout.
 	res, err := env.Browser.Do(ctx, cmd)
 	if err != nil {
 		return res, browserError(ctx, err)

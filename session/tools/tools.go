@@ -36,6 +36,11 @@ type Env struct {
 	ArtifactsDir string
 	// Browser drives the person's browser; nil means no browser.
 	Browser browser.Driver
+	// SecretEnv names environment variables that commands run by Bash do
+	// not inherit: provider API keys and the bridge token. infer needs
+	// them; a command the model wrote does not, and whatever it prints
+	// goes to the model, the conversation and the panel.
+	SecretEnv []string
 	// Now is the clock for artifact names; nil means time.Now.
 	Now func() time.Time
 	// CurrentURL returns the URL of the controlled tab, for site grants on

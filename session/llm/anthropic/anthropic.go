@@ -15,6 +15,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 	"github.com/anthropics/anthropic-sdk-go/v2/option"
@@ -45,6 +46,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Policy bounds retries; the zero value is the default policy.
 	Policy call.Policy
+	// IdleTimeout gives up a request when the server sends nothing (no
+	// headers, no byte of the stream) for this long: zero means
+	// call.DefaultIdleTimeout, negative never gives up.
+	IdleTimeout time.Duration
 }
 
 // Provider streams completions from the Messages API. It is safe for
@@ -68,6 +73,10 @@ func New(cfg Config) *Provider {
 	if hc == nil {
 		hc = &http.Client{}
 	}
+	idle := cfg.IdleTimeout
+	if idle == 0 {
+		idle = call.DefaultIdleTimeout
+	}
 	// WithoutEnvironmentDefaults: the SDK would otherwise read
 	// ANTHROPIC_API_KEY, profiles and custom headers from the environment,
 	// whatever the configuration says.
@@ -77,6 +86,7 @@ func New(cfg Config) *Provider {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(call.Capture),
+		option.WithMiddleware(call.Idle(idle)),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))

@@ -253,10 +253,10 @@ func (c *Catalog) provider(s *spec, key string) llm.Provider {
 	hint := s.keyHint(c.opts.ConfigPath)
 	if s.kind == kindAnthropic {
 		p = anthropic.New(anthropic.Config{Name: s.name, BaseURL: s.baseURL, APIKey: key, RequireKey: s.keyNeeded,
-			KeyHint: hint, HTTPClient: c.opts.HTTPClient})
+			KeyHint: hint, HTTPClient: c.opts.HTTPClient, IdleTimeout: c.cfg.Agent.StreamIdleTimeout.Std()})
 	} else {
 		p = openai.New(openai.Config{Name: s.name, Flavor: s.flavor, BaseURL: s.baseURL, APIKey: key, RequireKey: s.keyNeeded,
-			KeyHint: hint, HTTPClient: c.opts.HTTPClient})
+			KeyHint: hint, HTTPClient: c.opts.HTTPClient, IdleTimeout: c.cfg.Agent.StreamIdleTimeout.Std()})
 	}
 	c.providers[s.name] = resolved{key: key, p: p}
 	return p

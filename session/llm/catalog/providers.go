@@ -144,3 +144,26 @@ func (s *spec) local() bool {
 func (s *spec) discovers() bool {
 	return s.baseURL != "" && (s.pc.Discover == nil || *s.pc.Discover)
 }
+
+// KeyVariables names every environment variable that may hold a provider
+// key under cfg: the built-in providers' variables and each api_key_env,
+// sorted and without repeats. infer reads them; the commands it runs for
+// the agent must not see them (see tools.Env.SecretEnv).
+func KeyVariables(cfg config.Config) []string {
+	seen := map[string]bool{}
+	var out []string
+	add := func(name string) {
+		if name != "" && !seen[name] {
+			seen[name] = true
+			out = append(out, name)
+		}
+	}
+	for _, b := range builtins {
+		add(b.keyEnv)
+	}
+	for _, p := range cfg.Providers {
+		add(p.APIKeyEnv)
+	}
+	sort.Strings(out)
+	return out
+}

@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"sort"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -67,6 +68,10 @@ type Config struct {
 	HTTPClient *http.Client
 	// Policy bounds retries; the zero value is the default policy.
 	Policy call.Policy
+	// IdleTimeout gives up a request when the server sends nothing (no
+	// headers, no byte of the stream) for this long: zero means
+	// call.DefaultIdleTimeout, negative never gives up.
+	IdleTimeout time.Duration
 }
 
 // Provider streams completions from one OpenAI-style server. It is safe for
@@ -111,11 +116,20 @@ func clientOptions(cfg Config) []option.RequestOption {
 		option.WithHTTPClient(hc),
 		option.WithMaxRetries(0),
 		option.WithMiddleware(call.Capture),
+		option.WithMiddleware(call.Idle(idleTimeout(cfg.IdleTimeout))),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	return opts
+}
+
+// idleTimeout applies Config.IdleTimeout's zero and negative meanings.
+func idleTimeout(d time.Duration) time.Duration {
+	if d == 0 {
+		return call.DefaultIdleTimeout
+	}
+	return d
 }
 
 func (p *Provider) target(model string) call.Target {

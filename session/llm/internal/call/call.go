@@ -159,8 +159,14 @@ func (t Target) Classify(err error, retries int) error {
 	e := &llm.Error{Kind: llm.ErrOther, Provider: t.Provider, Model: t.Model}
 	var he *HTTPError
 	var se *StreamError
+	var ie *IdleError
 	var ne net.Error
 	switch {
+	case errors.As(err, &ie):
+		// Before the cancellation checks: the watchdog's own cancellation
+		// must not pass for the person's interrupt.
+		e.Kind = llm.ErrStream
+		e.Message = ie.Error() + "; any partial answer was kept"
 	case errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded):
 		return err
 	case errors.As(err, &he):
