@@ -33,6 +33,10 @@ type Sync struct {
 	mu       sync.Mutex
 	live     bridge.Sender
 	lastMode string
+	// open and openFor track, on the mirror goroutine, which messages the
+	// connection openFor has seen start.
+	open    map[string]bool
+	openFor bridge.Sender
 	// inflight holds the tool_request ids being served on the live
 	// connection. Each connection gets a fresh map (ids are the
 	// extension's, and a reconnect does not resurrect old ones); a request
@@ -100,11 +104,10 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if ev.Conversation != s.w.ActiveConversation() {
 			return nil // a cancelled turn of a conversation the panel left
 		}
-		b, err := ev.Chat.ToJSON()
-		if err != nil {
+		if err := s.reopen(snd, ev.Chat); err != nil {
 			return err
 		}
-		return snd.SendChatEvent(b)
+		return sendEvent(snd, ev.Chat)
 	case session.KindUserMessage:
 		// The panel shows its own messages; opentask renders user-role text
 		// events as assistant bubbles, so other front ends' messages travel
@@ -144,6 +147,50 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		// Events were dropped for this subscriber: the snapshot restores
 		// the panel's view rather than leaving a silent gap.
 		return snd.SendSnapshot(snapshotFrame(s.w.Snapshot()))
+	}
+	return nil
+}
+
+// sendEvent encodes one AG-UI event for the panel.
+func sendEvent(snd bridge.Sender, e events.Event) error {
+	b, err := e.ToJSON()
+	if err != nil {
+		return err
+	}
+	return snd.SendChatEvent(b)
+}
+
+// reopen keeps a connection that arrived in the middle of a message (a
+// panel that reconnected while the agent streamed) from receiving content
+// for a message it never saw start: it sends the missing start first, so
+// every text segment still opens with its own TEXT_MESSAGE_START. It runs
+// on the mirror goroutine only, which owns open and openFor.
+func (s *Sync) reopen(snd bridge.Sender, e events.Event) error {
+	if snd != s.openFor {
+		s.openFor, s.open = snd, map[string]bool{}
+	}
+	switch ev := e.(type) {
+	case *events.TextMessageStartEvent:
+		s.open[ev.MessageID] = true
+	case *events.ReasoningStartEvent:
+		s.open[ev.MessageID] = true
+	case *events.TextMessageEndEvent:
+		delete(s.open, ev.MessageID)
+	case *events.ReasoningEndEvent:
+		delete(s.open, ev.MessageID)
+	case *events.TextMessageContentEvent:
+		if !s.open[ev.MessageID] {
+			s.open[ev.MessageID] = true
+			return sendEvent(snd, events.NewTextMessageStartEvent(ev.MessageID, events.WithRole("assistant")))
+		}
+	case *events.ReasoningMessageContentEvent:
+		if !s.open[ev.MessageID] {
+			s.open[ev.MessageID] = true
+			if err := sendEvent(snd, events.NewReasoningStartEvent(ev.MessageID)); err != nil {
+				return err
+			}
+			return sendEvent(snd, events.NewReasoningMessageStartEvent(ev.MessageID, "assistant"))
+		}
 	}
 	return nil
 }

@@ -188,6 +188,14 @@ func openApp(opts appOptions) (a *app, err error) {
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
 	}
+	// A browser tool waits for the extension's answer: give it the
+	// configured command timeout plus a margin, so extension.command_timeout
+	// is what actually bounds a browser command, above or below 30 s.
+	if d := a.browserUse.Extension.CommandTimeout.Std(); opts.Bridge && d > 0 {
+		for _, name := range []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"} {
+			timeouts[name] = d + 5*time.Second
+		}
+	}
 	var ws *session.Workspace
 	judgeModel := func() string {
 		if cfg.Agent.JudgeModel != "" {

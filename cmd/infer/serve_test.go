@@ -329,3 +329,47 @@ func TestServeSkillsShadowAcrossScopes(t *testing.T) {
 		}
 	}
 }
+
+// TestServeReconnectMidStreamReopensTheMessage: a panel that reconnects
+// while the agent streams gets a TEXT_MESSAGE_START before the rest of
+// the text, as every segment must open with one.
+func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
+	s := serveInProcess(t, "", "")
+	s.client.SendUserMessage(s.ctx(), "stream 300")
+	if _, err := sim.WaitFor(s.ctx(), s.frames, func(f wire.ChatEvent) bool { return decodeChat(t, f).Type == "TEXT_MESSAGE_CONTENT" }); err != nil {
+		t.Fatal(err)
+	}
+	s.stop()
+	<-s.done
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	c2 := sim.NewClient(sim.ClientOptions{URL: s.app.srv.URL(), Token: s.app.browserUse.Extension.Token, Browser: &sim.Minimal{}})
+	frames := c2.Subscribe()
+	defer frames.Close()
+	done := make(chan struct{})
+	go func() { defer close(done); c2.Run(ctx) }()
+	defer func() { cancel(); <-done }()
+	started := map[string]bool{}
+	for {
+		f, err := sim.WaitFor[wire.ChatEvent](s.ctx(), frames, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		e := decodeChat(t, f)
+		switch e.Type {
+		case "TEXT_MESSAGE_START":
+			started[e.MessageID] = true
+		case "TEXT_MESSAGE_CONTENT":
+			if !started[e.MessageID] {
+				t.Fatalf("content for %s without its start after the reconnect", e.MessageID)
+			}
+		}
+		if e.Type == "RUN_FINISHED" || e.Type == "RUN_ERROR" {
+			break
+		}
+	}
+	if len(started) == 0 {
+		t.Fatal("the reconnected panel saw no text at all")
+	}
+}
