@@ -55,6 +55,10 @@ type conn struct {
 	closeOnce   sync.Once
 	closeCode   int
 	closeReason string // set before done is closed, read only after
+	// drain asks the writer to flush queued frames before the close frame,
+	// all before closeBy.
+	drain   bool
+	closeBy time.Time
 
 	mu      sync.Mutex
 	closing bool
@@ -177,12 +181,21 @@ func (c *conn) readFailure(err error) (int, string) {
 // shutdown starts closing the connection: commands waiting on it fail at
 // once, the writer sends a close frame, and the reader gets CloseGrace to
 // see the peer's reply. It is idempotent; the first reason wins.
-func (c *conn) shutdown(code int, reason string) {
+func (c *conn) shutdown(code int, reason string) { c.close(code, reason, false) }
+
+// drainAndShutdown closes like shutdown, but first writes the frames
+// already queued (within the close grace): when infer itself stops, the
+// panel should still get the end of the run it watched.
+func (c *conn) drainAndShutdown(code int, reason string) { c.close(code, reason, true) }
+
+func (c *conn) close(code int, reason string, drain bool) {
 	c.closeOnce.Do(func() {
 		c.mu.Lock()
 		c.closing = true
-		c.closeCode, c.closeReason = code, reason
+		c.drain = drain
 		deadline := time.Now().Add(c.srv.opts.CloseGrace)
+		c.closeBy = deadline
+		c.closeCode, c.closeReason = code, reason
 		nc := c.ws.NetConn()
 		nc.SetReadDeadline(deadline)
 		// Bounds a write already in progress to a peer that stopped
@@ -271,14 +284,14 @@ func (c *conn) writeLoop() {
 		// that is being dropped.
 		select {
 		case <-c.done:
-			c.writeClose()
+			c.endWriting()
 			return
 		default:
 		}
 		var err error
 		select {
 		case <-c.done:
-			c.writeClose()
+			c.endWriting()
 			return
 		case b := <-c.out:
 			c.wmu.Lock()
@@ -296,6 +309,30 @@ func (c *conn) writeLoop() {
 			c.shutdown(websocket.CloseGoingAway, "write failed: "+err.Error())
 		}
 	}
+}
+
+// endWriting ends the writer: it flushes what is queued when the close
+// asked for it (closeBy bounds that), then sends the close frame.
+func (c *conn) endWriting() {
+	c.mu.Lock()
+	drain, by := c.drain, c.closeBy
+	c.mu.Unlock()
+	for drain {
+		select {
+		case b := <-c.out:
+			c.wmu.Lock()
+			c.ws.SetWriteDeadline(by)
+			err := c.ws.WriteMessage(websocket.TextMessage, b)
+			c.queued.Add(-1)
+			c.wmu.Unlock()
+			if err != nil {
+				drain = false
+			}
+		default:
+			drain = false
+		}
+	}
+	c.writeClose()
 }
 
 // writeText writes one data frame; the caller holds wmu.

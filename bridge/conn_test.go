@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"strings"
@@ -298,5 +299,39 @@ func TestHelloAckPrecedesCommandsSentOnConnect(t *testing.T) {
 		}
 		ws.Close()
 		ts.waitStatus(t, isDisconnected)
+	}
+}
+
+// TestCloseDeliversQueuedFrames: when infer stops, frames already queued
+// for the extension (the end of a run it was watching) still go out before
+// the close frame.
+func TestCloseDeliversQueuedFrames(t *testing.T) {
+	ts := startServer(t, nil)
+	x := connectRaw(t, ts, "watcher")
+	live := ts.Live()
+	const n = 200
+	for i := 0; i < n; i++ {
+		if err := live.SendChatEvent([]byte(fmt.Sprintf(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"%d "}`, i))); err != nil {
+			t.Fatalf("send %d: %v", i, err)
+		}
+	}
+	go ts.Close()
+	got := 0
+	x.ws.SetReadDeadline(time.Now().Add(guard))
+	for {
+		_, data, err := x.ws.ReadMessage()
+		if err != nil {
+			var ce *websocket.CloseError
+			if !errors.As(err, &ce) || ce.Code != websocket.CloseGoingAway {
+				t.Fatalf("ended with %v, want a 1001 close", err)
+			}
+			break
+		}
+		if strings.Contains(string(data), "TEXT_MESSAGE_CONTENT") {
+			got++
+		}
+	}
+	if got != n {
+		t.Fatalf("received %d of %d queued frames before the close", got, n)
 	}
 }

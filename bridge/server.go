@@ -182,7 +182,7 @@ func (s *Server) Close() error {
 		s.http.Close()
 		s.ln.Close() // Serve may never have run, leaving the listener to us
 		for _, c := range conns {
-			c.shutdown(websocket.CloseGoingAway, "infer is shutting down")
+			c.drainAndShutdown(websocket.CloseGoingAway, "infer is shutting down")
 		}
 		s.wg.Wait()
 		s.refusals.close()

@@ -47,9 +47,12 @@ type Sync struct {
 	refusedQuietUntil time.Time
 	refusedCount      int
 
-	wg     sync.WaitGroup
+	wg     sync.WaitGroup // panel tool requests
 	ctx    context.Context
 	cancel context.CancelFunc
+	// stopMirror ends the mirror goroutine, which closes mirrored.
+	stopMirror context.CancelFunc
+	mirrored   chan struct{}
 }
 
 var _ bridge.Panel = (*Sync)(nil)
@@ -60,14 +63,20 @@ func New(w *session.Workspace, log *slog.Logger) *Sync {
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	s := &Sync{w: w, log: log, sub: w.Subscribe(), inflight: map[string]bool{}, ctx: ctx, cancel: cancel}
-	s.wg.Add(1)
-	go s.mirror()
+	mctx, stopMirror := context.WithCancel(context.Background())
+	s := &Sync{w: w, log: log, sub: w.Subscribe(), inflight: map[string]bool{}, ctx: ctx, cancel: cancel,
+		stopMirror: stopMirror, mirrored: make(chan struct{})}
+	go s.mirror(mctx)
 	return s
 }
 
-// Close stops mirroring and cancels the panel's running tool requests.
+// Close forwards what the workspace already published (so a panel watching
+// the end of a run gets its terminal events), stops mirroring, and cancels
+// the panel's running tool requests. Close the workspace first, so that
+// its last events are published, and the bridge after, so they go out.
 func (s *Sync) Close() {
+	s.stopMirror()
+	<-s.mirrored
 	s.cancel()
 	s.sub.Close()
 	s.wg.Wait()
@@ -81,20 +90,26 @@ func (s *Sync) current() bridge.Sender {
 }
 
 // mirror forwards workspace events to whichever connection is live.
-func (s *Sync) mirror() {
-	defer s.wg.Done()
-	for {
-		ev, err := s.sub.Next(s.ctx)
-		if err != nil {
-			return
-		}
+func (s *Sync) mirror(ctx context.Context) {
+	defer close(s.mirrored)
+	deliver := func(ev session.Event) {
 		snd := s.current()
 		if snd == nil {
-			continue
+			return
 		}
 		if err := s.forward(snd, ev); err != nil {
 			s.log.Debug("panel: frame not delivered", "err", err)
 		}
+	}
+	for {
+		ev, err := s.sub.Next(ctx)
+		if err != nil {
+			for _, ev := range s.sub.Drain() {
+				deliver(ev)
+			}
+			return
+		}
+		deliver(ev)
 	}
 }
 

@@ -256,8 +256,11 @@ func openApp(opts appOptions) (a *app, err error) {
 	return a, nil
 }
 
-// Close shuts down in dependency order: no new frames, then no new turns,
-// then the stores once every turn has finished writing.
+// Close shuts down so that nothing is lost: the workspace first (the
+// running turn is interrupted and finishes writing, publishing its last
+// events), then the panel mirror forwards what was published, then the
+// bridge sends what is queued and closes the connection, and the stores
+// last.
 func (a *app) Close() error {
 	if a == nil {
 		return nil
@@ -266,14 +269,14 @@ func (a *app) Close() error {
 		a.stopDiscovery()
 		<-a.discoveryDone
 	}
-	if a.srv != nil {
-		a.srv.Close()
+	if a.ws != nil {
+		a.ws.Close()
 	}
 	if a.sync != nil {
 		a.sync.Close()
 	}
-	if a.ws != nil {
-		a.ws.Close()
+	if a.srv != nil {
+		a.srv.Close()
 	}
 	var errs []error
 	if a.history != nil {
