@@ -1,9 +1,9 @@
 package bridge
 
 import (
-	"fmt"
 	"context"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
