@@ -1,7 +1,9 @@
 package tui
 
 import (
+	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
@@ -22,6 +24,7 @@ var commands = []input.Completion{
 	{Name: "model", Description: "pick the model", Command: true},
 	{Name: "mode", Description: "pick the agent mode", Command: true},
 	{Name: "effort", Description: "pick the reasoning effort", Command: true},
+	{Name: "temperature", Description: "set the sampling temperature (0–2, or default)", Command: true},
 	{Name: "skills", Description: "list the skills", Command: true},
 	{Name: "permissions", Description: "review and revoke saved permissions", Command: true},
 	{Name: "pair", Description: "pair the browser extension", Command: true},
@@ -99,6 +102,8 @@ func (m *Model) submit(text string) tea.Cmd {
 		}
 		m.dialog = dialog.NewPicker(m.th, "Reasoning effort · ● current", rows, m.effort, dialog.SetEffort, false)
 		return nil
+	case "temperature", "temp":
+		return m.setTemperature(arg)
 	case "skills":
 		rows := make([]dialog.Row, 0, len(m.skills))
 		for _, s := range m.skills {
@@ -134,6 +139,35 @@ func (m *Model) setEffort(level string) tea.Cmd {
 			return flashMsg{text: "effort: " + err.Error(), warn: true}
 		}
 		return flashMsg{text: "reasoning effort: " + level}
+	}
+}
+
+// setTemperature sets the sampling temperature from "/temperature ARG":
+// a number from 0 to 2, or "default"; with no argument it shows the
+// current value.
+func (m *Model) setTemperature(arg string) tea.Cmd {
+	ws := m.ws
+	return func() tea.Msg {
+		switch strings.ToLower(arg) {
+		case "":
+			if t := ws.Temperature(); t != nil {
+				return flashMsg{text: fmt.Sprintf("temperature: %g (/temperature default restores the provider's)", *t)}
+			}
+			return flashMsg{text: "temperature: the provider's default (/temperature 0.2 sets one)"}
+		case "default", "auto", "none":
+			if err := ws.SetTemperature(nil); err != nil {
+				return flashMsg{text: "temperature: " + err.Error(), warn: true}
+			}
+			return flashMsg{text: "temperature: the provider's default"}
+		}
+		v, err := strconv.ParseFloat(arg, 64)
+		if err != nil {
+			return flashMsg{text: "temperature: “" + arg + "” is not a number; use 0 to 2, or default", warn: true}
+		}
+		if err := ws.SetTemperature(&v); err != nil {
+			return flashMsg{text: "temperature: " + err.Error(), warn: true}
+		}
+		return flashMsg{text: fmt.Sprintf("temperature: %g", v)}
 	}
 }
 

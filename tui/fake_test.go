@@ -2,6 +2,7 @@ package tui
 
 import (
 	"errors"
+	"fmt"
 	"slices"
 	"sync"
 	"testing"
@@ -17,21 +18,22 @@ import (
 
 // fakeWS is an in-memory workspace that records every call.
 type fakeWS struct {
-	mu        sync.Mutex
-	snap      workspace.Snapshot
-	approvals []workspace.Approval
-	status    browser.Status
-	view      workspace.BrowserView
-	mode      string
-	model     string
-	models    []string
-	effort    string
-	queue     []string
-	busy      bool
-	history   []string
-	skills    []workspace.Skill
-	metas     []store.Meta
-	sub       *fakeSub
+	mu          sync.Mutex
+	snap        workspace.Snapshot
+	approvals   []workspace.Approval
+	status      browser.Status
+	view        workspace.BrowserView
+	mode        string
+	model       string
+	models      []string
+	effort      string
+	temperature *float64
+	queue       []string
+	busy        bool
+	history     []string
+	skills      []workspace.Skill
+	metas       []store.Meta
+	sub         *fakeSub
 
 	sent        []string
 	interrupts  int
@@ -163,6 +165,18 @@ func (f *fakeWS) SelectModel(id string) error {
 	return nil
 }
 func (f *fakeWS) Effort() string { f.mu.Lock(); defer f.mu.Unlock(); return f.effort }
+
+func (f *fakeWS) Temperature() *float64 { f.mu.Lock(); defer f.mu.Unlock(); return f.temperature }
+
+func (f *fakeWS) SetTemperature(t *float64) error {
+	if t != nil && (*t < 0 || *t > 2) {
+		return fmt.Errorf("temperature %v is out of range: use a number from 0 to 2", *t)
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.temperature = t
+	return nil
+}
 func (f *fakeWS) SetEffort(level string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

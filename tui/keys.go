@@ -45,6 +45,7 @@ func helpSections() []dialog.HelpSection {
 			{"/new  /clear", "start a new conversation"},
 			{"/resume", "open, rename, pin or delete a conversation"},
 			{"/model  /mode  /effort", "pick the model, mode, reasoning effort"},
+			{"/temperature N", "sampling temperature 0–2, or default"},
 			{"/skills", "list skills"},
 			{"/permissions", "review and revoke saved permissions"},
 			{"/pair", "pair the browser extension"},

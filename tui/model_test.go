@@ -793,3 +793,25 @@ func TestStartupShowsTheBrowserViewSeenBefore(t *testing.T) {
 		t.Fatalf("tabs from the workspace's view are missing:\n%s", s)
 	}
 }
+
+func TestTemperatureCommand(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/temperature 0.3")
+	h.key("enter")
+	if tp := ws.Temperature(); tp == nil || *tp != 0.3 {
+		t.Fatalf("temperature %v", tp)
+	}
+	mustContain(t, h.screen(), "temperature: 0.3")
+	h.typeText("/temperature 7")
+	h.key("enter")
+	mustContain(t, h.screen(), "out of range")
+	if *ws.Temperature() != 0.3 {
+		t.Fatal("an invalid temperature replaced the valid one")
+	}
+	h.typeText("/temperature default")
+	h.key("enter")
+	if ws.Temperature() != nil {
+		t.Fatal("default did not restore the provider's temperature")
+	}
+}

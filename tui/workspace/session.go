@@ -77,8 +77,12 @@ func (s *sessionWS) Models() []string             { return s.ws.Models() }
 func (s *sessionWS) SelectModel(id string) error  { return s.ws.SelectModel(id) }
 func (s *sessionWS) Effort() string               { return string(s.ws.Effort()) }
 func (s *sessionWS) SetEffort(level string) error { return s.ws.SetEffort(level) }
-func (s *sessionWS) Queue() []string              { return s.ws.Queue() }
-func (s *sessionWS) Busy() bool                   { return s.ws.Busy() }
+func (s *sessionWS) Temperature() *float64        { return s.ws.Temperature() }
+func (s *sessionWS) SetTemperature(t *float64) error {
+	return s.ws.SetTemperature(t)
+}
+func (s *sessionWS) Queue() []string { return s.ws.Queue() }
+func (s *sessionWS) Busy() bool      { return s.ws.Busy() }
 
 func (s *sessionWS) BrowserStatus() browser.Status { return s.ws.BrowserStatus() }
 

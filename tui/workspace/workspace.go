@@ -63,6 +63,10 @@ type Workspace interface {
 	// Effort and SetEffort read and set the reasoning effort.
 	Effort() string
 	SetEffort(level string) error
+	// Temperature and SetTemperature read and set the sampling
+	// temperature; nil is the provider's default.
+	Temperature() *float64
+	SetTemperature(t *float64) error
 
 	// BrowserStatus is the extension connection's latest state.
 	BrowserStatus() browser.Status
