@@ -297,6 +297,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 	first := !m.loaded
 	m.loaded = true
 	m.busy, m.mode, m.modes, m.model, m.effort = s.busy, s.mode, s.modes, s.model, s.effort
+	m.chat.SetEmptyHint(modelHint(m.model))
 	m.skills = s.skills
 	m.loadSnapshot(s.snap)
 	if first {
@@ -381,6 +382,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.mode = e.Mode
 		case workspace.KindModel:
 			m.model = e.Model
+			m.chat.SetEmptyHint(modelHint(m.model))
 		case workspace.KindTitle:
 			if e.Conversation == m.convID || m.convID == "" {
 				m.convID, m.title = e.Conversation, e.Text
@@ -528,4 +530,13 @@ func (m *Model) resolvePath(p string) string {
 		root = "."
 	}
 	return filepath.Join(root, p)
+}
+
+// modelHint is the empty conversation's suggestion for the current model:
+// offline/demo understands only a few commands, so it shows one to try.
+func modelHint(model string) string {
+	if model == "offline/demo" {
+		return "offline/demo is not an LLM: try “open demo.infer.localhost; read h1; screenshot” or “run ls”."
+	}
+	return ""
 }

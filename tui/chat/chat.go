@@ -37,6 +37,9 @@ type Model struct {
 	w, h    int
 	focused bool
 	title   string
+	// hint is an extra line for the empty conversation, e.g. what the
+	// offline model understands.
+	hint string
 
 	items  []*item
 	byMsg  map[string]*item
@@ -592,7 +595,7 @@ func (m *Model) View() string {
 		title += " · " + m.title
 	}
 	if len(m.items) == 0 && len(m.queue.buf) == 0 {
-		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th), m.footer())
+		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th, m.hint), m.footer())
 	}
 	return frame.BoxExact(m.th, title, m.focused, m.w, m.h, lines, m.footer())
 }
@@ -619,13 +622,20 @@ func (m *Model) footer() string {
 	return strings.Join(parts, " · ")
 }
 
-func emptyHint(th *theme.Theme) []string {
-	return []string{
+func emptyHint(th *theme.Theme, extra string) []string {
+	lines := []string{
 		"",
 		th.Faint.Render(" No messages yet. Type below and press enter."),
 		th.Faint.Render(" / lists commands and skills · ? shows every key."),
 	}
+	if extra != "" {
+		lines = append(lines, "", th.Faint.Render(" "+extra))
+	}
+	return lines
 }
+
+// SetEmptyHint sets an extra line shown while the conversation is empty.
+func (m *Model) SetEmptyHint(s string) { m.hint = s }
 
 // Frame is the spinner frame, so other spinners can turn in step.
 func (m *Model) Frame() int { return m.frame }
