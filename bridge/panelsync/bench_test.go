@@ -93,30 +93,34 @@ func BenchmarkChatEventFanout(b *testing.B) {
 	b.ReportAllocs()
 	b.ResetTimer()
 	start := time.Now()
-	r.ws.Send(fmt.Sprintf("stream %d", b.N), session.FromTerminal)
 	words, frames := 0, 0
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
-	for {
-		f, err := r.frames.Next(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
-		ce, ok := f.(wire.ChatEvent)
-		if !ok {
-			continue
-		}
-		frames++
-		var e struct {
-			Type  string `json:"type"`
-			Delta string `json:"delta"`
-		}
-		json.Unmarshal(ce.Event, &e)
-		if e.Type == "TEXT_MESSAGE_CONTENT" {
-			words += strings.Count(e.Delta, " ")
-		}
-		if e.Type == "RUN_FINISHED" || e.Type == "RUN_ERROR" {
-			break
+	// offline/demo streams at most demo.MaxStream words per turn, so a
+	// large b.N is several turns.
+	for left := b.N; left > 0; {
+		n := min(left, demo.MaxStream)
+		left -= n
+		r.ws.Send(fmt.Sprintf("stream %d", n), session.FromTerminal)
+		for done := false; !done; {
+			f, err := r.frames.Next(ctx)
+			if err != nil {
+				b.Fatal(err)
+			}
+			ce, ok := f.(wire.ChatEvent)
+			if !ok {
+				continue
+			}
+			frames++
+			var e struct {
+				Type  string `json:"type"`
+				Delta string `json:"delta"`
+			}
+			json.Unmarshal(ce.Event, &e)
+			if e.Type == "TEXT_MESSAGE_CONTENT" {
+				words += strings.Count(e.Delta, " ")
+			}
+			done = e.Type == "RUN_FINISHED" || e.Type == "RUN_ERROR"
 		}
 	}
 	elapsed := time.Since(start)
