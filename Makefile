@@ -21,7 +21,26 @@ FUZZ_TARGETS := \
 	./session/tools/bashguard:FuzzGuard
 FUZZTIME ?= 30s
 
-.PHONY: build test e2e bench demo fuzz lint
+# The soak (not in CI): at least this long, and at least this many browser
+# commands and agent turns, through the simulator with faults on. `make test`
+# runs the same test for 60 s.
+SOAK_DURATION ?= 5m
+SOAK_COMMANDS ?= 100000
+SOAK_TURNS ?= 1000
+
+# make bench: every benchmark, BENCH_COUNT runs each, into bench.txt
+# (benchstat's format), then the performance report's table (see
+# docs/performance.md). BENCH_TIME is the per-package benchmarks'
+# -benchtime; the end-to-end ones in ./perf do a fixed amount of work per
+# run. BenchmarkChatEventFanout gets a fixed count because offline/demo
+# streams at most 1,000,000 words, which a time-based -benchtime can ask
+# past on a fast machine.
+BENCH_COUNT ?= 6
+BENCH_TIME ?= 1s
+BENCH_FANOUT ?= 300000x
+BENCH_PKGS ?= $(shell $(GO) list ./... | grep -v -e '/perf' -e '/bridge/panelsync$$')
+
+.PHONY: build test e2e bench demo fuzz lint soak
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
@@ -34,7 +53,15 @@ e2e:
 	$(GO) test -race -run 'E2E' -count=1 ./...
 
 bench:
-	$(GO) test -run '^$$' -bench . -benchmem -count 6 ./... | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_TIME) $(BENCH_PKGS) | tee bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime $(BENCH_FANOUT) ./bridge/panelsync | tee -a bench.txt
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCH_COUNT) -benchtime 1x -timeout 30m ./perf/... | tee -a bench.txt
+	@echo
+	$(GO) run ./perf/report bench.txt
+
+soak:
+	INFER_SOAK_DURATION=$(SOAK_DURATION) INFER_SOAK_COMMANDS=$(SOAK_COMMANDS) INFER_SOAK_TURNS=$(SOAK_TURNS) \
+		$(GO) test -run '^TestSoak$$' -count=1 -v -timeout 3h ./cmd/infer/
 
 demo: build
 	./scripts/demo.sh

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// sample is bench.txt as make bench writes it, trimmed: three runs of the
+// bridge pair (one of them an outlier), the store pairs, sub-benchmarks,
+// custom units, a failed benchmark's lines, and noise between them.
+const sample = `goos: linux
+goarch: amd64
+pkg: github.com/infer-workspace/infer/bridge
+cpu: Intel(R) Xeon(R) Processor
+BenchmarkBridgeCommandRoundTrip-2                 	   15904	     40000 ns/op	  16.58 MB/s	    4610 B/op	      27 allocs/op
+BenchmarkBridgeCommandRoundTrip-2                 	   15904	     45000 ns/op	  16.58 MB/s	    4610 B/op	      27 allocs/op
+BenchmarkBridgeCommandRoundTrip-2                 	   15904	    900000 ns/op	  16.58 MB/s	    4610 B/op	      27 allocs/op
+BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
+BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
+BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
+PASS
+ok  	github.com/infer-workspace/infer/bridge	4.763s
+pkg: github.com/infer-workspace/infer/session/store
+BenchmarkStoreList-2             	       6	 300000000 ns/op	 179816167 cpu-ns/op	24218356 B/op	  150032 allocs/op
+BenchmarkStoreListBaseline-2     	       7	 100000000 ns/op	 142589857 cpu-ns/op	13976062 B/op	  100031 allocs/op
+BenchmarkChatEventFanout-2   	--- FAIL: BenchmarkChatEventFanout-2
+    bench_test.go:125: delivered 8 of 1228777 words
+BenchmarkChatRenderStreaming/10-2         	    1286	   1000000 ns/op	  258584 B/op	     963 allocs/op
+BenchmarkChatRenderStreaming/5000-2       	    1184	    900000 ns/op	  260732 B/op	     962 allocs/op
+BenchmarkToolLoop-2   	       1	1504160800 ns/op	   5567861 loop-mean-ns/call	   4625197 loop-ns/call	   1500000 overhead-ns/call	        55.86 peak-rss-MiB	     73541 rtt-ns/call
+--- SKIP: BenchmarkChromeCommandOverhead
+`
+
+func parsed(t *testing.T, text string) results {
+	t.Helper()
+	r, err := parse(strings.NewReader(text))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+func TestParseKeepsEveryRunAndDropsTheProcsSuffix(t *testing.T) {
+	r := parsed(t, sample)
+	if got := r.values["BenchmarkBridgeCommandRoundTrip"]["ns/op"]; len(got) != 3 || got[2] != 900000 {
+		t.Fatalf("runs of the round trip: %v", got)
+	}
+	if !r.has("BenchmarkChatRenderStreaming/5000") || !r.has("BenchmarkChatRenderStreaming/10") {
+		t.Fatalf("sub-benchmarks: %v", r.values)
+	}
+	if v, n, ok := r.median("BenchmarkToolLoop", "peak-rss-MiB"); !ok || n != 1 || v != 55.86 {
+		t.Fatalf("custom unit: %v %d %v", v, n, ok)
+	}
+	if r.has("BenchmarkChatEventFanout") {
+		t.Fatal("a failed benchmark's line was taken as a result")
+	}
+	if !r.skipped["BenchmarkChromeCommandOverhead"] {
+		t.Fatal("the skip line was not noted")
+	}
+}
+
+func TestMedianIgnoresAnOutlier(t *testing.T) {
+	r := parsed(t, sample)
+	v, n, ok := r.median("BenchmarkBridgeCommandRoundTrip", "ns/op")
+	if !ok || n != 3 || v != 45000 {
+		t.Fatalf("median %v of %d runs", v, n)
+	}
+	even := parsed(t, "BenchmarkX-4 1 10 ns/op\nBenchmarkX-4 1 30 ns/op\n")
+	if v, _, _ := even.median("BenchmarkX", "ns/op"); v != 20 {
+		t.Fatalf("median of two: %v", v)
+	}
+}
+
+func TestBaseName(t *testing.T) {
+	for in, want := range map[string]string{
+		"BenchmarkA-2":           "BenchmarkA",
+		"BenchmarkA/5000-16":     "BenchmarkA/5000",
+		"BenchmarkA":             "BenchmarkA",
+		"BenchmarkA/sub-case":    "BenchmarkA/sub-case",
+		"BenchmarkA/sub-case-12": "BenchmarkA/sub-case",
+	} {
+		if got := baseName(in); got != want {
+			t.Errorf("baseName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestParseRejectsAValueThatIsNotANumber(t *testing.T) {
+	_, err := parse(strings.NewReader("BenchmarkX-2 10 fast ns/op\n"))
+	if err == nil || !strings.Contains(err.Error(), "line 1") {
+		t.Fatalf("err = %v", err)
+	}
+}
+
+// rowOf finds the table line of a measure.
+func rowOf(t *testing.T, table, measure string) []string {
+	t.Helper()
+	for _, line := range strings.Split(table, "\n") {
+		if strings.HasPrefix(line, "| "+measure+" |") {
+			cells := strings.Split(strings.Trim(line, "|"), "|")
+			for i := range cells {
+				cells[i] = strings.TrimSpace(cells[i])
+			}
+			return cells
+		}
+	}
+	t.Fatalf("no row %q in\n%s", measure, table)
+	return nil
+}
+
+func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
+	var out bytes.Buffer
+	misses, err := write(&out, parsed(t, sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	table := out.String()
+
+	// 45 µs over 30 µs: 1.5×, exactly the limit.
+	if c := rowOf(t, table, "Bridge command round trip, 1 KiB read"); c[1] != "1.50×" || c[3] != "✓" || c[4] != "3" {
+		t.Errorf("round trip row: %q", c)
+	}
+	if c := rowOf(t, table, "Store list, 10,000 conversations"); c[1] != "3.00×" || c[3] != "✗" {
+		t.Errorf("store list row: %q", c)
+	}
+	if c := rowOf(t, table, "Chat render while streaming, 5,000 vs 10 messages"); c[1] != "0.90×" || c[3] != "✓" {
+		t.Errorf("render row: %q", c)
+	}
+	if c := rowOf(t, table, "Tool loop: cost per browser call above the bridge round trip"); c[1] != "1.5 ms" || c[3] != "✓" || !strings.Contains(c[5], "73.5 µs bare round trip") {
+		t.Errorf("tool loop row: %q", c)
+	}
+	if c := rowOf(t, table, "Tool loop: headless peak RSS"); c[1] != "55.9 MiB" || c[3] != "✗" {
+		t.Errorf("peak RSS row: %q", c)
+	}
+	if c := rowOf(t, table, "Chat event fan-out to the extension"); c[1] != "not measured" || c[3] != "–" {
+		t.Errorf("a failed benchmark's row: %q", c)
+	}
+	if c := rowOf(t, table, "Chromium command overhead vs direct chromedp"); c[1] != "skipped" || !strings.Contains(c[5], "skipped itself") {
+		t.Errorf("chrome row: %q", c)
+	}
+	if misses != 2 {
+		t.Errorf("misses = %d, want 2 (store list, peak RSS)", misses)
+	}
+	if strings.Count(table, "\n") != len(rows)+2 {
+		t.Errorf("the table should have a header, a rule and one line per row:\n%s", table)
+	}
+}
+
+func TestRunReportsAFileWithoutResults(t *testing.T) {
+	dir := t.TempDir()
+	empty := filepath.Join(dir, "bench.txt")
+	os.WriteFile(empty, []byte("PASS\nok  \tx\t0.1s\n"), 0o644)
+	var out, errOut bytes.Buffer
+	if code := run([]string{empty}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "no benchmark results") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if code := run([]string{filepath.Join(dir, "missing.txt")}, &out, &errOut); code != 1 || !strings.Contains(errOut.String(), "make bench") {
+		t.Fatalf("exit %d: %s", code, errOut.String())
+	}
+	if code := run(nil, &out, &errOut); code != 2 {
+		t.Fatalf("no arguments: exit %d", code)
+	}
+	full := filepath.Join(dir, "full.txt")
+	os.WriteFile(full, []byte(sample), 0o644)
+	out.Reset()
+	if code := run([]string{full}, &out, &errOut); code != 0 || !strings.Contains(out.String(), "2 of the targets missed") {
+		t.Fatalf("exit %d:\n%s", code, out.String())
+	}
+}
+
+func TestFormatting(t *testing.T) {
+	for ns, want := range map[float64]string{
+		512:       "512 ns",
+		73541:     "73.5 µs",
+		4625197:   "4.63 ms",
+		123456789: "123 ms",
+		1.5e9:     "1.5 s",
+	} {
+		if got := duration(ns); got != want {
+			t.Errorf("duration(%v) = %q, want %q", ns, got, want)
+		}
+	}
+	if got := group(1234567); got != "1,234,567" {
+		t.Errorf("group = %q", got)
+	}
+	if got := group(999); got != "999" {
+		t.Errorf("group = %q", got)
+	}
+}

@@ -1,0 +1,263 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// verdict is a row's outcome against its target.
+type verdict int
+
+const (
+	met      verdict = iota // ✓
+	missed                  // ✗
+	reported                // no target: the figure is reported
+	absent                  // the benchmark is not in bench.txt
+)
+
+func (v verdict) String() string {
+	switch v {
+	case met:
+		return "✓"
+	case missed:
+		return "✗"
+	case absent:
+		return "–"
+	}
+	return ""
+}
+
+// row is one line of the report: a measure, its target, and how to get
+// its value from the results.
+type row struct {
+	measure string
+	target  string
+	eval    func(results) outcome
+}
+
+// outcome is a row's evaluated value.
+type outcome struct {
+	value   string
+	detail  string
+	verdict verdict
+	runs    int
+}
+
+// missing is the outcome of a row whose benchmarks are not in bench.txt.
+func missing(names ...string) outcome {
+	return outcome{value: "not measured", detail: "no " + strings.Join(names, ", ") + " in bench.txt", verdict: absent}
+}
+
+// ratioRow compares benchmark a with its baseline b on unit: a's median
+// over b's, at most limit (or reported only when limit is 0).
+func ratioRow(measure, a, b, unit string, limit float64) row {
+	target := "report"
+	if limit > 0 {
+		target = fmt.Sprintf("≤ %s×", trimFloat(limit))
+	}
+	return row{measure: measure, target: target, eval: func(r results) outcome {
+		va, na, okA := r.median(a, unit)
+		vb, nb, okB := r.median(b, unit)
+		if !okA || !okB || vb == 0 {
+			return missing(a, b)
+		}
+		ratio := va / vb
+		o := outcome{
+			value:  fmt.Sprintf("%.2f×", ratio),
+			detail: fmt.Sprintf("%s %s vs %s %s", formatUnit(va, unit), short(a), formatUnit(vb, unit), short(b)),
+			runs:   min(na, nb),
+		}
+		o.verdict = judge(limit > 0, ratio <= limit)
+		return o
+	}}
+}
+
+func judge(hasTarget, ok bool) verdict {
+	switch {
+	case !hasTarget:
+		return reported
+	case ok:
+		return met
+	}
+	return missed
+}
+
+// rows is the report, in the order of the issues that set the targets.
+var rows = []row{
+	ratioRow("Bridge command round trip, 1 KiB read", "BenchmarkBridgeCommandRoundTrip", "BenchmarkWebSocketEchoBaseline", "ns/op", 1.5),
+	ratioRow("Bridge command round trip, 1 MiB screenshot", "BenchmarkBridgeCommandRoundTripScreenshot1MiB", "BenchmarkWebSocketEchoBaseline1MiB", "ns/op", 1.5),
+	ratioRow("Store list, 10,000 conversations", "BenchmarkStoreList", "BenchmarkStoreListBaseline", "ns/op", 2),
+	ratioRow("Store resume, 10,000 messages", "BenchmarkStoreResume", "BenchmarkStoreResumeBaseline", "ns/op", 2),
+	{measure: "Chat event fan-out to the extension", target: "≥ 50,000 events/s", eval: func(r results) outcome {
+		v, n, ok := r.median("BenchmarkChatEventFanout", "events/s")
+		if !ok {
+			return missing("BenchmarkChatEventFanout")
+		}
+		detail := ""
+		if f, _, ok := r.median("BenchmarkChatEventFanout", "frames/s"); ok {
+			detail = fmt.Sprintf("%s frames/s", group(f))
+		}
+		return outcome{value: group(v) + " events/s", detail: detail, verdict: judge(true, v >= 50_000), runs: n}
+	}},
+	ratioRow("Chat render while streaming, 5,000 vs 10 messages", "BenchmarkChatRenderStreaming/5000", "BenchmarkChatRenderStreaming/10", "ns/op", 1.5),
+	{measure: "Fake browser read of a 1 MB page", target: "report", eval: func(r results) outcome {
+		v, n, ok := r.median("BenchmarkFakeBrowserRead", "ns/op")
+		if !ok {
+			return missing("BenchmarkFakeBrowserRead")
+		}
+		detail := ""
+		if mbs, _, ok := r.median("BenchmarkFakeBrowserRead", "MB/s"); ok {
+			detail = fmt.Sprintf("%.0f MB/s", mbs)
+		}
+		return outcome{value: duration(v), detail: detail, verdict: reported, runs: n}
+	}},
+	{measure: "Chromium command overhead vs direct chromedp", target: "≤ 1.2×", eval: func(r results) outcome {
+		v, n, ok := r.median("BenchmarkChromeCommandOverhead", "overhead-ratio")
+		if !ok {
+			why := "did not run"
+			if r.skipped["BenchmarkChromeCommandOverhead"] {
+				why = "skipped itself"
+			}
+			return outcome{value: "skipped", detail: "BenchmarkChromeCommandOverhead " + why + " (it needs Chromium on PATH)", verdict: absent}
+		}
+		detail := ""
+		be, _, ok1 := r.median("BenchmarkChromeCommandOverhead", "ns/backend-read")
+		di, _, ok2 := r.median("BenchmarkChromeCommandOverhead", "ns/direct-read")
+		if ok1 && ok2 {
+			detail = fmt.Sprintf("%s backend vs %s direct", duration(be), duration(di))
+		}
+		return outcome{value: fmt.Sprintf("%.2f×", v), detail: detail, verdict: judge(true, v <= 1.2), runs: n}
+	}},
+	{measure: "Tool loop: cost per browser call above the bridge round trip", target: "≤ 2 ms", eval: func(r results) outcome {
+		over, n, ok := r.median("BenchmarkToolLoop", "overhead-ns/call")
+		if !ok {
+			return missing("BenchmarkToolLoop")
+		}
+		parts := details(r, "BenchmarkToolLoop", duration,
+			[2]string{"loop-ns/call", "per call"},
+			[2]string{"rtt-ns/call", "bare round trip"},
+			[2]string{"loop-first20-ns/call", "first 20 calls"},
+			[2]string{"loop-last20-ns/call", "last 20 calls"},
+			[2]string{"loop-mean-ns/call", "mean"},
+			[2]string{"cpu-ns/call", "headless CPU per call"},
+		)
+		return outcome{value: duration(over), detail: strings.Join(parts, ", "), verdict: judge(true, over <= 2e6), runs: n}
+	}},
+	{measure: "Tool loop: headless peak RSS", target: "< 25 MiB", eval: func(r results) outcome {
+		v, n, ok := r.median("BenchmarkToolLoop", "peak-rss-MiB")
+		if !ok {
+			return missing("BenchmarkToolLoop")
+		}
+		mb := func(v float64) string { return fmt.Sprintf("%.1f MiB", v) }
+		parts := details(r, "BenchmarkToolLoop", mb,
+			[2]string{"anon-rss-MiB", "anonymous at the last call"},
+			[2]string{"file-rss-MiB", "file-backed (the binary)"},
+			[2]string{"floor-rss-MiB", "`infer version` peak"},
+		)
+		return outcome{value: mb(v), detail: strings.Join(parts, ", "), verdict: judge(true, v < 25), runs: n}
+	}},
+	{measure: "Start-up: `infer serve` to its ready line vs hello-world", target: "report", eval: func(r results) outcome {
+		ratio, n, ok := r.median("BenchmarkStartup", "startup-ratio")
+		if !ok {
+			return missing("BenchmarkStartup")
+		}
+		detail := ""
+		s, _, ok1 := r.median("BenchmarkStartup", "serve-ns/start")
+		h, _, ok2 := r.median("BenchmarkStartup", "hello-ns/start")
+		if ok1 && ok2 {
+			detail = fmt.Sprintf("%s serve vs %s hello-world", duration(s), duration(h))
+		}
+		return outcome{value: fmt.Sprintf("%.1f×", ratio), detail: detail, verdict: reported, runs: n}
+	}},
+	{measure: "`infer serve` RSS with a 10,000-message conversation open", target: "report", eval: func(r results) outcome {
+		v, n, ok := r.median("BenchmarkServeRSS", "rss-MiB")
+		if !ok {
+			return missing("BenchmarkServeRSS")
+		}
+		var parts []string
+		if idle, _, ok := r.median("BenchmarkServeRSS", "idle-rss-MiB"); ok {
+			parts = append(parts, fmt.Sprintf("%.1f MiB before resuming", idle))
+		}
+		if peak, _, ok := r.median("BenchmarkServeRSS", "peak-rss-MiB"); ok {
+			parts = append(parts, fmt.Sprintf("%.1f MiB peak", peak))
+		}
+		return outcome{value: fmt.Sprintf("%.1f MiB", v), detail: strings.Join(parts, ", "), verdict: reported, runs: n}
+	}},
+}
+
+// write prints the report as a Markdown table and returns how many rows
+// missed their target.
+func write(w io.Writer, r results) (misses int, err error) {
+	var b strings.Builder
+	b.WriteString("| Measure | Result | Target | ✓/✗ | Runs | Medians |\n")
+	b.WriteString("| --- | --- | --- | --- | --- | --- |\n")
+	for _, row := range rows {
+		o := row.eval(r)
+		if o.verdict == missed {
+			misses++
+		}
+		runs := "–"
+		if o.runs > 0 {
+			runs = fmt.Sprint(o.runs)
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s | %s |\n", row.measure, o.value, row.target, o.verdict, runs, o.detail)
+	}
+	_, err = io.WriteString(w, b.String())
+	return misses, err
+}
+
+// details renders the medians of benchmark's units that bench.txt has,
+// each as "value label".
+func details(r results, benchmark string, format func(float64) string, units ...[2]string) []string {
+	var parts []string
+	for _, u := range units {
+		if v, _, ok := r.median(benchmark, u[0]); ok {
+			parts = append(parts, format(v)+" "+u[1])
+		}
+	}
+	return parts
+}
+
+// short is a benchmark's name without the Benchmark prefix.
+func short(name string) string { return strings.TrimPrefix(name, "Benchmark") }
+
+// formatUnit renders a value of unit for the detail column.
+func formatUnit(v float64, unit string) string {
+	if unit == "ns/op" {
+		return duration(v)
+	}
+	return fmt.Sprintf("%s %s", trimFloat(v), unit)
+}
+
+// duration renders nanoseconds with three significant digits.
+func duration(ns float64) string {
+	d := time.Duration(ns)
+	switch {
+	case d >= time.Second:
+		return fmt.Sprintf("%.3g s", d.Seconds())
+	case d >= time.Millisecond:
+		return fmt.Sprintf("%.3g ms", ns/1e6)
+	case d >= time.Microsecond:
+		return fmt.Sprintf("%.3g µs", ns/1e3)
+	}
+	return fmt.Sprintf("%.3g ns", ns)
+}
+
+// group renders a whole number with thousands separators.
+func group(v float64) string {
+	s := fmt.Sprintf("%.0f", v)
+	var out []byte
+	for i := range len(s) {
+		if i > 0 && (len(s)-i)%3 == 0 && s[i-1] != '-' {
+			out = append(out, ',')
+		}
+		out = append(out, s[i])
+	}
+	return string(out)
+}
+
+func trimFloat(v float64) string {
+	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.2f", v), "0"), ".")
+}
