@@ -456,10 +456,12 @@ func (w *Workspace) Mode() tools.Mode {
 // SetMode switches the agent mode. Unknown names are ignored and reported
 // false; either way the current mode is returned.
 func (w *Workspace) SetMode(name string) (tools.Mode, bool) {
-	return w.setMode(name)
+	return w.SetModeFrom(name, "")
 }
 
-func (w *Workspace) setMode(name string) (tools.Mode, bool) {
+// SetModeFrom is SetMode for a front end that answers its own request: the
+// KindMode event carries origin, so that front end can skip it.
+func (w *Workspace) SetModeFrom(name string, origin Origin) (tools.Mode, bool) {
 	m, ok := tools.ParseMode(name)
 	w.mu.Lock()
 	if ok {
@@ -468,7 +470,7 @@ func (w *Workspace) setMode(name string) (tools.Mode, bool) {
 	cur := w.mode
 	w.mu.Unlock()
 	if ok {
-		w.publish(Event{Kind: KindMode, Mode: cur})
+		w.publish(Event{Kind: KindMode, Mode: cur, Origin: origin})
 	}
 	return cur, ok
 }
@@ -497,7 +499,12 @@ func (w *Workspace) ModelsChanged() {
 
 // SelectModel switches the model for the next turn. An id the catalog
 // cannot resolve is refused with its error and the model stays as it was.
-func (w *Workspace) SelectModel(id string) error {
+func (w *Workspace) SelectModel(id string) error { return w.SelectModelFrom(id, "") }
+
+// SelectModelFrom is SelectModel for a front end that answers its own
+// request: the KindModel event carries origin, so that front end can skip
+// it.
+func (w *Workspace) SelectModelFrom(id string, origin Origin) error {
 	id = strings.TrimSpace(id)
 	if _, _, err := w.opts.Catalog.Resolve(id); err != nil {
 		return err
@@ -505,7 +512,7 @@ func (w *Workspace) SelectModel(id string) error {
 	w.mu.Lock()
 	w.model = id
 	w.mu.Unlock()
-	w.publish(Event{Kind: KindModel, Model: id})
+	w.publish(Event{Kind: KindModel, Model: id, Origin: origin})
 	return nil
 }
 

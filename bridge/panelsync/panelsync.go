@@ -32,7 +32,6 @@ type Sync struct {
 
 	mu       sync.Mutex
 	live     bridge.Sender
-	lastMode string
 	// open and openFor track, on the mirror goroutine, which messages the
 	// connection openFor has seen start.
 	open    map[string]bool
@@ -150,8 +149,14 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 			return snd.SendApprovalRequest(approvalFrame(p[0]))
 		}
 	case session.KindMode:
-		return s.sendMode(snd, string(ev.Mode))
+		if ev.Origin == session.FromPanel {
+			return nil // set_mode is answered directly
+		}
+		return snd.SendMode(string(ev.Mode))
 	case session.KindModel:
+		if ev.Origin == session.FromPanel {
+			return nil // select_model is answered directly
+		}
 		return snd.SendModels(s.w.Models(), s.w.Model())
 	case session.KindConversation:
 		if ev.Origin == session.FromPanel {
@@ -210,17 +215,6 @@ func (s *Sync) reopen(snd bridge.Sender, e events.Event) error {
 	return nil
 }
 
-func (s *Sync) sendMode(snd bridge.Sender, mode string) error {
-	s.mu.Lock()
-	dup := s.lastMode == mode && snd == s.live
-	s.lastMode = mode
-	s.mu.Unlock()
-	if dup {
-		return nil
-	}
-	return snd.SendMode(mode)
-}
-
 func approvalFrame(a session.Approval) wire.ApprovalRequest {
 	return wire.ApprovalRequest{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args}
 }
@@ -242,10 +236,9 @@ func snapshotFrame(snap session.Snapshot) wire.ConversationSnapshot {
 func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 	s.mu.Lock()
 	s.live = snd
-	s.lastMode = ""
 	s.inflight = map[string]bool{}
 	s.mu.Unlock()
-	if err := s.sendMode(snd, string(s.w.Mode())); err != nil {
+	if err := snd.SendMode(string(s.w.Mode())); err != nil {
 		return
 	}
 	for _, a := range s.w.PendingApprovals() {
@@ -400,7 +393,7 @@ func (s *Sync) ListModels(snd bridge.Sender) {
 // SelectModel switches the model if it can; the fresh models frame's
 // current says whether it took effect.
 func (s *Sync) SelectModel(snd bridge.Sender, model string) {
-	if err := s.w.SelectModel(model); err != nil {
+	if err := s.w.SelectModelFrom(model, session.FromPanel); err != nil {
 		s.log.Info("panel asked for an unusable model", "model", model, "err", err)
 	}
 	_ = snd.SendModels(s.w.Models(), s.w.Model())
@@ -408,10 +401,7 @@ func (s *Sync) SelectModel(snd bridge.Sender, model string) {
 
 // SetMode switches the mode; unknown modes are ignored but still answered.
 func (s *Sync) SetMode(snd bridge.Sender, mode string) {
-	cur, _ := s.w.SetMode(mode)
-	s.mu.Lock()
-	s.lastMode = string(cur)
-	s.mu.Unlock()
+	cur, _ := s.w.SetModeFrom(mode, session.FromPanel)
 	_ = snd.SendMode(string(cur))
 }
 

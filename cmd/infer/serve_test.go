@@ -373,3 +373,39 @@ func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
 		t.Fatal("the reconnected panel saw no text at all")
 	}
 }
+
+// TestServeModeChangesReachThePanelOnce: the panel's own set_mode is
+// answered once, and a change made in another front end is mirrored.
+func TestServeModeChangesReachThePanelOnce(t *testing.T) {
+	s := serveInProcess(t, "", "")
+	watch := s.client.Subscribe()
+	defer watch.Close()
+	if _, err := s.client.SetMode(s.ctx(), "plan"); err != nil {
+		t.Fatal(err)
+	}
+	s.app.ws.SetMode("auto") // the terminal's shift+tab
+	var modes []string
+	for len(modes) < 2 {
+		m, err := sim.WaitFor[wire.Mode](s.ctx(), watch, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		modes = append(modes, m.Mode)
+	}
+	if modes[0] != "plan" || modes[1] != "auto" {
+		t.Fatalf("mode frames %v, want [plan auto]", modes)
+	}
+	// Nothing else follows: no echo of the panel's own change.
+	s.client.ListHistory(s.ctx())
+	for {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		f, err := watch.Next(ctx)
+		cancel()
+		if err != nil {
+			break
+		}
+		if m, ok := f.(wire.Mode); ok {
+			t.Fatalf("an extra mode frame %+v", m)
+		}
+	}
+}
