@@ -30,8 +30,8 @@ type Sync struct {
 	log *slog.Logger
 	sub *session.Subscription
 
-	mu       sync.Mutex
-	live     bridge.Sender
+	mu   sync.Mutex
+	live bridge.Sender
 	// open and openFor track, on the mirror goroutine, which messages the
 	// connection openFor has seen start.
 	open    map[string]bool
