@@ -512,8 +512,80 @@ func compare(expected []Entry, received [][]byte) []Difference {
 		}
 	}
 	diffs := align(wantOther, gotOther)
-	diffs = append(diffs, align(wantChat, gotChat)...)
+	diffs = append(diffs, align(mergeEntryDeltas(wantChat), mergeDeltas(gotChat))...)
 	return diffs
+}
+
+// deltaKey identifies a chat event whose delta may be merged with the
+// next one's: infer coalesces the deltas of one message when the panel
+// reads slower than the model streams, so how the text is cut into frames
+// varies from run to run while the text itself does not.
+func deltaKey(frame []byte) (key, delta string, ev map[string]any, ok bool) {
+	var f struct {
+		Event map[string]any `json:"event"`
+	}
+	if json.Unmarshal(frame, &f) != nil || f.Event == nil {
+		return "", "", nil, false
+	}
+	typ, _ := f.Event["type"].(string)
+	d, hasDelta := f.Event["delta"].(string)
+	switch typ {
+	case "TEXT_MESSAGE_CONTENT", "REASONING_MESSAGE_CONTENT":
+		id, _ := f.Event["messageId"].(string)
+		return typ + "/" + id, d, f.Event, hasDelta
+	case "TOOL_CALL_ARGS":
+		id, _ := f.Event["toolCallId"].(string)
+		return typ + "/" + id, d, f.Event, hasDelta
+	}
+	return "", "", nil, false
+}
+
+// mergeDeltas joins consecutive deltas of the same message.
+func mergeDeltas(frames [][]byte) [][]byte {
+	out := make([][]byte, 0, len(frames))
+	lastKey := ""
+	var lastEv map[string]any
+	for _, f := range frames {
+		key, delta, ev, ok := deltaKey(f)
+		if ok && key == lastKey && len(out) > 0 {
+			lastEv["delta"] = lastEv["delta"].(string) + delta
+			out[len(out)-1] = chatFrame(lastEv)
+			continue
+		}
+		out = append(out, f)
+		lastKey, lastEv = "", nil
+		if ok {
+			lastKey, lastEv = key, ev
+		}
+	}
+	return out
+}
+
+// mergeEntryDeltas is mergeDeltas for recorded entries, keeping the line of
+// the first entry of each merged run for the report.
+func mergeEntryDeltas(entries []Entry) []Entry {
+	out := make([]Entry, 0, len(entries))
+	lastKey := ""
+	var lastEv map[string]any
+	for _, e := range entries {
+		key, delta, ev, ok := deltaKey(e.Frame)
+		if ok && key == lastKey && len(out) > 0 {
+			lastEv["delta"] = lastEv["delta"].(string) + delta
+			out[len(out)-1].Frame = chatFrame(lastEv)
+			continue
+		}
+		out = append(out, e)
+		lastKey, lastEv = "", nil
+		if ok {
+			lastKey, lastEv = key, ev
+		}
+	}
+	return out
+}
+
+func chatFrame(ev map[string]any) []byte {
+	b, _ := json.Marshal(map[string]any{"type": wire.TypeChatEvent, "event": ev})
+	return b
 }
 
 // align lines up one stream (longest common subsequence of the normalized
