@@ -45,6 +45,18 @@ func withStore(fn func(cmd *cobra.Command, st *store.Store, args []string) error
 	}
 }
 
+// withConversation is withStore for commands whose first argument names a
+// conversation (a full id or a unique prefix).
+func withConversation(fn func(cmd *cobra.Command, st *store.Store, id string, args []string) error) func(*cobra.Command, []string) error {
+	return withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
+		id, err := resolveConversation(st, args[0])
+		if err != nil {
+			return err
+		}
+		return fn(cmd, st, id, args[1:])
+	})
+}
+
 func newConvListCmd() *cobra.Command {
 	var asJSON bool
 	cmd := &cobra.Command{
@@ -97,11 +109,7 @@ func newConvShowCmd() *cobra.Command {
 		Use:   "show ID",
 		Short: "Print a conversation as Markdown",
 		Args:  usageArgs(cobra.ExactArgs(1)),
-		RunE: withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
-			id, err := resolveConversation(st, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withConversation(func(cmd *cobra.Command, st *store.Store, id string, args []string) error {
 			c, err := st.Load(id)
 			if err != nil {
 				return err
@@ -118,11 +126,7 @@ func newConvExportCmd() *cobra.Command {
 		Use:   "export ID",
 		Short: "Export a conversation as Markdown or JSON",
 		Args:  usageArgs(cobra.ExactArgs(1)),
-		RunE: withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
-			id, err := resolveConversation(st, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withConversation(func(cmd *cobra.Command, st *store.Store, id string, args []string) error {
 			c, err := st.Load(id)
 			if err != nil {
 				return err
@@ -159,12 +163,8 @@ func newConvRenameCmd() *cobra.Command {
 		Use:   "rename ID TITLE...",
 		Short: "Give a conversation your own title",
 		Args:  usageArgs(cobra.MinimumNArgs(2)),
-		RunE: withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
-			id, err := resolveConversation(st, args[0])
-			if err != nil {
-				return err
-			}
-			title := strings.TrimSpace(strings.Join(args[1:], " "))
+		RunE: withConversation(func(cmd *cobra.Command, st *store.Store, id string, args []string) error {
+			title := strings.TrimSpace(strings.Join(args, " "))
 			if title == "" {
 				return usageError{errors.New("the new title is empty")}
 			}
@@ -183,11 +183,7 @@ func newConvPinCmd() *cobra.Command {
 		Use:   "pin ID",
 		Short: "Pin a conversation to the top of lists (--off to unpin)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
-		RunE: withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
-			id, err := resolveConversation(st, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withConversation(func(cmd *cobra.Command, st *store.Store, id string, args []string) error {
 			if err := st.SetPinned(id, !off); err != nil {
 				return err
 			}
@@ -209,11 +205,7 @@ func newConvDeleteCmd() *cobra.Command {
 		Use:   "delete ID",
 		Short: "Delete a conversation (asks first unless --yes)",
 		Args:  usageArgs(cobra.ExactArgs(1)),
-		RunE: withStore(func(cmd *cobra.Command, st *store.Store, args []string) error {
-			id, err := resolveConversation(st, args[0])
-			if err != nil {
-				return err
-			}
+		RunE: withConversation(func(cmd *cobra.Command, st *store.Store, id string, args []string) error {
 			c, err := st.Load(id)
 			if err != nil {
 				return err

@@ -342,14 +342,7 @@ func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
 	s.stop()
 	<-s.done
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c2 := sim.NewClient(sim.ClientOptions{URL: s.app.srv.URL(), Token: s.app.browserUse.Extension.Token, Browser: &sim.Minimal{}})
-	frames := c2.Subscribe()
-	defer frames.Close()
-	done := make(chan struct{})
-	go func() { defer close(done); c2.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	_, frames := connect(t, s.app.srv.URL(), s.app.browserUse.Extension.Token)
 	started := map[string]bool{}
 	for {
 		f, err := sim.WaitFor[wire.ChatEvent](s.ctx(), frames, nil)

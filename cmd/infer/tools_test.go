@@ -142,14 +142,7 @@ func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
 	s.stop() // the extension goes away with the request open
 	<-s.done
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	c2 := sim.NewClient(sim.ClientOptions{URL: s.app.srv.URL(), Token: s.app.browserUse.Extension.Token, Browser: &sim.Minimal{}})
-	frames := c2.Subscribe()
-	defer frames.Close()
-	done := make(chan struct{})
-	go func() { defer close(done); c2.Run(ctx) }()
-	defer func() { cancel(); <-done }()
+	c2, frames := connect(t, s.app.srv.URL(), s.app.browserUse.Extension.Token)
 	again, err := sim.WaitFor[wire.ApprovalRequest](s.ctx(), frames, nil)
 	if err != nil || again.RequestID != first.RequestID || again.ToolName != "Bash" {
 		t.Fatalf("re-sent %+v %v (first %+v)", again, err, first)
