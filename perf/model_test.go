@@ -114,13 +114,13 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var answered time.Time
 	if results < m.calls {
-		streamToolCall(w, results)
+		answered = streamToolCall(w, results)
 	} else {
 		m.readMemory()
-		streamText(w, fmt.Sprintf("Read the page %d times.", m.calls))
+		answered = streamText(w, fmt.Sprintf("Read the page %d times.", m.calls))
 	}
-	answered := time.Now()
 	m.mu.Lock()
 	if !m.arrived[results].IsZero() {
 		m.problems = append(m.problems, fmt.Sprintf("the request with %d tool results came twice", results))
@@ -187,9 +187,9 @@ var usage = `{"id":"chatcmpl-perf","object":"chat.completion.chunk","created":1,
 
 // streamToolCall answers with one BrowserRead call of the whole page, its
 // arguments streamed in a chunk of their own as real servers do.
-func streamToolCall(w http.ResponseWriter, n int) {
+func streamToolCall(w http.ResponseWriter, n int) time.Time {
 	id := fmt.Sprintf("call_%04d", n)
-	writeSSE(w,
+	return writeSSE(w,
 		chunk(`[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"`+id+`","type":"function","function":{"name":"BrowserRead","arguments":""}}]},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{},"finish_reason":"tool_calls"}]`),
@@ -198,11 +198,11 @@ func streamToolCall(w http.ResponseWriter, n int) {
 }
 
 // streamText answers with text in two deltas.
-func streamText(w http.ResponseWriter, text string) {
+func streamText(w http.ResponseWriter, text string) time.Time {
 	half := len(text) / 2
 	first, _ := json.Marshal(text[:half])
 	second, _ := json.Marshal(text[half:])
-	writeSSE(w,
+	return writeSSE(w,
 		chunk(`[{"index":0,"delta":{"role":"assistant","content":`+string(first)+`},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{"content":`+string(second)+`},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`),
@@ -211,16 +211,24 @@ func streamText(w http.ResponseWriter, text string) {
 }
 
 // writeSSE writes each payload as one event, flushed as it goes, then the
-// [DONE] sentinel that ends an OpenAI stream.
-func writeSSE(w http.ResponseWriter, payloads ...string) {
+// [DONE] sentinel that ends an OpenAI stream. It returns the moment just
+// before the sentinel went out: the client may send its next request as
+// soon as it reads it, before this handler returns, so a clock read after
+// the write could come later than that request's arrival.
+func writeSSE(w http.ResponseWriter, payloads ...string) time.Time {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
+	var done time.Time
 	for _, p := range append(payloads, "[DONE]") {
+		if p == "[DONE]" {
+			done = time.Now()
+		}
 		io.WriteString(w, "data: "+p+"\n\n")
 		if f != nil {
 			f.Flush()
 		}
 	}
+	return done
 }
