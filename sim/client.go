@@ -536,6 +536,18 @@ func (c *Client) dropApprovalLocked(id string) {
 	c.approvals = slices.DeleteFunc(c.approvals, func(a wire.ApprovalRequest) bool { return a.RequestID == id })
 }
 
+// listening reports whether publish has anyone to give a frame to: a
+// waiting panel call, a subscription or OnFrame. Commands skip publish
+// otherwise, which saves boxing one per command.
+func (c *Client) listening() bool {
+	if c.opts.OnFrame != nil {
+		return true
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.waiters) > 0 || len(c.subs) > 0
+}
+
 func (c *Client) tapFrame(dir Direction, data []byte) {
 	if t := c.opts.Tap; t != nil {
 		t.Frame(dir, data)
