@@ -46,6 +46,10 @@ type conn struct {
 	writerDone chan struct{}
 
 	wmu sync.Mutex // held while a data frame is written
+	// writeBy is the write deadline writeText last set; wmu held.
+	writeBy time.Time
+	// scratch is writeDirect's buffer for encoding commands; wmu held.
+	scratch []byte
 	// queued counts frames handed to out (or about to be) that writeLoop
 	// has not written yet. A direct write happens only when it is zero,
 	// under wmu, so it never overtakes a frame queued before it: that
@@ -62,7 +66,7 @@ type conn struct {
 
 	mu      sync.Mutex
 	closing bool
-	pending map[string]chan wire.BrowserResult
+	pending map[string]*call
 	pingSeq uint64
 	pingAt  time.Time
 
@@ -80,7 +84,7 @@ func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
 		out:        make(chan []byte, s.opts.SendQueue),
 		done:       make(chan struct{}),
 		writerDone: make(chan struct{}),
-		pending:    make(map[string]chan wire.BrowserResult),
+		pending:    make(map[string]*call),
 	}
 	// The ack goes first in the queue, before the connection is published
 	// as live: a command sent the moment the status says "connected" must
@@ -322,6 +326,7 @@ func (c *conn) endWriting() {
 		case b := <-c.out:
 			c.wmu.Lock()
 			c.ws.SetWriteDeadline(by)
+			c.writeBy = by
 			err := c.ws.WriteMessage(websocket.TextMessage, b)
 			c.queued.Add(-1)
 			c.wmu.Unlock()
@@ -337,15 +342,30 @@ func (c *conn) endWriting() {
 
 // writeText writes one data frame; the caller holds wmu.
 func (c *conn) writeText(b []byte) error {
-	c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
+	c.extendWriteDeadline()
 	return c.ws.WriteMessage(websocket.TextMessage, b)
 }
 
-// writeDirect writes b from the calling goroutine if the connection is
-// idle: no frame being written and none waiting in out. It reports whether
-// it wrote (or tried to: err is the write's failure); when it did not, the
-// caller queues b as usual. Skipping the hand-off to writeLoop saves a
-// goroutine switch per command.
+// extendWriteDeadline keeps the socket's write deadline at least 7/8 of
+// WriteTimeout away, rather than setting a new one (a timer update in the
+// runtime) for every frame. The deadline close sets for a write in
+// progress is earlier than writeBy, so it stays. wmu held.
+func (c *conn) extendWriteDeadline() {
+	timeout := c.srv.opts.WriteTimeout
+	now := time.Now()
+	if c.writeBy.Sub(now) >= timeout-timeout/8 {
+		return
+	}
+	c.writeBy = now.Add(timeout)
+	c.ws.SetWriteDeadline(c.writeBy)
+}
+
+// writeDirect encodes and writes a command from the calling goroutine if
+// the connection is idle: no frame being written and none waiting in out.
+// It reports whether it wrote (or tried to: err is the write's failure);
+// when it did not, the caller queues the command as usual. Skipping the
+// hand-off to writeLoop saves a goroutine switch per command, and encoding
+// into the connection's scratch buffer saves an allocation.
 //
 // Frames stay in order because a direct write happens only when queued is
 // zero, and it is bounded by WriteTimeout like writeLoop's. It does not
@@ -354,7 +374,7 @@ func (c *conn) writeText(b []byte) error {
 // writes, the caller does not watch its context; a write only blocks when
 // the peer has stopped reading and the socket buffers are full, and such a
 // peer also stops answering pings, which closes the connection.
-func (c *conn) writeDirect(b []byte) (bool, error) {
+func (c *conn) writeDirect(cmd wire.BrowserCommand) (bool, error) {
 	if !c.wmu.TryLock() {
 		return false, nil
 	}
@@ -367,8 +387,17 @@ func (c *conn) writeDirect(b []byte) (bool, error) {
 		return false, nil // the queueing path reports the closed connection
 	default:
 	}
-	return true, c.writeText(b)
+	c.scratch = wire.AppendCommand(c.scratch[:0], cmd)
+	err := c.writeText(c.scratch)
+	if cap(c.scratch) > maxRetainedScratch {
+		c.scratch = nil
+	}
+	return true, err
 }
+
+// maxRetainedScratch is the largest command buffer a connection keeps (a
+// type command can carry a lot of text).
+const maxRetainedScratch = 64 << 10
 
 // writePing sends a ping carrying a sequence number, so its pong can be
 // matched to the time it left.
@@ -392,6 +421,12 @@ func (c *conn) writeClose() {
 // handle decodes and routes one text frame. A bad frame is logged and
 // dropped: one buggy message must not cost the person their connection.
 func (c *conn) handle(data []byte) {
+	if r, ok := wire.DecodeResult(data); ok {
+		// The usual frame, decoded in one pass (which takes no frame with
+		// unknown fields); deliver drops it if the connection is closing.
+		c.deliver(&r)
+		return
+	}
 	if c.isClosing() {
 		return
 	}
@@ -400,18 +435,24 @@ func (c *conn) handle(data []byte) {
 		c.log.Warn("bridge: dropped a malformed frame from the extension", "err", err, "bytes", len(data))
 		return
 	}
-	if c.log.Enabled(context.Background(), slog.LevelDebug) {
-		if extra := wire.UnknownFields(data); len(extra) > 0 {
-			c.log.Debug("bridge: ignored unknown fields of a frame", "type", f.FrameType(), "fields", extra)
-		}
-	}
+	c.logUnknownFields(data, f.FrameType())
 	switch f := f.(type) {
 	case wire.BrowserResult:
-		c.deliver(f)
+		c.deliver(&f)
 	case wire.Keepalive:
 	case wire.Unknown:
 		c.log.Debug("bridge: ignored a frame of unknown type", "type", f.Type)
 	default:
 		c.toPanel(f)
+	}
+}
+
+// logUnknownFields notes, at debug level, the fields of a frame of type
+// typ that this version does not know.
+func (c *conn) logUnknownFields(data []byte, typ string) {
+	if c.log.Enabled(context.Background(), slog.LevelDebug) {
+		if extra := wire.UnknownFields(data); len(extra) > 0 {
+			c.log.Debug("bridge: ignored unknown fields of a frame", "type", typ, "fields", extra)
+		}
 	}
 }

@@ -30,20 +30,21 @@ const resultGrace = 500 * time.Millisecond
 // grace) passes, and with ctx's error when ctx ends first. A failure the
 // extension reports is a *browser.CommandError. Safe for concurrent use.
 func (s *Server) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	if s.opts.OnCommand == nil {
+		return s.do(ctx, cmd)
+	}
 	started := time.Now()
 	res, err := s.do(ctx, cmd)
-	if s.opts.OnCommand != nil {
-		rec := browser.CommandRecord{
-			Action:  cmd.Action,
-			Target:  commandTarget(cmd),
-			Started: started,
-			Latency: time.Since(started),
-		}
-		if err != nil {
-			rec.Err = err.Error()
-		}
-		s.opts.OnCommand(rec)
+	rec := browser.CommandRecord{
+		Action:  cmd.Action,
+		Target:  commandTarget(cmd),
+		Started: started,
+		Latency: time.Since(started),
 	}
+	if err != nil {
+		rec.Err = err.Error()
+	}
+	s.opts.OnCommand(rec)
 	return res, err
 }
 
@@ -74,13 +75,15 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	timeoutMS := max(budget.Milliseconds(), 1)
 
 	id := newCommandID()
-	ch := make(chan wire.BrowserResult, 1)
-	if !c.addPending(id, ch) {
+	cl := getCall()
+	if !c.addPending(id, cl) {
+		putCall(cl)
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, browser.ErrNotConnected)
 	}
-	defer c.removePending(id)
+	answered := false
+	defer func() { c.endCall(id, cl, answered) }()
 
-	frame, err := wire.Encode(wire.BrowserCommand{
+	frame := wire.BrowserCommand{
 		ID:         id,
 		Action:     string(cmd.Action),
 		URL:        cmd.URL,
@@ -88,9 +91,6 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 		Text:       cmd.Text,
 		PressEnter: cmd.PressEnter,
 		TimeoutMS:  timeoutMS,
-	})
-	if err != nil {
-		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
 	}
 	var expired <-chan time.Time // nil, never ready, when ctx's deadline comes first
 	if needTimer {
@@ -107,7 +107,7 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	} else {
 		c.queued.Add(1)
 		select {
-		case c.out <- frame:
+		case c.out <- wire.MustEncode(frame):
 		case <-c.done:
 			c.queued.Add(-1)
 			return browser.Result{}, c.disconnected(cmd.Action)
@@ -121,13 +121,15 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	}
 
 	select {
-	case r := <-ch:
-		return toResult(cmd.Action, r)
+	case <-cl.ready:
+		answered = true
+		return toResult(cmd.Action, &cl.res)
 	case <-c.done:
 		// A result that arrived just before the close still counts.
 		select {
-		case r := <-ch:
-			return toResult(cmd.Action, r)
+		case <-cl.ready:
+			answered = true
+			return toResult(cmd.Action, &cl.res)
 		default:
 		}
 		return browser.Result{}, c.disconnected(cmd.Action)
@@ -136,6 +138,34 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	case <-expired:
 		return browser.Result{}, timedOut(cmd.Action, budget)
 	}
+}
+
+// call is a command waiting for its result. deliver fills in res and then
+// signals ready, exactly once per registration. Calls are pooled: a
+// command otherwise allocates a channel and its buffer every time.
+type call struct {
+	ready chan struct{} // buffered, so deliver never blocks
+	res   wire.BrowserResult
+}
+
+var calls = sync.Pool{New: func() any { return &call{ready: make(chan struct{}, 1)} }}
+
+func getCall() *call { return calls.Get().(*call) }
+
+func putCall(cl *call) {
+	cl.res = wire.BrowserResult{} // let the result's strings go
+	calls.Put(cl)
+}
+
+// endCall unregisters a call and returns it to the pool. A call that
+// stopped waiting (timeout, cancellation, closed connection) may already
+// have been taken by deliver, whose signal then comes at once: it is
+// waited for, so the next user of the call does not see it.
+func (c *conn) endCall(id string, cl *call, answered bool) {
+	if !answered && !c.removePending(id) {
+		<-cl.ready
+	}
+	putCall(cl)
 }
 
 // timers holds stopped command timers for reuse: a timer per command is
@@ -200,37 +230,47 @@ func timedOut(action browser.Action, budget time.Duration) error {
 }
 
 // addPending registers a command id; false if the connection is closing.
-func (c *conn) addPending(id string, ch chan wire.BrowserResult) bool {
+func (c *conn) addPending(id string, cl *call) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if c.closing {
 		return false
 	}
-	c.pending[id] = ch
+	c.pending[id] = cl
 	return true
 }
 
-func (c *conn) removePending(id string) {
+// removePending unregisters a command id, reporting whether it was still
+// registered (no result taken for it).
+func (c *conn) removePending(id string) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	delete(c.pending, id)
+	_, ok := c.pending[id]
+	if ok {
+		delete(c.pending, id)
+	}
+	return ok
 }
 
 // deliver hands a result to the call waiting for it. Results nobody waits
 // for (duplicates, late ones after a timeout, made-up ids) are dropped:
-// exactly one outcome per call.
-func (c *conn) deliver(r wire.BrowserResult) {
+// exactly one outcome per call. So is everything once the connection is
+// closing.
+func (c *conn) deliver(r *wire.BrowserResult) {
 	c.mu.Lock()
-	ch, ok := c.pending[r.ID]
-	if ok {
+	cl, ok := c.pending[r.ID]
+	if ok && !c.closing {
 		delete(c.pending, r.ID)
+	} else {
+		ok = false
 	}
 	c.mu.Unlock()
 	if !ok {
 		c.log.Debug("bridge: ignored a browser_result nobody waits for (duplicate, late or unknown id)", "id", r.ID)
 		return
 	}
-	ch <- r // buffered, and this is its only send
+	cl.res = *r
+	cl.ready <- struct{}{} // buffered, and this is its only send
 }
 
 func knownAction(a browser.Action) bool {
@@ -243,7 +283,7 @@ func knownAction(a browser.Action) bool {
 
 // toResult converts a wire result, applying the contract's meaning of each
 // field for the action.
-func toResult(action browser.Action, r wire.BrowserResult) (browser.Result, error) {
+func toResult(action browser.Action, r *wire.BrowserResult) (browser.Result, error) {
 	if r.Error != "" {
 		return browser.Result{}, &browser.CommandError{Action: action, Message: r.Error}
 	}

@@ -110,7 +110,11 @@ func decodeCommandFast(data []byte) (BrowserCommand, bool) {
 		case "id":
 			ok = s.strInto(&c.ID)
 		case "action":
-			ok = s.strInto(&c.Action)
+			if a, known := s.knownAction(); known {
+				c.Action = a
+			} else {
+				ok = s.strInto(&c.Action)
+			}
 		case "url":
 			ok = s.strInto(&c.URL)
 		case "selector":
@@ -128,6 +132,38 @@ func decodeCommandFast(data []byte) (BrowserCommand, bool) {
 			return c, false
 		}
 	}
+}
+
+// knownAction reads a string value that is one of the actions, written
+// without escapes, and returns the constant: no copy for the usual case.
+// Anything else is left unread for str.
+func (s *scanner) knownAction() (string, bool) {
+	if s.peek() != '"' {
+		return "", false
+	}
+	end := s.stringEnd()
+	if end < 0 {
+		return "", false
+	}
+	var a string
+	switch string(s.data[s.i+1 : end]) {
+	case ActionNavigate:
+		a = ActionNavigate
+	case ActionClick:
+		a = ActionClick
+	case ActionType:
+		a = ActionType
+	case ActionRead:
+		a = ActionRead
+	case ActionScreenshot:
+		a = ActionScreenshot
+	case ActionTabs:
+		a = ActionTabs
+	default:
+		return "", false
+	}
+	s.i = end + 1
+	return a, true
 }
 
 // scanner walks one JSON text; every method reports false rather than
@@ -482,7 +518,10 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 
 // encodeCommand renders c exactly as Encode's generic path would.
 func encodeCommand(c BrowserCommand) []byte {
-	out := make([]byte, 0, 64+len(c.ID)+len(c.Action)+len(c.URL)+len(c.Selector)+len(c.Text))
+	return appendCommand(make([]byte, 0, 64+len(c.ID)+len(c.Action)+len(c.URL)+len(c.Selector)+len(c.Text)), c)
+}
+
+func appendCommand(out []byte, c BrowserCommand) []byte {
 	out = append(out, `{"type":"browser_command","id":`...)
 	out = appendString(out, c.ID)
 	out = append(out, `,"action":`...)
@@ -517,7 +556,10 @@ func encodeResult(r BrowserResult) ([]byte, error) {
 	if r.Content != nil {
 		size += len(*r.Content)
 	}
-	out := make([]byte, 0, size)
+	return appendResult(make([]byte, 0, size), r)
+}
+
+func appendResult(out []byte, r BrowserResult) ([]byte, error) {
 	out = append(out, resultPrefix...)
 	out = append(out, `,"id":`...)
 	out = appendString(out, r.ID)
@@ -533,8 +575,15 @@ func encodeResult(r BrowserResult) ([]byte, error) {
 	}
 	out = append(out, `,"events":`...)
 	var err error
-	if out, err = appendJSON(out, r.Events); err != nil {
-		return nil, fmt.Errorf("encode %s: %w", TypeBrowserResult, err)
+	switch {
+	case r.Events == nil: // as encoding/json writes a nil slice
+		out = append(out, "null"...)
+	case len(r.Events) == 0:
+		out = append(out, "[]"...)
+	default:
+		if out, err = appendJSON(out, r.Events); err != nil {
+			return nil, fmt.Errorf("encode %s: %w", TypeBrowserResult, err)
+		}
 	}
 	out = append(out, `,"error":`...)
 	out = appendString(out, r.Error)

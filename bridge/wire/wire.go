@@ -532,6 +532,31 @@ func encodeGeneric(f Frame) ([]byte, error) {
 	return out, nil
 }
 
+// AppendResult appends r to dst exactly as Encode(r) renders it, so that
+// a sender of many results can reuse one buffer. On error dst's contents
+// are unspecified and the result is nil.
+func AppendResult(dst []byte, r BrowserResult) ([]byte, error) {
+	return appendResult(dst, r)
+}
+
+// AppendCommand appends c to dst exactly as Encode(c) renders it.
+func AppendCommand(dst []byte, c BrowserCommand) []byte {
+	return appendCommand(dst, c)
+}
+
+// DecodeResult decodes data exactly as Decode would when it is a
+// browser_result of the usual shape (the one-pass path of fast.go), without
+// boxing it in a Frame. ok is false for anything else, including unusual
+// or malformed results: hand those to Decode.
+func DecodeResult(data []byte) (r BrowserResult, ok bool) {
+	return decodeResultFast(bytes.TrimSpace(data))
+}
+
+// DecodeCommand is DecodeResult for browser_command.
+func DecodeCommand(data []byte) (c BrowserCommand, ok bool) {
+	return decodeCommandFast(bytes.TrimSpace(data))
+}
+
 // MustEncode is Encode for frames that cannot fail to encode (all of ours
 // except ChatEvent with invalid raw JSON); it panics on error.
 func MustEncode(f Frame) []byte {
