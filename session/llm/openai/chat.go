@@ -26,64 +26,6 @@ import (
 // Completions cannot carry in a tool message.
 const toolImagesNote = "Images returned by the tool calls above:"
 
-// chatMessages converts the conversation to Chat Completions messages.
-// Tool messages are text-only in this protocol, so the images tools returned
-// follow the run of tool messages as one user message of image parts: tool
-// messages must directly follow the assistant message that called them.
-func chatMessages(req llm.Request, f Flavor) []sdk.ChatCompletionMessageParamUnion {
-	var out []sdk.ChatCompletionMessageParamUnion
-	if req.System != "" {
-		out = append(out, sdk.SystemMessage(req.System))
-	}
-	var pending []llm.Image
-	flush := func() {
-		if len(pending) == 0 {
-			return
-		}
-		parts := []sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart(toolImagesNote)}
-		for _, img := range pending {
-			parts = append(parts, imagePart(img))
-		}
-		out = append(out, sdk.UserMessage(parts))
-		pending = nil
-	}
-	for _, m := range req.Messages {
-		if m.Role != llm.RoleTool {
-			flush()
-		}
-		switch m.Role {
-		case llm.RoleSystem:
-			out = append(out, sdk.SystemMessage(m.Content))
-		case llm.RoleUser:
-			if len(m.Images) == 0 {
-				out = append(out, sdk.UserMessage(m.Content))
-				continue
-			}
-			var parts []sdk.ChatCompletionContentPartUnionParam
-			if m.Content != "" {
-				parts = append(parts, sdk.TextContentPart(m.Content))
-			}
-			for _, img := range m.Images {
-				parts = append(parts, imagePart(img))
-			}
-			out = append(out, sdk.UserMessage(parts))
-		case llm.RoleAssistant:
-			if a, ok := assistantMessage(m, f); ok {
-				out = append(out, a)
-			}
-		case llm.RoleTool:
-			content := m.Content
-			if content == "" {
-				content = "(no output)"
-			}
-			out = append(out, sdk.ToolMessage(content, m.ToolCallID))
-			pending = append(pending, m.Images...)
-		}
-	}
-	flush()
-	return out
-}
-
 func assistantMessage(m llm.Message, f Flavor) (sdk.ChatCompletionMessageParamUnion, bool) {
 	if m.Content == "" && len(m.ToolCalls) == 0 {
 		return sdk.ChatCompletionMessageParamUnion{}, false // an interrupted turn that said nothing
@@ -154,34 +96,43 @@ func chatTools(tools []llm.Tool) ([]sdk.ChatCompletionToolUnionParam, error) {
 }
 
 // chatOnce sends one Chat Completions request and streams its answer.
-func (p *Provider) chatOnce(ctx context.Context, req llm.Request, msgs []sdk.ChatCompletionMessageParamUnion,
-	tools []sdk.ChatCompletionToolUnionParam, adj call.Adjust, emit func(llm.Delta)) (call.Result, error) {
-	params := sdk.ChatCompletionNewParams{Model: req.Model, Messages: msgs, Tools: tools}
+func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody, adj call.Adjust, emit func(llm.Delta)) (call.Result, error) {
+	var o chatOptions
 	var sent call.Sent
 	if effort := adjustedEffort(EffortValue(p.cfg.Flavor, req.Model, req.Effort), adj); effort != "" {
-		params.ReasoningEffort = shared.ReasoningEffort(effort)
+		o.effort = effort
 		sent.Effort = effort
 	}
 	if t := TemperatureValue(p.cfg.Flavor, req.Model, req.Temperature); t != nil && !adj.DropTemperature {
-		params.Temperature = sdk.Float(*t)
+		o.temperature = t
 		sent.Temperature = true
 	}
 	// Every server we know accepts stream_options; one that rejects it is
 	// retried without (the usage figures are then simply missing).
 	if !adj.DropStreamOptions {
-		params.StreamOptions.IncludeUsage = sdk.Bool(true)
+		o.streamOptions = true
 		sent.StreamOptions = true
 	}
 
 	var done doneWatch
-	stream := p.chat.NewStreaming(ctx, params, option.WithMiddleware(done.middleware))
+	// The SDK sends the request, with the body encoded here (see
+	// chatEncoder) in place of its encoding of empty params, and its event
+	// stream reads the response's events, end marker and error events.
+	// The stream NewStreaming returns is left unread: the same response is
+	// read by a stream that decodes each chunk as a chatChunk.
+	var raw *http.Response
+	sdkStream := p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{},
+		option.WithResponseInto(&raw), option.WithMiddleware(sendBody(body.encode(o)), done.middleware))
+	defer sdkStream.Close()
+	stream := ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), sdkStream.Err())
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return call.Result{Sent: sent}, err
 	}
 	acc := chatAccumulator{emit: emit, byIndex: map[int64]int{}}
 	for stream.Next() {
-		acc.add(stream.Current())
+		ch := stream.Current()
+		acc.add(&ch)
 	}
 	res := call.Result{Completion: acc.completion(), Sent: sent, Emitted: acc.emitted}
 	if err := stream.Err(); err != nil {
@@ -194,6 +145,23 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, msgs []sdk.Cha
 		return res, &call.StreamError{Reason: "the stream ended before the model finished"}
 	}
 	return res, nil
+}
+
+// sendBody is a middleware that sends body as the request's body. It
+// replaces the SDK's body rather than handing body to the SDK, which
+// copies a body given to it once more to set its "stream" flag on it:
+// body is a whole conversation, and has the flag already.
+func sendBody(body []byte) option.Middleware {
+	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
+		if req.Body != nil {
+			req.Body.Close()
+		}
+		req.Body = io.NopCloser(bytes.NewReader(body))
+		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
+		req.ContentLength = int64(len(body))
+		req.Header.Set("Content-Type", "application/json")
+		return next(req)
+	}
 }
 
 // doneWatch notices the "data: [DONE]" line that ends a Chat Completions
@@ -299,87 +267,65 @@ func (a *chatAccumulator) send(d llm.Delta) {
 	a.emit(d)
 }
 
-func (a *chatAccumulator) add(ch sdk.ChatCompletionChunk) {
-	if ch.JSON.Usage.Valid() {
-		a.usage = llm.Usage{
-			InputTokens:     int(ch.Usage.PromptTokens),
-			OutputTokens:    int(ch.Usage.CompletionTokens),
-			ReasoningTokens: int(ch.Usage.CompletionTokensDetails.ReasoningTokens),
-		}
+func (a *chatAccumulator) add(ch *chatChunk) {
+	if ch.usage != nil {
+		a.usage = *ch.usage
 	}
-	for _, c := range ch.Choices {
-		if c.Index != 0 {
+	for i := range ch.choices {
+		c := &ch.choices[i]
+		if c.index != 0 {
 			continue // we never ask for n > 1
 		}
-		d := c.Delta
-		if r := reasoningText(d); r != "" {
-			a.reasoning.WriteString(r)
-			a.send(llm.Delta{Kind: llm.ReasoningDelta, Text: r})
+		if c.reasoning != "" {
+			a.reasoning.WriteString(c.reasoning)
+			a.send(llm.Delta{Kind: llm.ReasoningDelta, Text: c.reasoning})
 		}
-		for _, s := range []string{d.Content, d.Refusal} {
+		for _, s := range []string{c.content, c.refusal} {
 			if s != "" {
 				a.text.WriteString(s)
 				a.send(llm.Delta{Kind: llm.TextDelta, Text: s})
 			}
 		}
-		for _, tc := range d.ToolCalls {
-			a.toolFragment(tc)
+		for j := range c.toolCalls {
+			a.toolFragment(&c.toolCalls[j])
 		}
-		if c.FinishReason != "" {
-			a.finish = c.FinishReason
+		if c.finishReason != "" {
+			a.finish = c.finishReason
 			a.finished = true
 		}
 	}
 }
 
-// reasoningText reads the reasoning a compatible server put in the delta:
-// reasoning_content (DeepSeek, vLLM, llama.cpp, LM Studio) or reasoning
-// (Ollama, OpenRouter). Neither is in the SDK's typed struct.
-func reasoningText(d sdk.ChatCompletionChunkChoiceDelta) string {
-	for _, key := range []string{"reasoning_content", "reasoning"} {
-		f, ok := d.JSON.ExtraFields[key]
-		if !ok {
-			continue
-		}
-		var s string
-		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
-			return s
-		}
-	}
-	return ""
-}
-
 // toolFragment adds one piece of a streamed tool call. Fragments are
 // matched by the server's index; servers that omit the index (or reuse one
 // for a call with a new id) still get their calls kept apart.
-func (a *chatAccumulator) toolFragment(tc sdk.ChatCompletionChunkChoiceDeltaToolCall) {
-	hasIndex := tc.JSON.Index.Valid()
+func (a *chatAccumulator) toolFragment(tc *chunkToolCall) {
 	pos, known := -1, false
-	if hasIndex {
-		pos, known = a.byIndex[tc.Index]
+	if tc.hasIndex {
+		pos, known = a.byIndex[tc.index]
 	}
 	switch {
-	case known && tc.ID != "" && a.calls[pos].id != "" && tc.ID != a.calls[pos].id:
+	case known && tc.id != "" && a.calls[pos].id != "" && tc.id != a.calls[pos].id:
 		known = false
-	case !known && !hasIndex && tc.ID == "" && len(a.calls) > 0:
+	case !known && !tc.hasIndex && tc.id == "" && len(a.calls) > 0:
 		pos, known = len(a.calls)-1, true
 	}
 	if !known {
 		pos = len(a.calls)
 		a.calls = append(a.calls, &pendingCall{})
-		if hasIndex {
-			a.byIndex[tc.Index] = pos
+		if tc.hasIndex {
+			a.byIndex[tc.index] = pos
 		}
 	}
 	c := a.calls[pos]
-	frag := llm.ToolCallFragment{Index: pos, Arguments: tc.Function.Arguments}
-	if tc.ID != "" && c.id == "" {
-		c.id, frag.ID = tc.ID, tc.ID
+	frag := llm.ToolCallFragment{Index: pos, Arguments: tc.arguments}
+	if tc.id != "" && c.id == "" {
+		c.id, frag.ID = tc.id, tc.id
 	}
-	if tc.Function.Name != "" && c.name == "" {
-		c.name, frag.Name = tc.Function.Name, tc.Function.Name
+	if tc.name != "" && c.name == "" {
+		c.name, frag.Name = tc.name, tc.name
 	}
-	c.args.WriteString(tc.Function.Arguments)
+	c.args.WriteString(tc.arguments)
 	a.send(llm.Delta{Kind: llm.ToolCallDelta, ToolCall: frag})
 }
 

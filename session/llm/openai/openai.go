@@ -78,6 +78,7 @@ type Config struct {
 // concurrent use.
 type Provider struct {
 	cfg       Config
+	enc       *chatEncoder
 	chat      sdk.ChatCompletionService
 	responses responses.ResponseService
 	models    sdk.ModelService
@@ -96,6 +97,7 @@ func New(cfg Config) *Provider {
 	opts := clientOptions(cfg)
 	return &Provider{
 		cfg:       cfg,
+		enc:       newChatEncoder(cfg.Flavor),
 		chat:      sdk.NewChatCompletionService(opts...),
 		responses: responses.NewResponseService(opts...),
 		models:    sdk.NewModelService(opts...),
@@ -159,13 +161,12 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 			return p.responsesOnce(ctx, req, input, tools, adj, emit)
 		})
 	}
-	msgs := chatMessages(req, p.cfg.Flavor)
-	tools, err := chatTools(req.Tools)
+	body, err := p.enc.prepare(req)
 	if err != nil {
 		return llm.Completion{}, p.badRequest(req.Model, err)
 	}
 	return p.cfg.Policy.Run(ctx, t, func(ctx context.Context, adj call.Adjust) (call.Result, error) {
-		return p.chatOnce(ctx, req, msgs, tools, adj, emit)
+		return p.chatOnce(ctx, req, &body, adj, emit)
 	})
 }
 
