@@ -851,6 +851,7 @@ func (w *Workspace) turn(ctx context.Context, item queued) bool {
 		Emit:             emit,
 		Record:           rec.llmMessage,
 		RecordToolResult: rec.toolResult,
+		RecordTool:       rec.toolMessage,
 		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
 			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
 			w.publish(Event{Kind: KindToolDone, Conversation: conv.id, Tool: &ToolDone{CallID: call.ID, Name: call.Name, OK: o.Success, Duration: o.Duration, Artifacts: o.Artifacts}})
@@ -973,6 +974,21 @@ func (r recorder) save(m store.Message, l llm.Message) error {
 	if first {
 		r.w.setTitle(r.conv, store.PreviewTitle(m.Content))
 	}
+	return nil
+}
+
+// toolMessage saves a tool message the agent produced together with its
+// call's outcome, in one append, and mirrors both in memory.
+func (r recorder) toolMessage(m llm.Message, ok bool) error {
+	sm := fromLLM(m)
+	if err := r.w.opts.Store.AppendToolResult(r.conv.id, sm, ok); err != nil {
+		return err
+	}
+	r.w.mu.Lock()
+	r.conv.messages = append(r.conv.messages, sm)
+	r.conv.history = append(r.conv.history, m)
+	r.conv.toolResults[m.ToolCallID] = ok
+	r.w.mu.Unlock()
 	return nil
 }
 

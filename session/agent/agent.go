@@ -67,6 +67,11 @@ type Hooks struct {
 	// RecordToolResult, when set, keeps the execution record of a tool call
 	// (succeeded or not) that conversation snapshots carry as tool_results.
 	RecordToolResult func(toolCallID string, ok bool) error
+	// RecordTool, when set, receives each tool message together with
+	// whether its call succeeded, so both are saved in one step (one
+	// append, one fsync); Record and RecordToolResult are then not called
+	// for tool messages. An error ends the turn as Failed, as for Record.
+	RecordTool func(m llm.Message, ok bool) error
 	// Exec runs one tool call, including any permission check and approval.
 	// It must return promptly once ctx is cancelled.
 	Exec func(ctx context.Context, call llm.ToolCall) ToolResult
@@ -299,6 +304,14 @@ func (t *turn) record(m llm.Message) error {
 
 func (t *turn) recordTool(m llm.Message, ok bool) error {
 	m.Content = strings.ToValidUTF8(m.Content, "\uFFFD")
+	if t.hooks.RecordTool != nil {
+		if err := t.hooks.RecordTool(m, ok); err != nil {
+			return fmt.Errorf("saving the conversation: %w", err)
+		}
+		t.history = append(t.history, m)
+		t.added = append(t.added, m)
+		return nil
+	}
 	if err := t.record(m); err != nil {
 		return err
 	}

@@ -331,3 +331,72 @@ func TestEveryEventValidates(t *testing.T) {
 		}
 	}
 }
+
+func TestRecordToolSavesEachToolMessageWithItsOutcome(t *testing.T) {
+	type saved struct {
+		msg llm.Message
+		ok  bool
+	}
+	run := func(failTool bool) (Outcome, *recorder, []saved, []llm.Message) {
+		m := demo.Model{}
+		r := &recorder{}
+		var tools []saved
+		h := r.hooks(func(ctx context.Context, c llm.ToolCall) ToolResult {
+			return ToolResult{Content: "bad \xff byte from " + c.Name, OK: c.Name == "BrowserNavigate"}
+		})
+		h.RecordToolResult = func(string, bool) error { panic("RecordToolResult called although RecordTool is set") }
+		h.RecordTool = func(msg llm.Message, ok bool) error {
+			if failTool {
+				return errors.New("disk full")
+			}
+			tools = append(tools, saved{msg, ok})
+			return nil
+		}
+		p := &recordingProvider{Provider: &m}
+		cfg := Config{Provider: p, Request: llm.Request{Tools: []llm.Tool{{Name: "BrowserNavigate"}}}}
+		out := Run(context.Background(), cfg, userHistory("open example.com; tabs"), h)
+		return out, r, tools, p.last
+	}
+
+	out, r, tools, lastSent := run(false)
+	if out.Status != Finished {
+		t.Fatalf("status %v %v", out.Status, out.Err)
+	}
+	for _, m := range r.msgs {
+		if m.Role == llm.RoleTool {
+			t.Fatalf("a tool message went to Record: %+v", m)
+		}
+	}
+	if len(tools) != 2 || !tools[0].ok || tools[1].ok || tools[0].msg.Role != llm.RoleTool ||
+		tools[0].msg.ToolCallID != r.msgs[0].ToolCalls[0].ID || tools[1].msg.ToolCallID != r.msgs[0].ToolCalls[1].ID {
+		t.Fatalf("RecordTool got %+v after %+v", tools, r.msgs)
+	}
+	if tools[0].msg.Content != "bad \uFFFD byte from BrowserNavigate" {
+		t.Fatalf("content not made valid UTF-8: %q", tools[0].msg.Content)
+	}
+	// The tool messages are in the history the model gets next, and in
+	// what the turn reports as added.
+	if n := len(lastSent); n != 4 || lastSent[2].Content != tools[0].msg.Content || lastSent[3].ToolCallID != tools[1].msg.ToolCallID {
+		t.Fatalf("next request's history %+v", lastSent)
+	}
+	if len(out.Added) != 4 || out.Added[1].Role != llm.RoleTool || out.Added[2].Role != llm.RoleTool {
+		t.Fatalf("added %+v", out.Added)
+	}
+
+	out, r, _, _ = run(true)
+	if out.Status != Failed || !strings.Contains(out.Err.Error(), "saving the conversation: disk full") {
+		t.Fatalf("status %v err %v", out.Status, out.Err)
+	}
+	assertBracketed(t, r)
+}
+
+// recordingProvider remembers the history of the last request it passed on.
+type recordingProvider struct {
+	llm.Provider
+	last []llm.Message
+}
+
+func (p *recordingProvider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	p.last = append([]llm.Message(nil), req.Messages...)
+	return p.Provider.Stream(ctx, req, emit)
+}

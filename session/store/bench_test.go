@@ -145,3 +145,25 @@ func BenchmarkStoreResumeBaseline(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStoreToolCall saves what one tool call of an agent loop saves,
+// fsync included: the assistant message that asks for the call, then the
+// tool's message with its outcome. The conversation grows as in a long
+// loop; ns/op is per call.
+func BenchmarkStoreToolCall(b *testing.B) {
+	s, err := Open(b.TempDir(), Options{Warn: func(err error) { b.Fatal(err) }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	id := mustCreate(b, s)
+	mustAppend(b, s, id, user("Please read the page, again and again."))
+	start := cpuTime(b)
+	defer reportCPU(b, start)
+	for i := 0; b.Loop(); i++ {
+		call := fmt.Sprintf("call_%04d", i)
+		mustAppend(b, s, id, Message{Role: RoleAssistant, ToolCalls: []ToolCall{{ID: call, Type: "function", Function: FunctionCall{Name: "BrowserRead", Arguments: "{}"}}}})
+		if err := s.AppendToolResult(id, Message{Role: RoleTool, ToolCallID: call, Content: "infer-sim minimal browser: this page has no real content"}, true); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

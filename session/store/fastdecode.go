@@ -2,6 +2,7 @@ package store
 
 import (
 	"encoding/binary"
+	"math"
 	"math/bits"
 	"slices"
 	"time"
@@ -198,6 +199,12 @@ func (d *fastDecoder) meta(line []byte, m *metaFile) bool {
 		case "jsonl_size":
 			bit = 256
 			m.Size, ok = d.integer()
+		case "jsonl_tail":
+			bit = 512
+			var n int64
+			n, ok = d.integer()
+			ok = ok && n <= math.MaxUint32
+			m.Tail = uint32(n)
 		default:
 			return false
 		}

@@ -186,7 +186,8 @@ func TestFastMetaAgreesOnEverySummaryTheStoreWrites(t *testing.T) {
 		m := Meta{ID: "6f1c2b1e-8d3a-4c55-9a0e-2f5b8c7d9e10", Title: title, TitleSource: TitleUser,
 			CreatedAt: time.Date(2026, 8, 16, 12, 0, 0, i*1000, time.UTC), UpdatedAt: time.Date(2026, 8, 17, 0, 0, 0, 0, time.UTC),
 			MessageCount: i * 1000, Pinned: i%2 == 0}
-		if err := s.writeMeta(m, int64(i)<<40); err != nil {
+		tail := uint32(i) * 2654435761 // 0 (none) first, then large values
+		if err := s.writeMeta(m, int64(i)<<40, tail); err != nil {
 			t.Fatal(err)
 		}
 		data, err := os.ReadFile(s.metaPath(m.ID))
@@ -199,14 +200,14 @@ func TestFastMetaAgreesOnEverySummaryTheStoreWrites(t *testing.T) {
 		if !utf8.ValidString(title) {
 			continue // encoding/json wrote replacement characters
 		}
-		if got, ok := decodeMeta(data, m.ID); !ok || got.Meta != m || got.Size != int64(i)<<40 {
+		if got, ok := decodeMeta(data, m.ID); !ok || got.Meta != m || got.Size != int64(i)<<40 || got.Tail != tail {
 			t.Errorf("decodeMeta(%s) = %+v, %v", data, got, ok)
 		}
 	}
 	for _, data := range []string{
 		`{"version":1,"message_count":01}`, `{"version":1,"message_count":-1}`, `{"version":1,"message_count":1.5}`,
 		`{"version":1,"message_count":1e3}`, `{"version":1,"jsonl_size":12345678901234567890}`, `{"version":1,"pinned":null}`,
-		`{"version":1,"title":"a","title":"b"}`, `{"version":1,"unknown":1}`,
+		`{"version":1,"title":"a","title":"b"}`, `{"version":1,"unknown":1}`, `{"version":1,"jsonl_tail":4294967296}`,
 	} {
 		if agreeMeta(t, []byte(data)) {
 			t.Errorf("fast path accepted %s; it should leave it to encoding/json", data)

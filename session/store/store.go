@@ -11,7 +11,8 @@
 //     "tool_result", "title", "pin"). It is only ever appended to, one write
 //     per batch, so a crash can at worst leave an incomplete last line.
 //   - <id>.meta.json, a summary (title, times, message count, pinned) plus
-//     the size of the .jsonl it summarises.
+//     the size of the .jsonl it summarises and a fingerprint of the bytes
+//     just before that size.
 //
 // # Why a meta file per conversation rather than one index
 //
@@ -20,11 +21,23 @@
 // to the conversation being written (no shared index for two processes to
 // contend on or to corrupt together), and makes the summary a pure cache:
 // every fact in it is derivable from the .jsonl. It is replaced atomically
-// (temporary file and rename) after each append, and trusted only when the
-// size it records equals the .jsonl's current size; when it is missing,
-// unreadable or stale (a crash between the append and the summary, a
-// hand edit), it is rebuilt from the .jsonl. That is also why only the
-// .jsonl is fsynced: a summary lost in a crash costs one rebuild, never data.
+// (temporary file and rename), and trusted when the size it records equals
+// the .jsonl's current size. When the .jsonl has grown past that size and
+// still holds the fingerprinted bytes there, only the records after it are
+// read and folded into the summary; when it is missing, unreadable or does
+// not match (a hand edit), it is rebuilt from the whole .jsonl. That is also
+// why only the .jsonl is fsynced: a summary lost in a crash costs one
+// rebuild, never data.
+//
+// Because a summary that is behind is cheap to bring up to date, it is not
+// rewritten after every append. An agent's tool loop appends twice per tool
+// call (the call, then its result with its outcome); those appends leave the
+// summary behind for up to summaryEvery appends or summarySlack bytes, and
+// anything else (a person's message, a final answer, a title, a pin) brings
+// it up to date; so does List, which reads the summary files only. Meanwhile
+// the store remembers the summary of each conversation it appended to,
+// keyed to the .jsonl's identity and size, so that its next append reads
+// nothing to know it.
 //
 // # Concurrency and failures
 //
@@ -64,6 +77,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"io"
 	"io/fs"
 	"log/slog"
@@ -179,6 +193,9 @@ type Store struct {
 
 	mu  sync.Mutex
 	mem map[string]*state // non-nil only for a memory store
+
+	knownMu sync.Mutex
+	known   map[string]known // see recall
 }
 
 // Open opens (creating if needed) the conversation directory dir.
@@ -277,7 +294,11 @@ func (s *Store) Create() (Meta, error) {
 	}
 	// The summary goes first, so the transcript never appears without one;
 	// the transcript appears whole, through a rename.
-	if err := s.writeMeta(meta, int64(len(data))); err != nil {
+	tail, err := fingerprint(nil, int64(len(data)), data)
+	if err != nil {
+		return Meta{}, fmt.Errorf("creating conversation: %w", err)
+	}
+	if err := s.writeMeta(meta, int64(len(data)), tail); err != nil {
 		return Meta{}, fmt.Errorf("creating conversation: %w", err)
 	}
 	if err := writeFileAtomic(s.fs, s.Path(id), data, s.sync); err != nil {
@@ -311,6 +332,24 @@ func (s *Store) Append(id string, msgs ...Message) error {
 			recs[i] = record{Kind: kindMessage, Message: &msgs[i]}
 		}
 		return recs
+	})
+}
+
+// AppendToolResult adds a tool message together with the outcome of the
+// call it answers (msg.ToolCallID), in one write: what a finished tool call
+// saves, for the price of one append instead of Append and RecordToolResult.
+func (s *Store) AppendToolResult(id string, msg Message, ok bool) error {
+	if msg.Role != RoleTool {
+		return fmt.Errorf("saving conversation %s: a tool result needs a message with role %q, not %q", id, RoleTool, msg.Role)
+	}
+	if msg.ToolCallID == "" {
+		return fmt.Errorf("saving conversation %s: tool result without a tool call id", id)
+	}
+	return s.change(id, func(Meta) []record {
+		return []record{
+			{Kind: kindMessage, Message: &msg},
+			{Kind: kindToolResult, ToolCallID: msg.ToolCallID, OK: &ok},
+		}
 	})
 }
 
@@ -398,19 +437,30 @@ func (s *Store) changeFile(id string, decide func(Meta) []record) error {
 		return err
 	}
 	defer f.Close()
-	size, err := s.repairTail(id, f, fi.Size())
-	if err != nil {
-		return err
+	k, ok := s.recall(id, fi)
+	// behind says the summary file was found behind the transcript (or
+	// unusable), which is then worth bringing up to date at once; end
+	// holds the transcript bytes read to find out.
+	behind, end := false, []byte(nil)
+	if !ok {
+		size, err := s.repairTail(id, f, fi.Size())
+		if err != nil {
+			return err
+		}
+		st, described, read, err := s.summary(id, f, size, fi.ModTime())
+		if err != nil {
+			return err
+		}
+		k = known{file: fi, size: size, meta: st.meta, described: described}
+		behind, end = described != size, read
 	}
-	st, rebuilt, err := s.summary(id, f, size, fi.ModTime())
-	if err != nil {
-		return err
-	}
+	st := &state{meta: k.meta}
 	recs := decide(st.meta)
 	if len(recs) == 0 {
-		if rebuilt {
-			s.saveMeta(st.meta, size)
+		if behind && s.saveMeta(f, st.meta, k.size, end) {
+			k.described, k.pending = k.size, 0
 		}
+		s.remember(id, k)
 		return nil
 	}
 	at := s.now().UTC()
@@ -428,15 +478,102 @@ func (s *Store) changeFile(id string, decide func(Meta) []record) error {
 	if err != nil {
 		// Roll back a partial write so the file keeps only whole records.
 		// If even that fails, readers skip the torn tail and the next
-		// append removes it.
-		f.Truncate(size)
+		// append, which must look at the file again, removes it.
+		s.forget(id)
+		f.Truncate(k.size)
 		return err
 	}
 	for i := range recs {
 		st.apply(&recs[i])
 	}
-	s.saveMeta(st.meta, size+int64(len(data)))
+	k.size += int64(len(data))
+	k.meta = st.meta
+	k.pending++
+	if (behind || summaryDue(k, recs)) && s.saveMeta(f, st.meta, k.size, data) {
+		k.described, k.pending = k.size, 0
+	}
+	s.remember(id, k)
 	return nil
+}
+
+// When a summary file may lag behind its transcript: for at most
+// summaryEvery appends, or summarySlack bytes, of records a running agent
+// turn writes in bursts.
+const (
+	summaryEvery = 32
+	summarySlack = 256 << 10
+)
+
+// summaryDue reports whether the summary file should be brought up to
+// date after an append of recs, which left the transcript as k describes.
+// Tool calls, tool messages and their outcomes come in bursts while an
+// agent works, and a summary that is behind is cheap to catch up (see the
+// package documentation); anything else, a person's message or the final
+// answer in particular, usually leaves the conversation at rest, which is
+// when a summary is worth writing.
+func summaryDue(k known, recs []record) bool {
+	if k.pending >= summaryEvery || k.size-k.described >= summarySlack {
+		return true
+	}
+	for i := range recs {
+		r := &recs[i]
+		switch {
+		case r.Kind == kindToolResult:
+		case r.Kind == kindMessage && r.Message.Role == RoleTool:
+		case r.Kind == kindMessage && r.Message.Role == RoleAssistant && len(r.Message.ToolCalls) > 0:
+		default:
+			return true
+		}
+	}
+	return false
+}
+
+// known is what a store remembers of a conversation it appended to: the
+// summary of its transcript, as long as the transcript is still the same
+// file (file) of the same size. Transcripts only grow, by appends under
+// the exclusive lock, so another writer's append changes the size, and a
+// deleted or replaced transcript is another file.
+type known struct {
+	file fs.FileInfo
+	size int64 // ends with a complete line
+	meta Meta
+	// described is the transcript size the summary file describes (-1
+	// for none), pending the appends made since it was written.
+	described int64
+	pending   int
+}
+
+// maxKnown bounds how many conversations a store remembers. A process
+// appends to a handful; forgetting costs one summary read.
+const maxKnown = 256
+
+// recall returns what is remembered of conversation id if fi, the
+// transcript's current state, is still what it describes.
+func (s *Store) recall(id string, fi fs.FileInfo) (known, bool) {
+	s.knownMu.Lock()
+	k, ok := s.known[id]
+	s.knownMu.Unlock()
+	if !ok || k.size != fi.Size() || !os.SameFile(k.file, fi) {
+		return known{}, false
+	}
+	return k, true
+}
+
+func (s *Store) remember(id string, k known) {
+	s.knownMu.Lock()
+	defer s.knownMu.Unlock()
+	if s.known == nil || len(s.known) >= maxKnown {
+		if _, ok := s.known[id]; !ok {
+			s.known = make(map[string]known)
+		}
+	}
+	s.known[id] = k
+}
+
+func (s *Store) forget(id string) {
+	s.knownMu.Lock()
+	delete(s.known, id)
+	s.knownMu.Unlock()
 }
 
 // repairTail makes the file end in a newline before an append, so the new
@@ -467,11 +604,39 @@ func (s *Store) repairTail(id string, f File, size int64) (int64, error) {
 	return end, nil
 }
 
-// metaFile is the on-disk summary: Meta plus the .jsonl size it describes.
+// metaFile is the on-disk summary: Meta plus the .jsonl size it describes,
+// and the fingerprint of the bytes before that size (0 for none).
 type metaFile struct {
 	Version int `json:"version"`
 	Meta
-	Size int64 `json:"jsonl_size"`
+	Size int64  `json:"jsonl_size"`
+	Tail uint32 `json:"jsonl_tail,omitempty"`
+}
+
+// fingerprintLen is how many bytes before the size it describes a
+// summary's fingerprint covers: enough to tell the same transcript from an
+// edited one, whose records differ in their text and to the nanosecond in
+// their times.
+const fingerprintLen = 64
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// fingerprint hashes the last fingerprintLen bytes (or all, when fewer) of
+// the transcript's first size bytes. end holds transcript bytes that end at
+// size, as many as the caller has; f is read for the rest.
+func fingerprint(f File, size int64, end []byte) (uint32, error) {
+	n := min(int64(fingerprintLen), size)
+	if int64(len(end)) >= n {
+		return crc32.Checksum(end[int64(len(end))-n:], castagnoli), nil
+	}
+	var buf [fingerprintLen]byte
+	if got, err := f.ReadAt(buf[:n], size-n); int64(got) != n {
+		if err == nil {
+			err = io.ErrUnexpectedEOF
+		}
+		return 0, err
+	}
+	return crc32.Checksum(buf[:n], castagnoli), nil
 }
 
 // decodeMeta parses a summary, through the fast path when it has the
@@ -488,21 +653,28 @@ func decodeMeta(data []byte, id string) (metaFile, bool) {
 }
 
 // writeMeta replaces the summary of meta.ID.
-func (s *Store) writeMeta(meta Meta, size int64) error {
-	data, err := json.Marshal(metaFile{Version: formatVersion, Meta: meta, Size: size})
+func (s *Store) writeMeta(meta Meta, size int64, tail uint32) error {
+	data, err := json.Marshal(metaFile{Version: formatVersion, Meta: meta, Size: size, Tail: tail})
 	if err != nil {
 		return err
 	}
 	return writeFileAtomic(s.fs, s.metaPath(meta.ID), append(data, '\n'), false)
 }
 
-// saveMeta writes a summary after the transcript is safely written; failing
-// here loses nothing (the summary is rebuilt on the next read), so it warns
-// instead of failing the append.
-func (s *Store) saveMeta(meta Meta, size int64) {
-	if err := s.writeMeta(meta, size); err != nil {
-		s.warn(fmt.Errorf("conversation %s: updating its summary (it will be rebuilt): %w", meta.ID, err))
+// saveMeta writes a summary of the transcript f's first size bytes, after
+// they are safely written; end holds transcript bytes that end at size.
+// Failing here loses nothing (the summary is rebuilt on the next read), so
+// it warns instead of failing the append, and reports whether it wrote.
+func (s *Store) saveMeta(f File, meta Meta, size int64, end []byte) bool {
+	tail, err := fingerprint(f, size, end)
+	if err == nil {
+		err = s.writeMeta(meta, size, tail)
 	}
+	if err != nil {
+		s.warn(fmt.Errorf("conversation %s: updating its summary (it will be rebuilt): %w", meta.ID, err))
+		return false
+	}
+	return true
 }
 
 // maxMetaSize bounds what is read as a summary; anything larger is not one.
@@ -511,9 +683,18 @@ const maxMetaSize = 64 << 10
 // readMeta returns the stored summary of id if it describes a .jsonl of
 // exactly size bytes.
 func (s *Store) readMeta(id string, size int64) (Meta, bool) {
+	m, ok := s.loadMeta(id)
+	if !ok || m.Size != size {
+		return Meta{}, false
+	}
+	return m.Meta, true
+}
+
+// loadMeta reads the summary file of id, whatever size it describes.
+func (s *Store) loadMeta(id string) (metaFile, bool) {
 	f, err := s.fs.OpenFile(s.metaPath(id), os.O_RDONLY, 0)
 	if err != nil {
-		return Meta{}, false
+		return metaFile{}, false
 	}
 	// One read normally suffices: a short read of a regular file means its
 	// end. Were one ever cut short, the JSON would not parse and the
@@ -527,33 +708,67 @@ func (s *Store) readMeta(id string, size int64) (Meta, bool) {
 		}
 		if len(buf) >= maxMetaSize {
 			f.Close()
-			return Meta{}, false
+			return metaFile{}, false
 		}
 		buf = slices.Grow(buf, len(buf))
 	}
 	f.Close()
 	m, ok := decodeMeta(buf, id)
-	if !ok || m.Version != formatVersion || m.ID != id || m.Size != size {
-		return Meta{}, false
+	if !ok || m.Version != formatVersion || m.ID != id {
+		return metaFile{}, false
 	}
-	return m.Meta, true
+	return m, true
 }
 
-// summary returns the conversation's current summary, from the meta file
-// when it is up to date and otherwise rebuilt from the transcript, which
-// the caller has locked. modTime dates a transcript whose first line is
-// missing.
-func (s *Store) summary(id string, f File, size int64, modTime time.Time) (*state, bool, error) {
-	if m, ok := s.readMeta(id, size); ok {
-		return &state{meta: m}, false, nil
+// summary returns the summary of the transcript's first size bytes, which
+// the caller has locked. It comes from the summary file when that describes
+// those bytes or, by its fingerprint, a prefix of them (the records after
+// the prefix are folded in); otherwise it is rebuilt from the whole
+// transcript. described is the size the summary file described (-1 when
+// it was unusable), and end holds the transcript bytes read that end at
+// size (nil when none were read). modTime dates a transcript whose first
+// line is missing.
+func (s *Store) summary(id string, f File, size int64, modTime time.Time) (st *state, described int64, end []byte, err error) {
+	if m, ok := s.loadMeta(id); ok {
+		if m.Size == size {
+			return &state{meta: m.Meta}, size, nil, nil
+		}
+		if st, end, ok := foldTail(f, m, size); ok {
+			return st, m.Size, end, nil
+		}
 	}
 	data, err := readAll(f, size)
 	if err != nil {
-		return nil, false, err
+		return nil, 0, nil, err
 	}
-	st := &state{}
+	st = &state{}
 	s.decode(id, data, st, modTime)
-	return st, true, nil
+	return st, -1, data, nil
+}
+
+// foldTail brings summary m up to a transcript of size bytes that grew
+// past m.Size: it checks that the transcript still holds the bytes m's
+// fingerprint describes, ending a line, and folds in the records after
+// them. It declines (ok false) whenever anything is off, including
+// unreadable records, so that a full rebuild can report them.
+func foldTail(f File, m metaFile, size int64) (st *state, end []byte, ok bool) {
+	if m.Tail == 0 || m.Size <= 0 || m.Size >= size {
+		return nil, nil, false
+	}
+	from := max(m.Size-fingerprintLen, 0)
+	buf := make([]byte, size-from)
+	if n, _ := f.ReadAt(buf, from); n != len(buf) {
+		return nil, nil, false
+	}
+	head, rest := buf[:m.Size-from], buf[m.Size-from:]
+	if head[len(head)-1] != '\n' || crc32.Checksum(head, castagnoli) != m.Tail {
+		return nil, nil, false
+	}
+	st = &state{meta: m.Meta}
+	if d := decodeRecords(rest, st); d.lines() > 0 {
+		return nil, nil, false
+	}
+	return st, buf, true
 }
 
 // decode folds a transcript into st, reports damage, and fills in what a
@@ -675,12 +890,12 @@ func (s *Store) refreshMeta(id string) (Meta, error) {
 		return Meta{}, err
 	}
 	defer f.Close()
-	st, rebuilt, err := s.summary(id, f, fi.Size(), fi.ModTime())
+	st, described, end, err := s.summary(id, f, fi.Size(), fi.ModTime())
 	if err != nil {
 		return Meta{}, err
 	}
-	if rebuilt {
-		s.saveMeta(st.meta, fi.Size())
+	if described != fi.Size() {
+		s.saveMeta(f, st.meta, fi.Size(), end)
 	}
 	return st.meta, nil
 }
@@ -707,6 +922,7 @@ func (s *Store) Delete(id string) error {
 		return fmt.Errorf("deleting conversation %s: %w", id, err)
 	}
 	defer f.Close()
+	s.forget(id)
 	// The transcript goes first: a summary left behind by a crash is
 	// ignored, while a transcript without one would be rebuilt and return.
 	if err := s.fs.Remove(s.Path(id)); err != nil {
