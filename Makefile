@@ -18,7 +18,12 @@ FUZZ_TARGETS := \
 	./session/config:FuzzParseBrowserUse \
 	./session/config:FuzzParseConfig \
 	./session/skills:FuzzFrontMatter \
-	./session/tools/bashguard:FuzzGuard
+	./session/tools/bashguard:FuzzGuard \
+	./session/store:FuzzFastDecoder \
+	./session/store:FuzzFastMeta \
+	./session/store:FuzzInPlaceDecoding \
+	./session/llm/openai:FuzzChatChunk \
+	./session/llm/openai:FuzzAppendString
 FUZZTIME ?= 30s
 
 # The soak (not in CI): at least this long, and at least this many browser
