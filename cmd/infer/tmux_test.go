@@ -356,3 +356,64 @@ func TestTUIStartupNotices(t *testing.T) {
 		t.Fatalf("without the pane saying it, the bridge line stays: %q", got)
 	}
 }
+
+// TestTmuxHungUpTerminalEndsInfer: when the terminal goes away, infer
+// shuts down in order (what was said is saved) and frees the bridge's
+// port, instead of running on with nobody to see it.
+func TestTmuxHungUpTerminalEndsInfer(t *testing.T) {
+	needTmux(t)
+	infer := inferBinary(t)
+	d := newTmuxDirs(t)
+	port := freePort(t)
+	initCmd := exec.Command(infer, "init", "--port", strconv.Itoa(port))
+	initCmd.Env = d.env
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		t.Fatalf("infer init: %v\n%s", err, out)
+	}
+	logPath := filepath.Join(d.state, "infer", "infer.log")
+	t.Cleanup(func() {
+		// Should infer outlive the test after all, it is not left behind.
+		exec.Command("pkill", "-f", "--", "--port "+strconv.Itoa(port)+"$").Run()
+		if t.Failed() {
+			logs, _ := os.ReadFile(logPath)
+			t.Logf("infer's log:\n%s", logs)
+		}
+	})
+
+	// infer runs under a script that traps SIGHUP for its own clean-up,
+	// as `make demo` runs it. Whether a SIGHUP reaches infer depends on
+	// the shells between it and the terminal (TestWatchTerminal covers the
+	// case where none does); either way infer must stop.
+	script := "trap 'exit 130' HUP; " + shellQuote(infer) + " --model offline/demo --port " + strconv.Itoa(port) + "; true"
+	tm := startTmux(t, d.project, d.env, filepath.Join(d.base, "exit-code"), "bash", "-c", script)
+	tm.waitFor("Message the agent", "port "+strconv.Itoa(port))
+	tm.typeLine("hello before the hangup")
+	tm.waitFor("offline demo model")
+	if out, err := tm.run("kill-server"); err != nil {
+		t.Fatalf("tmux kill-server: %v\n%s", err, out)
+	}
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		ln, err := net.Listen("tcp4", "127.0.0.1:"+strconv.Itoa(port))
+		if err == nil {
+			ln.Close()
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("infer still holds port %d after its terminal went away: %v", port, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	logs, err := os.ReadFile(logPath)
+	if err != nil || !strings.Contains(string(logs), "infer quit") {
+		t.Fatalf("infer should have shut down in order: %v\n%s", err, logs)
+	}
+	saved, err := filepath.Glob(filepath.Join(d.home, "projects", "*", "conversations", "*.jsonl"))
+	if err != nil || len(saved) != 1 {
+		t.Fatalf("conversations saved: %v %v", saved, err)
+	}
+	if b, err := os.ReadFile(saved[0]); err != nil || !strings.Contains(string(b), "hello before the hangup") {
+		t.Fatalf("the conversation lost its message: %v\n%s", err, b)
+	}
+}

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/adrg/xdg"
 	"github.com/charmbracelet/x/term"
@@ -100,6 +101,12 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
+	ctx, hungUp := context.WithCancel(ctx)
+	defer hungUp()
+	go watchTerminal(ctx, os.Stdout.Fd(), terminalCheckEvery, func() {
+		log.Warn("the terminal went away (hung up); shutting down")
+		hungUp()
+	})
 	if a.srv != nil {
 		serveCtx, stopServe := context.WithCancel(ctx)
 		served := make(chan error, 1)
@@ -134,6 +141,33 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	}
 	log.Info("infer quit")
 	return nil
+}
+
+// terminalCheckEvery is how often watchTerminal asks whether the terminal
+// is still there.
+const terminalCheckEvery = time.Second
+
+// watchTerminal calls gone once the terminal on fd has hung up, and
+// returns then or when ctx ends. A terminal that closes normally sends
+// SIGHUP through the shell that owns it, but not every owner passes it on
+// (sh -c, an ssh session whose connection dropped), and Bubble Tea reads
+// the end of its input as "no more keys" and keeps running: infer would
+// stay behind, holding the bridge's port, with nobody to see it. A hung-up
+// terminal answers every request with EIO, which is what is asked here.
+func watchTerminal(ctx context.Context, fd uintptr, every time.Duration, gone func()) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if _, _, err := term.GetSize(fd); errors.Is(err, syscall.EIO) {
+				gone()
+				return
+			}
+		}
+	}
 }
 
 // maxLogBytes is the size at which the log is moved aside at start.
