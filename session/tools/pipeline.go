@@ -95,7 +95,10 @@ type Outcome struct {
 	Approval string
 	// Warning is a problem the person should see that did not stop the
 	// call, e.g. an "always allow" that could not be saved.
-	Warning  string
+	Warning string
+	// Duration is how long the tool ran. Time spent waiting for the
+	// person or the judge is not in it (a call approved after a minute
+	// that ran for 5 ms took 5 ms); 0 when the tool never started.
 	Duration time.Duration
 	// Ran is true when the tool was started.
 	Ran bool
@@ -138,6 +141,7 @@ type Pipeline struct {
 	judge        Judge
 	judgeTimeout time.Duration
 	timeouts     map[string]time.Duration
+	now          func() time.Time // time.Now; tests replace it
 }
 
 // NewPipeline builds a Pipeline from cfg.
@@ -150,6 +154,7 @@ func NewPipeline(cfg PipelineConfig) *Pipeline {
 		judge:        cfg.Judge,
 		judgeTimeout: cfg.JudgeTimeout,
 		timeouts:     map[string]time.Duration{},
+		now:          time.Now,
 	}
 	if p.reg == nil {
 		p.reg = DefaultRegistry()
@@ -196,14 +201,12 @@ func (p *Pipeline) Check(call Call, mode Mode) Permission {
 // Outcome. It never panics: a panicking tool, approver or judge becomes a
 // failed Outcome.
 func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) {
-	start := time.Now()
 	out.Call = call
 	defer func() {
 		if r := recover(); r != nil {
-			out = Outcome{Call: call, Ran: out.Ran}
+			out = Outcome{Call: call, Ran: out.Ran, Duration: out.Duration}
 			fail(&out, fmt.Sprintf("internal error while running %s: %v; this is a bug in infer", call.Name, r))
 		}
-		out.Duration = time.Since(start)
 	}()
 
 	t, ok := p.reg.Lookup(call.Name)
@@ -348,7 +351,9 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, ou
 	rctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	out.Ran = true
+	started := p.now()
 	res, err := t.Run(rctx, p.env, args)
+	out.Duration = p.now().Sub(started)
 	switch {
 	case err != nil && ctx.Err() != nil, err == nil && res.Interrupted:
 		text := "The call was interrupted and stopped."

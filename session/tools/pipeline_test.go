@@ -462,3 +462,52 @@ func TestOneOutcomePerCall(t *testing.T) {
 		}
 	}
 }
+
+// steppingClock advances by step every time it is read, so a run's
+// measured duration is exactly step, however long anything else took.
+type steppingClock struct {
+	mu   sync.Mutex
+	t    time.Time
+	step time.Duration
+}
+
+func (c *steppingClock) now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.t = c.t.Add(c.step)
+	return c.t
+}
+
+func (c *steppingClock) skip(d time.Duration) {
+	c.mu.Lock()
+	c.t = c.t.Add(d)
+	c.mu.Unlock()
+}
+
+// TestDurationIsTheRunOnly: the time a call waited for the person is not
+// part of how long it took, and a call that never ran took no time.
+func TestDurationIsTheRunOnly(t *testing.T) {
+	clock := &steppingClock{t: time.Unix(1_800_000_000, 0), step: 5 * time.Millisecond}
+	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}, onApprove: func() { clock.skip(time.Minute) }}
+	p, _, _ := newTestPipeline(t, a, nil)
+	p.now = clock.now
+
+	out := p.Run(context.Background(), writeCall("w1", "a.txt"), Standard)
+	if !out.Ran || !out.Success || a.count() != 1 {
+		t.Fatalf("approved write: %+v", out)
+	}
+	if out.Duration != 5*time.Millisecond {
+		t.Errorf("approved after a minute, ran for 5ms: Duration %v", out.Duration)
+	}
+
+	a.decision = Decision{Kind: Deny}
+	if out := p.Run(context.Background(), writeCall("w2", "b.txt"), Standard); out.Ran || out.Duration != 0 {
+		t.Errorf("denied call: ran %v, Duration %v", out.Ran, out.Duration)
+	}
+	if out := p.Run(context.Background(), Call{ID: "r1", Name: "Read", Args: `{"path":"a.txt"}`, Origin: OriginAgent}, Standard); !out.Success || out.Duration != 5*time.Millisecond {
+		t.Errorf("read without approval: %+v", out)
+	}
+	if out := p.Run(context.Background(), Call{ID: "x1", Name: "NoSuchTool", Args: `{}`, Origin: OriginAgent}, Standard); out.Duration != 0 {
+		t.Errorf("unknown tool: Duration %v", out.Duration)
+	}
+}

@@ -197,9 +197,10 @@ type Event struct {
 
 // ToolDone is a finished tool call.
 type ToolDone struct {
-	CallID   string
-	Name     string
-	OK       bool
+	CallID string
+	Name   string
+	OK     bool
+	// Duration is how long the tool ran, without any wait for approval.
 	Duration time.Duration
 	// Artifacts are files the call saved, relative to the artifacts dir.
 	Artifacts []string
