@@ -46,8 +46,6 @@ type conn struct {
 	writerDone chan struct{}
 
 	wmu sync.Mutex // held while a data frame is written
-	// writeBy is the write deadline writeText last set; wmu held.
-	writeBy time.Time
 	// scratch is writeDirect's buffer for encoding commands; wmu held.
 	scratch []byte
 	// queued counts frames handed to out (or about to be) that writeLoop
@@ -326,7 +324,6 @@ func (c *conn) endWriting() {
 		case b := <-c.out:
 			c.wmu.Lock()
 			c.ws.SetWriteDeadline(by)
-			c.writeBy = by
 			err := c.ws.WriteMessage(websocket.TextMessage, b)
 			c.queued.Add(-1)
 			c.wmu.Unlock()
@@ -340,24 +337,11 @@ func (c *conn) endWriting() {
 	c.writeClose()
 }
 
-// writeText writes one data frame; the caller holds wmu.
+// writeText writes one data frame; the caller holds wmu. (gorilla's
+// SetWriteDeadline only records the time; each frame's write applies it.)
 func (c *conn) writeText(b []byte) error {
-	c.extendWriteDeadline()
+	c.ws.SetWriteDeadline(time.Now().Add(c.srv.opts.WriteTimeout))
 	return c.ws.WriteMessage(websocket.TextMessage, b)
-}
-
-// extendWriteDeadline keeps the socket's write deadline at least 7/8 of
-// WriteTimeout away, rather than setting a new one (a timer update in the
-// runtime) for every frame. The deadline close sets for a write in
-// progress is earlier than writeBy, so it stays. wmu held.
-func (c *conn) extendWriteDeadline() {
-	timeout := c.srv.opts.WriteTimeout
-	now := time.Now()
-	if c.writeBy.Sub(now) >= timeout-timeout/8 {
-		return
-	}
-	c.writeBy = now.Add(timeout)
-	c.ws.SetWriteDeadline(c.writeBy)
 }
 
 // writeDirect encodes and writes a command from the calling goroutine if

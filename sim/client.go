@@ -375,7 +375,10 @@ func (c *Client) connectOnce(ctx context.Context) (authenticated bool, err error
 	}
 	cc := newClientConn(c, ws)
 	c.greet(ctx, cc)
-	c.attach(cc)
+	if !c.attach(cc) {
+		// It failed while greeting; run only collects why.
+		return true, cc.run(ctx)
+	}
 	c.tapEvent("connected")
 	c.log.Info("sim: connected to infer", "url", c.opts.URL, "profile", c.Profile().String())
 	err = cc.run(ctx)
@@ -464,15 +467,21 @@ func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
 	return nil
 }
 
-// attach makes cc the current connection. The panel's approvals start
-// afresh: infer re-sends what is still pending after a reconnection.
-func (c *Client) attach(cc *clientConn) {
+// attach makes cc the current connection, unless it has started closing
+// already (a write failed while greeting): then it reports false and
+// nothing changes, since detach has run for it. The panel's approvals
+// start afresh: infer re-sends what is still pending after a reconnection.
+func (c *Client) attach(cc *clientConn) bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if cc.detached {
+		return false
+	}
 	c.cur = cc
 	c.connects++
 	c.approvals = nil
 	close(c.up)
+	return true
 }
 
 // detach forgets cc as soon as it starts closing, so that new calls fail
@@ -481,6 +490,7 @@ func (c *Client) attach(cc *clientConn) {
 func (c *Client) detach(cc *clientConn) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	cc.detached = true
 	if c.cur == cc {
 		c.cur = nil
 		c.up = make(chan struct{})

@@ -68,10 +68,11 @@ type clientConn struct {
 
 	closeOnce sync.Once
 	closeErr  error // why it ended; set before done is closed
+	// detached is set, under the Client's mu, once the connection starts
+	// closing; attach then refuses it.
+	detached bool
 
 	wmu sync.Mutex // serializes data frames
-	// writeBy is the write deadline last set on the socket; wmu held.
-	writeBy time.Time
 
 	mu   sync.Mutex
 	seen recentIDs // command ids already taken on
@@ -234,7 +235,7 @@ func (cc *clientConn) stop(cause error) {
 }
 
 // write sends one text frame. ctx is checked before writing; the write
-// itself is bounded by (7/8 of) writeTimeout.
+// itself is bounded by writeTimeout.
 func (cc *clientConn) write(ctx context.Context, b []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
@@ -246,26 +247,13 @@ func (cc *clientConn) write(ctx context.Context, b []byte) error {
 		return ErrDisconnected
 	default:
 	}
-	cc.extendWriteDeadline()
+	cc.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if err := cc.ws.WriteMessage(websocket.TextMessage, b); err != nil {
 		cc.shutdown(fmt.Errorf("write: %w", err))
 		return ErrDisconnected
 	}
 	cc.client.tapFrame(ExtToSrv, b)
 	return nil
-}
-
-// extendWriteDeadline keeps the socket's write deadline at least 7/8 of
-// writeTimeout away, so a stuck write still fails in time, without paying
-// for a new deadline (a timer update in the runtime) on every frame. wmu
-// held.
-func (cc *clientConn) extendWriteDeadline() {
-	now := time.Now()
-	if cc.writeBy.Sub(now) >= writeTimeout-writeTimeout/8 {
-		return
-	}
-	cc.writeBy = now.Add(writeTimeout)
-	cc.ws.SetWriteDeadline(cc.writeBy)
 }
 
 // pendingCommand is a browser command waiting to run, with when it arrived.
@@ -518,7 +506,9 @@ func (c *commandContext) Value(key any) any { return c.real().Value(key) }
 
 // Err implements context.Context. Before Done exists nobody can see it
 // close, so the clock and the parent answer consistently with the Done
-// that would be made now (which would be closed at once if they say so).
+// that would be made now. Once either says the command is over, the real
+// context is made (already done, for the same reason), so that Err keeps
+// giving that answer, as the context contract requires.
 func (c *commandContext) Err() error {
 	c.mu.Lock()
 	ctx := c.ctx
@@ -526,11 +516,8 @@ func (c *commandContext) Err() error {
 	if ctx != nil {
 		return ctx.Err()
 	}
-	if err := c.parent.Err(); err != nil {
-		return err
+	if c.parent.Err() == nil && time.Now().Before(c.deadline) {
+		return nil
 	}
-	if !time.Now().Before(c.deadline) {
-		return context.DeadlineExceeded
-	}
-	return nil
+	return c.real().Err()
 }

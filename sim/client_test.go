@@ -495,3 +495,49 @@ func TestRecentIDsForgetsTheOldestAndCatchesRepeats(t *testing.T) {
 		t.Fatalf("window holds %d ids", len(r.set))
 	}
 }
+
+// TestAConnectionThatFailedWhileGreetingIsNeverCurrent: a connection that
+// starts closing before it is attached (a write of the profile's
+// after-hello frames failed) must not become the current one: the client
+// stays "not connected", and the next connection attaches normally.
+func TestAConnectionThatFailedWhileGreetingIsNeverCurrent(t *testing.T) {
+	rs := newRawServer(t)
+	c := NewClient(ClientOptions{URL: rs.url, Token: "t"})
+	dialRaw := func() *websocket.Conn {
+		ws, _, err := websocket.DefaultDialer.Dial(rs.url, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { ws.Close() })
+		return ws
+	}
+
+	dead := newClientConn(c, dialRaw())
+	dead.shutdown(errors.New("write: connection reset by peer"))
+	if c.attach(dead) {
+		t.Fatal("a closing connection was attached")
+	}
+	if c.current() != nil {
+		t.Fatal("a closing connection became current")
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	if err := c.WaitConnected(ctx); err == nil {
+		t.Fatal("WaitConnected succeeded with no live connection")
+	}
+	if _, err := c.ListSkills(context.Background()); !errors.Is(err, ErrNotConnected) {
+		t.Fatalf("ListSkills: %v, want ErrNotConnected", err)
+	}
+
+	live := newClientConn(c, dialRaw())
+	if !c.attach(live) || c.current() != live {
+		t.Fatal("the next connection did not attach")
+	}
+	if err := c.WaitConnected(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	live.shutdown(errors.New("test over"))
+	if c.current() != nil {
+		t.Fatal("a closed connection stayed current")
+	}
+}

@@ -152,8 +152,9 @@ const terminalCheckEvery = time.Second
 // SIGHUP through the shell that owns it, but not every owner passes it on
 // (sh -c, an ssh session whose connection dropped), and Bubble Tea reads
 // the end of its input as "no more keys" and keeps running: infer would
-// stay behind, holding the bridge's port, with nobody to see it. A hung-up
-// terminal answers every request with EIO, which is what is asked here.
+// stay behind, holding the bridge's port, with nobody to see it. On Linux
+// a hung-up terminal answers every request with EIO, which is what is
+// asked here; where a system answers otherwise, SIGHUP remains the signal.
 func watchTerminal(ctx context.Context, fd uintptr, every time.Duration, gone func()) {
 	t := time.NewTicker(every)
 	defer t.Stop()

@@ -352,8 +352,9 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, ou
 	defer cancel()
 	out.Ran = true
 	started := p.now()
+	// Deferred, so a tool that panics still reports how long it ran.
+	defer func() { out.Duration = p.now().Sub(started) }()
 	res, err := t.Run(rctx, p.env, args)
-	out.Duration = p.now().Sub(started)
 	switch {
 	case err != nil && ctx.Err() != nil, err == nil && res.Interrupted:
 		text := "The call was interrupted and stopped."

@@ -412,9 +412,13 @@ func TestPanickingToolBecomesOutcome(t *testing.T) {
 		t.Fatal(err)
 	}
 	p := NewPipeline(PipelineConfig{Registry: reg, Env: newEnv(t)})
+	p.now = (&steppingClock{t: time.Unix(1_800_000_000, 0), step: time.Second}).now
 	out := p.Run(context.Background(), Call{ID: "p", Name: "Panic", Args: `{}`}, Auto)
 	if out.Success || !out.Ran || !strings.Contains(out.Output, "internal error while running Panic: boom") || out.Call.ID != "p" {
 		t.Errorf("%+v", out)
+	}
+	if out.Duration != time.Second {
+		t.Errorf("a tool that panicked had run for %v, want its run time", out.Duration)
 	}
 }
 
