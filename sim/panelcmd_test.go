@@ -255,6 +255,7 @@ func TestLooksFailed(t *testing.T) {
 		{"BrowserRead", `no element matches the selector "#x" on x`, true},
 		{"BrowserNavigate", "the browser reported an error: net::ERR_NAME_NOT_RESOLVED", true},
 		{"BrowserTabs", "2 open tabs:\n0. a", false},
+		{"BrowserTabs", "1 open tab:\n0. a", false},
 		{"Read", "file contents", false},
 		{"Write", "Not run: the turn was interrupted before this call started.", true},
 	} {

@@ -271,7 +271,7 @@ var failurePattern = regexp.MustCompile(`(?i)^(not run:|the person rejected|the 
 var browserSuccess = []string{"Navigated to ", "Clicked ", "Typed ", "Page: ", "Screenshot of ", "No tabs are open."}
 
 // tabsSuccess is the opening of BrowserTabs' successful output.
-var tabsSuccess = regexp.MustCompile(`^\d+ open tabs:`)
+var tabsSuccess = regexp.MustCompile(`^\d+ open tabs?:`)
 
 // LooksFailed guesses whether a tool result reports a failure. AG-UI's
 // TOOL_CALL_RESULT carries no success flag, so a live transcript can only

@@ -406,7 +406,11 @@ func (tabsTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 		return Output{Text: "No tabs are open.", Success: true}, nil
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "%d open tabs:\n", len(res.Tabs))
+	if len(res.Tabs) == 1 {
+		b.WriteString("1 open tab:\n")
+	} else {
+		fmt.Fprintf(&b, "%d open tabs:\n", len(res.Tabs))
+	}
 	for _, t := range res.Tabs {
 		var marks []string
 		if t.Controlled {

@@ -140,6 +140,10 @@ func TestBrowserTabs(t *testing.T) {
 	if !out.Success || out.Output != want {
 		t.Errorf("tabs:\n%q\nwant\n%q", out.Output, want)
 	}
+	env.Browser = &fakeBrowser{tabs: []browser.Tab{{Index: 0, URL: "about:blank", Controlled: true, Active: true}}}
+	if out := run(t, env, "BrowserTabs", `{}`); out.Output != "1 open tab:\n0. (untitled) — about:blank [controlled, focused]\n" {
+		t.Errorf("one tab: %q", out.Output)
+	}
 	env.Browser = &fakeBrowser{}
 	if out := run(t, env, "BrowserTabs", `{}`); out.Output != "No tabs are open." {
 		t.Errorf("no tabs: %q", out.Output)
