@@ -88,7 +88,7 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if len(req.Tools) == 0 {
 		// Only the conversation's title is asked for without tools.
-		streamText(w, "Scripted browsing run")
+		streamText(w, "Scripted browsing run", nil)
 		return
 	}
 	results := 0
@@ -114,19 +114,27 @@ func (m *scriptedModel) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
-	var answered time.Time
-	if results < m.calls {
-		answered = streamToolCall(w, results)
-	} else {
-		m.readMemory()
-		answered = streamText(w, fmt.Sprintf("Read the page %d times.", m.calls))
-	}
+	// Both times are recorded before the answer's [DONE] goes out, so a
+	// client that has read it finds them: it may ask for gaps, or send the
+	// next request, before this handler returns.
 	m.mu.Lock()
 	if !m.arrived[results].IsZero() {
 		m.problems = append(m.problems, fmt.Sprintf("the request with %d tool results came twice", results))
 	}
-	m.arrived[results], m.answered[results] = arrived, answered
+	m.arrived[results] = arrived
 	m.mu.Unlock()
+	answered := func() {
+		now := time.Now()
+		m.mu.Lock()
+		m.answered[results] = now
+		m.mu.Unlock()
+	}
+	if results < m.calls {
+		streamToolCall(w, results, answered)
+	} else {
+		m.readMemory()
+		streamText(w, fmt.Sprintf("Read the page %d times.", m.calls), answered)
+	}
 }
 
 // watch names the process whose memory readMemory reads.
@@ -187,9 +195,9 @@ var usage = `{"id":"chatcmpl-perf","object":"chat.completion.chunk","created":1,
 
 // streamToolCall answers with one BrowserRead call of the whole page, its
 // arguments streamed in a chunk of their own as real servers do.
-func streamToolCall(w http.ResponseWriter, n int) time.Time {
+func streamToolCall(w http.ResponseWriter, n int, beforeDone func()) {
 	id := fmt.Sprintf("call_%04d", n)
-	return writeSSE(w,
+	writeSSE(w, beforeDone,
 		chunk(`[{"index":0,"delta":{"role":"assistant","content":null,"tool_calls":[{"index":0,"id":"`+id+`","type":"function","function":{"name":"BrowserRead","arguments":""}}]},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"{}"}}]},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{},"finish_reason":"tool_calls"}]`),
@@ -198,11 +206,11 @@ func streamToolCall(w http.ResponseWriter, n int) time.Time {
 }
 
 // streamText answers with text in two deltas.
-func streamText(w http.ResponseWriter, text string) time.Time {
+func streamText(w http.ResponseWriter, text string, beforeDone func()) {
 	half := len(text) / 2
 	first, _ := json.Marshal(text[:half])
 	second, _ := json.Marshal(text[half:])
-	return writeSSE(w,
+	writeSSE(w, beforeDone,
 		chunk(`[{"index":0,"delta":{"role":"assistant","content":`+string(first)+`},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{"content":`+string(second)+`},"finish_reason":null}]`),
 		chunk(`[{"index":0,"delta":{},"finish_reason":"stop"}]`),
@@ -211,24 +219,21 @@ func streamText(w http.ResponseWriter, text string) time.Time {
 }
 
 // writeSSE writes each payload as one event, flushed as it goes, then the
-// [DONE] sentinel that ends an OpenAI stream. It returns the moment just
-// before the sentinel went out: the client may send its next request as
-// soon as it reads it, before this handler returns, so a clock read after
-// the write could come later than that request's arrival.
-func writeSSE(w http.ResponseWriter, payloads ...string) time.Time {
+// [DONE] sentinel that ends an OpenAI stream. beforeDone (if set) runs just
+// before the sentinel goes out: the client may act as soon as it reads it,
+// before this handler returns.
+func writeSSE(w http.ResponseWriter, beforeDone func(), payloads ...string) {
 	w.Header().Set("Content-Type", "text/event-stream")
 	w.Header().Set("Cache-Control", "no-cache")
 	w.WriteHeader(http.StatusOK)
 	f, _ := w.(http.Flusher)
-	var done time.Time
 	for _, p := range append(payloads, "[DONE]") {
-		if p == "[DONE]" {
-			done = time.Now()
+		if p == "[DONE]" && beforeDone != nil {
+			beforeDone()
 		}
 		io.WriteString(w, "data: "+p+"\n\n")
 		if f != nil {
 			f.Flush()
 		}
 	}
-	return done
 }
