@@ -783,18 +783,38 @@ func (b *Browser) explain(cmdCtx context.Context, action string, err error) stri
 		return interrupted(action, cmdCtx.Err())
 	}
 	if b.browserCtx.Err() != nil {
-		b.mu.Lock()
-		if b.gone == nil {
-			b.gone = fmt.Errorf("the browser has exited (%v): restart infer-sim", err)
-		}
-		gone := b.gone
-		b.mu.Unlock()
-		return gone.Error()
+		return b.exited(err)
 	}
 	if errors.Is(err, context.Canceled) {
+		// A tab's context ends a moment before the browser's when the
+		// whole browser dies; give the browser's a moment to say so, so
+		// that a crash is not reported as a closed tab.
+		t := time.NewTimer(browserGoneGrace)
+		defer t.Stop()
+		select {
+		case <-b.browserCtx.Done():
+			return b.exited(err)
+		case <-cmdCtx.Done():
+			return interrupted(action, cmdCtx.Err())
+		case <-t.C:
+		}
 		return action + " failed: the controlled tab was closed"
 	}
 	return action + " failed: " + err.Error()
+}
+
+// browserGoneGrace is how long a closed tab waits to be explained by the
+// browser's exit instead.
+const browserGoneGrace = time.Second
+
+// exited records and words the browser's death, err being what showed it.
+func (b *Browser) exited(err error) string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.gone == nil {
+		b.gone = fmt.Errorf("the browser has exited (%v): restart infer-sim", err)
+	}
+	return b.gone.Error()
 }
 
 // interrupted words a command stopped by its context, as the fake browser
