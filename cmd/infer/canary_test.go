@@ -23,6 +23,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/config"
@@ -61,6 +62,20 @@ func (c *canaryCollector) all() string {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return strings.Join(c.frames, "\n")
+}
+
+// await waits until a frame holding s has arrived, or the guard passes.
+// The panel's frames come on their own connection, after the workspace
+// has published the events they carry.
+func (c *canaryCollector) await(s string) bool {
+	deadline := time.Now().Add(faultGuard)
+	for !strings.Contains(c.all(), s) {
+		if time.Now().After(deadline) {
+			return false
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	return true
 }
 
 // TestCanarySecretsReachNoOutput drives the agent (an OpenAI-compatible
@@ -166,7 +181,8 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	// The control: the person types a secret of their own.
 	rg.client.SendUserMessage(rg.ctx(), "My one-time code is "+typed)
 	collect(watch.run())
-	rg.shutdown() // every write finished
+	panel.await(typed) // checked below with the other places
+	rg.shutdown()      // every write finished
 
 	secrets := map[string]string{"password input": pw, "api_token input": tok, "OPENAI_API_KEY": key, "bridge token": bridgeToken}
 	places := map[string]string{
