@@ -1229,6 +1229,18 @@ func TestFaultBashFloodsOutput(t *testing.T) {
 			t.Fatalf("a stored %s message holds %d bytes", m.Role, len(m.Content))
 		}
 	}
+	// The panel's frames cross their own socket after the run's events:
+	// wait for the result to arrive, so the size check below sees it.
+	for deadline := time.Now().Add(faultGuard); ; time.Sleep(10 * time.Millisecond) {
+		seen := false
+		chatBytes.Range(func(any, any) bool { seen = true; return false })
+		if seen {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the panel never got the tool's result")
+		}
+	}
 	chatBytes.Range(func(k, _ any) bool {
 		if k.(int) > 60_000 {
 			t.Errorf("the panel got a tool result of %d bytes", k.(int))
