@@ -17,6 +17,8 @@ package sim
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 
 	"github.com/infer-workspace/infer/bridge/wire"
 )
@@ -30,4 +32,32 @@ type Browser interface {
 	// the result's ID. Do must honour ctx (the command's timeout_ms) and be
 	// safe for concurrent use: the real extension runs commands concurrently.
 	Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult
+}
+
+// Interrupted words the error of a command its context stopped: the
+// command's timeout_ms ran out, or the command was cancelled. Both
+// simulated browsers report it this way.
+func Interrupted(action string, err error) string {
+	if action == "" {
+		action = "command"
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return action + " timed out: the command's timeout_ms ran out"
+	}
+	return action + " canceled: " + err.Error()
+}
+
+// Complete gives res the shape the contract fixes for every answer to the
+// command id: the command's id, content "" unless the action's answer was
+// null (nullContent), and events as an array, never null.
+func Complete(res wire.BrowserResult, id string, nullContent bool) wire.BrowserResult {
+	res.ID = id
+	if res.Content == nil && !nullContent {
+		empty := ""
+		res.Content = &empty
+	}
+	if res.Events == nil {
+		res.Events = []json.RawMessage{}
+	}
+	return res
 }

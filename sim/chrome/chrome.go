@@ -301,7 +301,7 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 	)
 	switch {
 	case ctx.Err() != nil:
-		res.Error = interrupted(cmd.Action, ctx.Err())
+		res.Error = sim.Interrupted(cmd.Action, ctx.Err())
 	case cmd.Action == wire.ActionTabs:
 		res = b.tabs(ctx)
 	case cmd.Action == wire.ActionNavigate && cmd.URL == "":
@@ -312,15 +312,7 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 	default:
 		res.Error = "unknown action: " + cmd.Action
 	}
-	res.ID = cmd.ID
-	if res.Content == nil && !nullRead {
-		empty := ""
-		res.Content = &empty
-	}
-	if res.Events == nil {
-		res.Events = []json.RawMessage{}
-	}
-	return res
+	return sim.Complete(res, cmd.ID, nullRead)
 }
 
 func (b *Browser) openTask() bool { return b.opts.Profile == ProfileOpenTask }
@@ -334,7 +326,7 @@ func (b *Browser) pageCommand(ctx context.Context, cmd wire.BrowserCommand) (wir
 	select {
 	case b.lock <- struct{}{}:
 	case <-ctx.Done():
-		return wire.BrowserResult{Error: interrupted(cmd.Action, ctx.Err())}, false
+		return wire.BrowserResult{Error: sim.Interrupted(cmd.Action, ctx.Err())}, false
 	}
 	defer func() { <-b.lock }()
 	if err := b.alive(); err != nil {
@@ -780,7 +772,7 @@ func containsID(ids []target.ID, id target.ID) bool {
 // the browser's death, or the browser's error.
 func (b *Browser) explain(cmdCtx context.Context, action string, err error) string {
 	if cmdCtx.Err() != nil {
-		return interrupted(action, cmdCtx.Err())
+		return sim.Interrupted(action, cmdCtx.Err())
 	}
 	if b.browserCtx.Err() != nil {
 		return b.exited(err)
@@ -795,7 +787,7 @@ func (b *Browser) explain(cmdCtx context.Context, action string, err error) stri
 		case <-b.browserCtx.Done():
 			return b.exited(err)
 		case <-cmdCtx.Done():
-			return interrupted(action, cmdCtx.Err())
+			return sim.Interrupted(action, cmdCtx.Err())
 		case <-t.C:
 		}
 		return action + " failed: the controlled tab was closed"
@@ -815,13 +807,4 @@ func (b *Browser) exited(err error) string {
 		b.gone = fmt.Errorf("the browser has exited (%v): restart infer-sim", err)
 	}
 	return b.gone.Error()
-}
-
-// interrupted words a command stopped by its context, as the fake browser
-// does.
-func interrupted(action string, err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return action + " timed out: the command's timeout_ms ran out"
-	}
-	return action + " canceled: " + err.Error()
 }

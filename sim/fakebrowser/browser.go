@@ -38,7 +38,6 @@ package fakebrowser
 import (
 	"context"
 	"encoding/base64"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"image"
@@ -51,6 +50,7 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/sim"
 	"golang.org/x/net/html"
 )
 
@@ -238,7 +238,7 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 		nullRead bool
 	)
 	if err := ctx.Err(); err != nil {
-		res.Error = interrupted(cmd.Action, err)
+		res.Error = sim.Interrupted(cmd.Action, err)
 	} else {
 		switch cmd.Action {
 		case wire.ActionNavigate:
@@ -258,26 +258,7 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 			res.Error = "unknown action: " + cmd.Action
 		}
 	}
-	res.ID = cmd.ID
-	if res.Content == nil && !nullRead {
-		empty := ""
-		res.Content = &empty
-	}
-	if res.Events == nil {
-		res.Events = []json.RawMessage{}
-	}
-	return res
-}
-
-// interrupted words a command stopped by its context.
-func interrupted(action string, err error) string {
-	if action == "" {
-		action = "command"
-	}
-	if errors.Is(err, context.DeadlineExceeded) {
-		return action + " timed out: the command's timeout_ms ran out"
-	}
-	return action + " canceled: " + err.Error()
+	return sim.Complete(res, cmd.ID, nullRead)
 }
 
 // stamped is a result carrying the controlled tab's address and title, as
@@ -332,7 +313,7 @@ func (b *Browser) navigate(ctx context.Context, cmd wire.BrowserCommand) wire.Br
 	}
 	u, parseErr := parseAddress(cmd.URL)
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(cmd.Action, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(cmd.Action, err)}
 	}
 	if parseErr != nil {
 		defer b.release()
@@ -375,13 +356,13 @@ func (b *Browser) load(ctx context.Context, t *tab, req navRequest, action strin
 	pg, err := b.fetchPage(ctx, req)
 
 	if lerr := b.acquire(ctx); lerr != nil {
-		return wire.BrowserResult{Error: interrupted(action, lerr)}
+		return wire.BrowserResult{Error: sim.Interrupted(action, lerr)}
 	}
 	defer b.release()
 	switch {
 	case err != nil && ctx.Err() != nil:
 		res := b.stamped()
-		res.Error = interrupted(action, ctx.Err())
+		res.Error = sim.Interrupted(action, ctx.Err())
 		return res
 	case err != nil:
 		return b.failed(err)
@@ -446,7 +427,7 @@ func (b *Browser) missing(sel string) wire.BrowserResult {
 
 func (b *Browser) click(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(cmd.Action, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(cmd.Action, err)}
 	}
 	t, el, err := b.locate(cmd.Selector)
 	if err != nil || el == nil {
@@ -466,7 +447,7 @@ func (b *Browser) click(ctx context.Context, cmd wire.BrowserCommand) wire.Brows
 
 func (b *Browser) typeText(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(cmd.Action, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(cmd.Action, err)}
 	}
 	t, el, err := b.locate(cmd.Selector)
 	if err != nil || el == nil {
@@ -499,7 +480,7 @@ func (b *Browser) typeText(ctx context.Context, cmd wire.BrowserCommand) wire.Br
 // selector matched nothing).
 func (b *Browser) read(ctx context.Context, cmd wire.BrowserCommand) (wire.BrowserResult, bool) {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(cmd.Action, err)}, false
+		return wire.BrowserResult{Error: sim.Interrupted(cmd.Action, err)}, false
 	}
 	defer b.release()
 	t := b.controlled
@@ -522,7 +503,7 @@ func (b *Browser) read(ctx context.Context, cmd wire.BrowserCommand) (wire.Brows
 	}
 	text, err := t.page.readElement(ctx, el)
 	if err != nil {
-		res.Error = interrupted(cmd.Action, err)
+		res.Error = sim.Interrupted(cmd.Action, err)
 		return res, false
 	}
 	res.Content = &text
@@ -546,7 +527,7 @@ func (p *page) readElement(ctx context.Context, el *html.Node) (string, error) {
 
 func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(wire.ActionScreenshot, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(wire.ActionScreenshot, err)}
 	}
 	t := b.controlled
 	if t == nil {
@@ -557,7 +538,7 @@ func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 	shot, err := layoutPage(ctx, t.page, b.opts.Viewport)
 	b.release()
 	if err != nil {
-		res.Error = interrupted(wire.ActionScreenshot, err)
+		res.Error = sim.Interrupted(wire.ActionScreenshot, err)
 		return res
 	}
 	png, err := shot.encodePNG()
@@ -572,7 +553,7 @@ func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 
 func (b *Browser) listTabs(ctx context.Context) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted(wire.ActionTabs, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(wire.ActionTabs, err)}
 	}
 	defer b.release()
 	res := b.stamped()
@@ -669,7 +650,7 @@ func (b *Browser) CloseTab(ctx context.Context, index int) error {
 // the step fails with net::ERR_CACHE_MISS.
 func (b *Browser) Back(ctx context.Context) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: interrupted("back", err)}
+		return wire.BrowserResult{Error: sim.Interrupted("back", err)}
 	}
 	t := b.controlled
 	if t == nil {
