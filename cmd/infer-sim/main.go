@@ -437,6 +437,16 @@ func frameTrace(w io.Writer, r *sim.Renderer) sim.Tap {
 	})
 }
 
+// subcommandLogger is the log of run and replay, which print their own
+// progress: warnings only, everything with --verbose.
+func subcommandLogger(w io.Writer, verbose bool) *slog.Logger {
+	level := slog.LevelWarn
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: level}))
+}
+
 // lockedWriter serializes writes from the renderer and the prompt.
 type lockedWriter struct {
 	mu sync.Mutex
@@ -507,11 +517,7 @@ func runScenario(ctx context.Context, args []string, getenv func(string) string,
 		fmt.Fprintln(stderr, "infer-sim run:", err)
 		return 2
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
-	log := slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level}))
+	log := subcommandLogger(stderr, *verbose)
 	opts := scenario.Options{URL: url, Token: token, Faults: faults, Progress: stdout, Logger: log}
 	if bf.kind != "" {
 		profile, _ := sim.ProfileByName(sc.Profile)
@@ -578,13 +584,9 @@ func runReplay(ctx context.Context, args []string, getenv func(string) string, s
 		fmt.Fprintln(stderr, "infer-sim replay:", err)
 		return 2
 	}
-	level := slog.LevelWarn
-	if *verbose {
-		level = slog.LevelDebug
-	}
 	rep, err := recording.Replay(ctx, entries, recording.ReplayOptions{
 		URL: url, Token: token, ExtOnly: *extOnly, Settle: *settle, Timeout: *timeout,
-		Logger: slog.New(slog.NewTextHandler(stderr, &slog.HandlerOptions{Level: level})),
+		Logger: subcommandLogger(stderr, *verbose),
 	})
 	if err != nil {
 		fmt.Fprintln(stderr, "infer-sim replay:", err)

@@ -542,27 +542,21 @@ func deltaKey(frame []byte) (key, delta string, ev map[string]any, ok bool) {
 
 // mergeDeltas joins consecutive deltas of the same message.
 func mergeDeltas(frames [][]byte) [][]byte {
-	out := make([][]byte, 0, len(frames))
-	lastKey := ""
-	var lastEv map[string]any
-	for _, f := range frames {
-		key, delta, ev, ok := deltaKey(f)
-		if ok && key == lastKey && len(out) > 0 {
-			lastEv["delta"] = lastEv["delta"].(string) + delta
-			out[len(out)-1] = chatFrame(lastEv)
-			continue
-		}
-		out = append(out, f)
-		lastKey, lastEv = "", nil
-		if ok {
-			lastKey, lastEv = key, ev
-		}
+	entries := make([]Entry, len(frames))
+	for i, f := range frames {
+		entries[i].Frame = f
+	}
+	merged := mergeEntryDeltas(entries)
+	out := make([][]byte, len(merged))
+	for i, e := range merged {
+		out[i] = e.Frame
 	}
 	return out
 }
 
-// mergeEntryDeltas is mergeDeltas for recorded entries, keeping the line of
-// the first entry of each merged run for the report.
+// mergeEntryDeltas joins consecutive deltas of the same message in
+// recorded entries, keeping the line of the first entry of each merged run
+// for the report.
 func mergeEntryDeltas(entries []Entry) []Entry {
 	out := make([]Entry, 0, len(entries))
 	lastKey := ""
