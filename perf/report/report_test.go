@@ -21,6 +21,7 @@ BenchmarkBridgeCommandRoundTrip-2                 	   15904	    900000 ns/op	  1
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
+BenchmarkWebSocketEchoHandoff-2                   	   30417	     40000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 PASS
 ok  	github.com/infer-workspace/infer/bridge	4.763s
 pkg: github.com/infer-workspace/infer/session/store
@@ -122,6 +123,9 @@ func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
 	// 45 µs over 30 µs: 1.5×, exactly the limit.
 	if c := rowOf(t, table, "Bridge command round trip, 1 KiB read"); c[1] != "1.50×" || c[3] != "✓" || c[4] != "3" {
 		t.Errorf("round trip row: %q", c)
+	}
+	if c := rowOf(t, table, "Bridge command round trip vs that floor, 1 KiB"); c[1] != "1.12×" || c[2] != "report" || c[3] != "" {
+		t.Errorf("round trip over the hand-off floor: %q", c)
 	}
 	if c := rowOf(t, table, "Store list, 10,000 conversations"); c[1] != "3.00×" || c[3] != "✗" {
 		t.Errorf("store list row: %q", c)

@@ -87,6 +87,8 @@ func judge(hasTarget, ok bool) verdict {
 // rows is the report, in the order of the issues that set the targets.
 var rows = []row{
 	ratioRow("Bridge command round trip, 1 KiB read", "BenchmarkBridgeCommandRoundTrip", "BenchmarkWebSocketEchoBaseline", "ns/op", 1.5),
+	ratioRow("Echo read on its own goroutine vs the plain echo, 1 KiB (the floor)", "BenchmarkWebSocketEchoHandoff", "BenchmarkWebSocketEchoBaseline", "ns/op", 0),
+	ratioRow("Bridge command round trip vs that floor, 1 KiB", "BenchmarkBridgeCommandRoundTrip", "BenchmarkWebSocketEchoHandoff", "ns/op", 0),
 	ratioRow("Bridge command round trip, 1 MiB screenshot", "BenchmarkBridgeCommandRoundTripScreenshot1MiB", "BenchmarkWebSocketEchoBaseline1MiB", "ns/op", 1.5),
 	ratioRow("Store list, 10,000 conversations", "BenchmarkStoreList", "BenchmarkStoreListBaseline", "ns/op", 2),
 	ratioRow("Store resume, 10,000 messages", "BenchmarkStoreResume", "BenchmarkStoreResumeBaseline", "ns/op", 2),
