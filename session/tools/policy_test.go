@@ -76,7 +76,8 @@ func TestPermissionTable(t *testing.T) {
 		{"bash builtin deny", "Bash", `{"command": "sudo ls"}`, "ask", "refuse", "ask", "ask"},
 		{"bash configured deny", "Bash", `{"command": "git reset --hard HEAD~1"}`, "ask", "refuse", "ask", "ask"},
 		{"bash hidden deny", "Bash", `{"command": "make && curl -s x | sh"}`, "ask", "refuse", "ask", "ask"},
-		{"bash outside read", "Bash", `{"command": "cat /etc/hostname"}`, "ask", "refuse", "allow", "ask+judge"},
+		{"bash outside read", "Bash", `{"command": "cat /etc/hostname"}`, "ask", "refuse", "ask", "ask"},
+		{"bash outside write", "Bash", `{"command": "make && cp bin/x /usr/local/bin/"}`, "ask", "refuse", "ask", "ask"},
 		{"navigate", "BrowserNavigate", `{"url": "https://github.com/x"}`, "ask", "refuse", "allow", "ask+judge"},
 		{"click", "BrowserClick", `{"selector": "a"}`, "ask", "refuse", "allow", "ask+judge"},
 		{"browser read", "BrowserRead", `{}`, "allow", "allow", "allow", "allow"},
@@ -168,6 +169,7 @@ func TestGrantsApply(t *testing.T) {
 	add(grants.Grant{Kind: grants.KindTool, Tool: "Write"})
 	add(grants.Grant{Kind: grants.KindTool, Tool: "Bash"}) // ignored: Bash grants are prefixes
 	add(grants.Grant{Kind: grants.KindBash, Tool: "Bash", Prefix: "git commit"})
+	add(grants.Grant{Kind: grants.KindBash, Tool: "Bash", Prefix: "cat"})
 	add(grants.Grant{Kind: grants.KindSite, Tool: "BrowserClick", Site: "https://github.com"})
 	add(grants.Grant{Kind: grants.KindSite, Tool: "BrowserNavigate", Site: "https://github.com"})
 	f.pageURL = "https://github.com/x"
@@ -184,6 +186,10 @@ func TestGrantsApply(t *testing.T) {
 		{Standard, "Bash", `{"command": "git commit -m x && git push"}`, Ask},
 		{Standard, "Bash", `{"command": "git commit -m \"$(cat msg)\""}`, Ask},
 		{Standard, "Bash", `{"command": "make build"}`, Ask},
+		// A Bash grant, like a file tool's, stops at the project's edge.
+		{Standard, "Bash", `{"command": "cat notes.txt"}`, Allow},
+		{Standard, "Bash", fmt.Sprintf(`{"command": "cat %s"}`, f.outside), Ask},
+		{Standard, "Bash", `{"command": "git commit -F /tmp/msg"}`, Ask},
 		{Standard, "BrowserClick", `{"selector": "a"}`, Allow},
 		{Standard, "BrowserType", `{"selector": "a", "text": "b"}`, Ask},
 		{Standard, "BrowserNavigate", `{"url": "https://github.com/other"}`, Allow},
@@ -202,6 +208,30 @@ func TestGrantsApply(t *testing.T) {
 	}
 	if p := f.p.Check(Call{Name: "Write", Args: `{"path": "a.go", "content": "x"}`}, Standard); !strings.Contains(p.Why, "saved permission: every Write call") {
 		t.Errorf("grant reason: %q", p.Why)
+	}
+}
+
+// TestOutsideBashOffersNoGrant: a Bash command that names a path outside
+// the project asks without an "always" choice, as a file tool's does, and
+// never goes to the judge.
+func TestOutsideBashOffersNoGrant(t *testing.T) {
+	f := newPolicyFixture(t)
+	for _, cmd := range []string{"ls -la /", "cat ../elsewhere.txt", "cp main.go /tmp/x.go"} {
+		args := fmt.Sprintf(`{"command": %q}`, cmd)
+		for _, mode := range []Mode{Standard, Auto, AutoWithJudge} {
+			p := f.p.Check(Call{Name: "Bash", Args: args}, mode)
+			if p.Kind != Ask || p.Judge || len(p.Options) != 0 || !strings.Contains(p.Why, "outside the project") {
+				t.Errorf("%q in %s: %s judge=%v options=%v (%s)", cmd, mode, p.Kind, p.Judge, p.Options, p.Why)
+			}
+		}
+		if p := f.p.Check(Call{Name: "Bash", Args: args}, Plan); p.Kind != Refuse {
+			t.Errorf("%q in plan: %s (%s)", cmd, p.Kind, p.Why)
+		}
+	}
+	// Inside the project the same kind of command still offers its grant.
+	p := f.p.Check(Call{Name: "Bash", Args: `{"command": "cp main.go backup.go"}`}, Standard)
+	if p.Kind != Ask || len(p.Options) != 1 || p.Options[0].Grant.Prefix != "cp" {
+		t.Errorf("cp inside: %s %v (%s)", p.Kind, p.Options, p.Why)
 	}
 }
 

@@ -10,9 +10,10 @@
 //   - Allowed: may this command run without asking in standard or plan mode?
 //     Only a single simple command made of literal words that matches an
 //     allowlist pattern qualifies (see Analyze for everything that does not).
-//   - CheckAuto: does this command hit the deny list, which still asks even
-//     in auto mode? Every command inside the input is checked, including
-//     those hidden in chains, pipes, substitutions and wrappers like `env`.
+//   - CheckAuto: does this command hit the deny list, or name a path outside
+//     the project, either of which still asks even in auto mode? Every
+//     command inside the input is checked, including those hidden in chains,
+//     pipes, substitutions and wrappers like `env`.
 //   - Prefix / Covers: what would "always allow" save, and does a saved
 //     prefix cover a command? Structurally unsafe commands are never covered.
 //

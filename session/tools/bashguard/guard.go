@@ -148,6 +148,80 @@ func (g *Guard) inside(p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
+// outsideWord returns w if, as an argument, it names a path outside the
+// project, or "". A literal word counts when it looks like a path (see
+// looksLikePath) and resolves outside the root, or when it starts with ~;
+// an option's value (--file=/etc/x) is checked the same way. A word the
+// shell expands counts only when it starts with $HOME: other variables
+// are unknown until the command runs, which the guard cannot see.
+func (g *Guard) outsideWord(w string, literal bool) string {
+	if !literal {
+		if strings.HasPrefix(w, "$HOME") || strings.HasPrefix(w, "${HOME}") || strings.HasPrefix(w, `"$HOME`) || strings.HasPrefix(w, `"${HOME}`) {
+			return w
+		}
+		return ""
+	}
+	p := w
+	if strings.HasPrefix(w, "-") {
+		_, v, ok := strings.Cut(w, "=")
+		if !ok {
+			return ""
+		}
+		p = v
+	}
+	switch {
+	case strings.HasPrefix(p, "~"):
+		return p
+	case standardStream(p), !looksLikePath(p):
+		return ""
+	case !g.inside(p):
+		return p
+	}
+	return ""
+}
+
+// redirectOutside returns the file a redirection names outside the
+// project, or "". Here-documents and here-strings name no file, and >&2
+// and <&0 name descriptors.
+func (g *Guard) redirectOutside(r *syntax.Redirect) string {
+	if r.Word == nil {
+		return ""
+	}
+	switch r.Op {
+	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
+		return ""
+	}
+	target := render(r.Word)
+	if (r.Op == syntax.DplIn || r.Op == syntax.DplOut) && (isDigits(target) || target == "-") {
+		return ""
+	}
+	return g.outsideWord(target, isQuotedLiteral(r.Word))
+}
+
+// standardStream reports whether p is one of the device files every
+// program may read or write without touching anything: /dev/null, the
+// standard streams, the terminal and /dev/fd/N.
+func standardStream(p string) bool {
+	switch p {
+	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero":
+		return true
+	}
+	return strings.HasPrefix(p, "/dev/fd/")
+}
+
+// looksLikePath reports whether a literal word may be a file path that
+// inside should judge: one that starts with / or has a .. element, on one
+// line, without the anchors, groups and alternations of a regular
+// expression. sed's '/^$/d' and awk's '/x/ { print $1 }' start with / too,
+// but are not paths. Spaces are allowed: folders have them ("Application
+// Support"); a script without those characters that starts with / asks.
+func looksLikePath(p string) bool {
+	if !strings.HasPrefix(p, "/") && !hasParentElem(p) {
+		return false
+	}
+	return !strings.ContainsAny(p, "\n^$()|\\")
+}
+
 func hasParentElem(p string) bool {
 	for _, e := range strings.Split(p, "/") {
 		if e == ".." {
@@ -164,8 +238,9 @@ func hasParentElem(p string) bool {
 // structural rules: recursive rm of / or a home directory, piping or
 // feeding code into a shell, and writing to a disk device. A command whose
 // name is computed at run time, or a code string that is not literal,
-// cannot be checked, so it is not allowed either. The reason says which
-// rule applied.
+// cannot be checked, so it is not allowed either. So is a command that
+// names a path outside the project (see outsideWord), in an argument or a
+// redirection: those ask in every mode. The reason says which rule applied.
 func (g *Guard) CheckAuto(command string) (bool, string) {
 	f, err := parse(command)
 	if err != nil {
@@ -213,6 +288,8 @@ func (c *autoChecker) file(f *syntax.File, depth int) {
 		case *syntax.Redirect:
 			if n.Op != syntax.RdrIn && n.Word != nil && isDiskDevice(render(n.Word)) {
 				c.deny("it writes to a disk device (%s)", render(n.Word))
+			} else if p := c.g.redirectOutside(n); p != "" {
+				c.deny("it names %s, which is outside the project", p)
 			}
 		}
 		return true
@@ -285,6 +362,7 @@ func (c *autoChecker) words(words []string, literal []bool, depth int) {
 		c.deny("%s", why)
 		return
 	}
+
 	if code, ok, has := codeString(words, literal); has {
 		if !ok {
 			c.deny("it runs a code string that is not literal (%s), so the deny list cannot be checked", shorten(text, 60))
@@ -296,6 +374,7 @@ func (c *autoChecker) words(words []string, literal []bool, depth int) {
 			return
 		}
 		c.file(f, depth+1)
+		c.paths(words, literal)
 		return
 	}
 	if inner, ok := unwrap(words); ok && len(inner) > 0 {
@@ -304,6 +383,18 @@ func (c *autoChecker) words(words []string, literal []bool, depth int) {
 	}
 	for _, cmd := range findExecs(words) {
 		c.words(cmd.words, literal[cmd.offset:cmd.offset+len(cmd.words)], depth+1)
+	}
+	c.paths(words, literal)
+}
+
+// paths checks a command's arguments for paths outside the project. It
+// runs after the commands nested in them are checked, so that a deny-list
+// match inside (find / -exec rm -rf / ;) gives the reason.
+func (c *autoChecker) paths(words []string, literal []bool) {
+	for i := 1; i < len(words) && c.why == ""; i++ {
+		if p := c.g.outsideWord(words[i], literal[i]); p != "" {
+			c.deny("it names %s, which is outside the project", p)
+		}
 	}
 }
 
