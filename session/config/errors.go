@@ -1,10 +1,13 @@
 package config
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
+	"unicode"
+	"unicode/utf8"
 )
 
 // FieldError is one problem in a configuration file. Its message names the
@@ -70,12 +73,58 @@ func DisplayPath(p string) string {
 }
 
 // quoteValue renders a scalar the person wrote, shortened so a long paste
-// does not flood the terminal. Callers never pass secret fields here.
+// does not flood the terminal. Callers never pass secret fields, but a
+// secret can land in the wrong one (a token pasted under command_timeout,
+// an API key under model), and the message would then print it: a value
+// that looks like a credential is described by its length instead.
 func quoteValue(v string) string {
+	if looksLikeSecret(v) {
+		return fmt.Sprintf("a %d-character value that looks like a key or token (not shown)", utf8.RuneCountInString(v))
+	}
 	const limit = 40
 	r := []rune(v)
 	if len(r) > limit {
 		v = string(r[:limit]) + "…"
 	}
 	return strconv.Quote(v)
+}
+
+// secretPrefixes start the API keys and tokens people are most likely to
+// paste: OpenAI, Anthropic, OpenRouter, Google, GitHub, Slack, AWS.
+var secretPrefixes = []string{"sk-", "sk_", "AIza", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA"}
+
+// looksLikeSecret reports whether v may be a credential: one word that
+// starts like a well-known key (16 characters or more), or that is long
+// and random-looking: 32 or more hexadecimal digits, or 24 or more
+// characters mixing upper case, lower case and digits without the / . and
+// : that separate the parts of model ids ("Llama-3.1-70B-Instruct").
+// Modes, durations and most model ids are still quoted as written.
+func looksLikeSecret(v string) bool {
+	n := utf8.RuneCountInString(v)
+	if n < 16 || strings.ContainsAny(v, " \t\n") {
+		return false
+	}
+	for _, p := range secretPrefixes {
+		if strings.HasPrefix(v, p) {
+			return true
+		}
+	}
+	var upper, lower, digit, other bool
+	hex := true
+	for _, r := range v {
+		switch {
+		case unicode.IsUpper(r):
+			upper = true
+		case unicode.IsLower(r):
+			lower = true
+		case unicode.IsDigit(r):
+			digit = true
+		case r == '/' || r == '.' || r == ':':
+			other = true
+		}
+		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
+			hex = false
+		}
+	}
+	return (hex && n >= 32) || (n >= 24 && upper && lower && digit && !other)
 }

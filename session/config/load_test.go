@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -279,5 +280,53 @@ func TestWriteDefaultConfig(t *testing.T) {
 	}
 	if data, _ := os.ReadFile(path); string(data) != "model: mine/model\n" {
 		t.Errorf("existing file changed: %s", data)
+	}
+}
+
+// TestMisplacedSecretsAreNotEchoed pastes a key or token into each field
+// whose error quotes the value back: the message must say what is wrong
+// without showing the secret, while ordinary mistakes stay quoted.
+func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
+	secrets := []string{
+		"sk-proj-AbCdEf0123456789AbCdEf0123456789", // OpenAI-style
+		"sk-ant-api03-abcdefghijklmnop",            // Anthropic-style, all lower case
+		goodToken,                                  // infer's bridge token (base64url)
+		"0123456789abcdef0123456789abcdef01234567", // 40 hex digits
+		"AIzaSyA-1234567890abcdefghij",             // Google-style
+	}
+	fields := []string{
+		"model: %s\n",
+		"agent:\n  mode: %s\n",
+		"agent:\n  effort: %s\n",
+		"agent:\n  judge_model: %s\n",
+		"providers:\n  mine:\n    kind: %s\n    base_url: http://x\n",
+		"tools:\n  timeout: %s\n",
+	}
+	for _, secret := range secrets {
+		for _, field := range fields {
+			home := t.TempDir()
+			writeFile(t, ConfigPath(home), fmt.Sprintf(field, secret), 0o600)
+			_, _, err := LoadConfig(home, "")
+			if err == nil {
+				t.Fatalf("%q accepted in %q", secret, field)
+			}
+			msg := err.Error()
+			if strings.Contains(msg, secret[:12]) || !strings.Contains(msg, "looks like a key or token (not shown)") {
+				t.Errorf("%q in %q: %s", secret, field, msg)
+			}
+		}
+		path := filepath.Join(t.TempDir(), "browser_use.yaml")
+		writeFile(t, path, "enabled: true\nextension:\n  token: "+goodToken+"\n  command_timeout: "+secret+"\n", 0o600)
+		_, _, err := LoadBrowserUse(path)
+		if err == nil || strings.Contains(err.Error(), secret[:12]) {
+			t.Errorf("command_timeout %q: %v", secret, err)
+		}
+	}
+	for _, ordinary := range []string{"claude-3-5-sonnet-20241022", "Llama-3.1-70B-Instruct", "yolo-mode-please-thanks", "thirtySecondsOrSo"} {
+		home := t.TempDir()
+		writeFile(t, ConfigPath(home), "agent:\n  mode: "+ordinary+"\n", 0o600)
+		if _, _, err := LoadConfig(home, ""); err == nil || !strings.Contains(err.Error(), strconv.Quote(ordinary)) {
+			t.Errorf("%q should be quoted back: %v", ordinary, err)
+		}
 	}
 }
