@@ -14,10 +14,11 @@ import (
 )
 
 func main() {
-	// Subcommands that run until stopped (serve, the TUI) watch this
-	// context, so Ctrl+C and SIGTERM end them cleanly instead of killing
-	// them mid-write.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Subcommands that run until stopped (serve, headless, the TUI) watch
+	// this context, so Ctrl+C, SIGTERM and a hang-up (a closed terminal, a
+	// dropped ssh session) end them cleanly, keeping what was written,
+	// instead of killing them mid-write.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

@@ -21,7 +21,7 @@ extension's side panel (or any client of the bridge) chats with the agent,
 approves tool calls and switches models and modes.
 
 It prints one line with the bridge's address once it listens, logs to stderr,
-and shuts down cleanly on SIGINT or SIGTERM, finishing every write.`,
+and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			level := slog.LevelInfo
@@ -40,7 +40,7 @@ and shuts down cleanly on SIGINT or SIGTERM, finishing every write.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM)
+			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
 			defer stop()
 			serveErr := make(chan error, 1)
 			go func() { serveErr <- a.srv.Serve(ctx) }()

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+)
+
+// TestHangupStopsHeadlessAndKeepsThePartialAnswer sends SIGHUP, what a
+// closed terminal or a dropped ssh session delivers, to a streaming
+// headless run: it must end like an interrupt (exit 130, the run's end
+// printed) with the partial answer saved, not die with nothing written.
+func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the infer binary")
+	}
+	home, project := t.TempDir(), t.TempDir()
+	cmd := exec.Command(inferBinary(t), "headless", "--no-bridge", "-o", "json", "stream 100000")
+	cmd.Dir = project
+	cmd.Env = append(os.Environ(), "INFER_HOME="+home)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	killer := time.AfterFunc(hlGuard, func() { cmd.Process.Kill() }) // a hang fails below
+	defer killer.Stop()
+	var lines []string
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		lines = append(lines, sc.Text())
+		if len(lines) == 5 { // run_started, then streaming text
+			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	cmd.Wait()
+	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
+		t.Fatalf("exit %d after SIGHUP, want %d\n%s", code, exitInterrupted, stderr.String())
+	}
+	if last := lines[len(lines)-1]; !strings.Contains(last, `"code":"interrupted"`) {
+		t.Fatalf("output after SIGHUP ends with %q", last)
+	}
+	files, _ := filepath.Glob(filepath.Join(home, "projects", "*", "conversations", "*.jsonl"))
+	if len(files) != 1 {
+		t.Fatalf("conversation files: %v", files)
+	}
+	data, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"role":"assistant"`) {
+		t.Fatalf("the partial answer was not saved:\n%s", data)
+	}
+}
+
+// TestHangupStopsServeCleanly: infer serve shuts down in order on SIGHUP,
+// as on SIGINT and SIGTERM, instead of dying with its files half written.
+func TestHangupStopsServeCleanly(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the infer binary")
+	}
+	home, _ := initHome(t)
+	p := startServe(t, home, t.TempDir())
+	if err := p.cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("infer serve did not stop after SIGHUP")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("exit %d after SIGHUP, want 0 (a clean shutdown)", code)
+	}
+}
