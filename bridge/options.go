@@ -100,12 +100,19 @@ const (
 	defaultMaxPending        = 16
 	defaultAuthFailureBurst  = 5
 	defaultAuthBackoff       = 250 * time.Millisecond
-	defaultAuthBackoffMax    = 4 * time.Second
+	defaultAuthBackoffMax    = MaxAuthDelay
 	defaultAuthFailureWindow = time.Minute
 	defaultHandshakeLimit    = 64 << 10
 	defaultMaxFrameBytes     = 64 << 20
 	defaultSendQueue         = 64
 )
+
+// MaxAuthDelay is the longest a server with the default AuthBackoffMax
+// holds back its answer to a failed authentication. A client that probes
+// /status (infer pair) waits longer than this before it calls the server
+// stuck: a token that changed while infer ran is answered that late once
+// an extension retrying with it has run up the failure count.
+const MaxAuthDelay = 4 * time.Second
 
 // withDefaults validates o and fills in its zero tunables.
 func (o Options) withDefaults() (Options, error) {

@@ -12,13 +12,18 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/infer-workspace/infer/session/config"
 	"github.com/spf13/cobra"
+
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/session/config"
 )
 
 // statusTimeout bounds the whole /status probe: a local server that takes
-// longer is not answering.
-const statusTimeout = 2 * time.Second
+// longer is not answering. The bridge holds back its answer to a wrong
+// token for up to bridge.MaxAuthDelay (an extension that keeps retrying an
+// old token after `infer init --rotate-token` causes exactly that), and
+// that answer is the diagnosis pair exists to give, so it is waited for.
+const statusTimeout = bridge.MaxAuthDelay + time.Second
 
 func newPairCmd() *cobra.Command {
 	var showToken bool
