@@ -61,6 +61,7 @@ func TestLoadBrowserUseErrors(t *testing.T) {
 		{"port negative", base(tok + "  port: -1\n"), []string{"extension.port: -1 is not a valid port"}},
 		{"port text", base(tok + "  port: abc\n"), []string{":5: extension.port: expected a whole number, found \"abc\""}},
 		{"port list", base(tok + "  port: [1]\n"), []string{"extension.port: expected a whole number, found a list"}},
+		{"port fraction", base(tok + "  port: 4123.5\n"), []string{":5: extension.port: expected a whole number, found \"4123.5\""}},
 		{"token short", base("  token: abc123\n"), []string{"extension.token: is too short (6 characters; at least 32)", "infer init --rotate-token"}},
 		{"token missing", base("  port: 52789\n"), []string{"extension.token: is missing", "infer init --rotate-token"}},
 		{"token spaces", base("  token: \"" + goodToken + " x\"\n"), []string{"extension.token: contains spaces", "infer init --rotate-token"}},

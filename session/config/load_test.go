@@ -117,6 +117,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"temperature negative", "agent:\n  temperature: -0.1\n", []string{"agent.temperature: -0.1 is out of range"}},
 		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found \"hot\""}},
 		{"max steps", "agent:\n  max_steps: -1\n", []string{"agent.max_steps: -1 is negative"}},
+		{"max steps fraction", "agent:\n  max_steps: 2.7\n", []string{":2: agent.max_steps: expected a whole number, found \"2.7\""}},
 		{"model id", "model: gpt-4o\n", []string{":1: model: \"gpt-4o\" is not a provider/model id", "openai/gpt-4o"}},
 		{"judge id", "agent:\n  judge_model: judge\n", []string{"agent.judge_model:"}},
 		{"kind", "providers:\n  mine:\n    kind: grpc\n    base_url: http://x\n", []string{":3: providers.mine.kind: \"grpc\" is not a provider kind", "openai, anthropic, openai-compatible"}},

@@ -130,6 +130,11 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 }
 
 func (c *checker) checkLeaf(n *yaml.Node, t reflect.Type, path string) {
+	if isWholeKind(t.Kind()) && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+		// yaml.v3 would truncate 4123.5 to 4123 without a word.
+		c.fail(n, path, "expected "+describeType(t)+", found "+describeNode(n), "")
+		return
+	}
 	err := n.Decode(reflect.New(t).Interface())
 	if err == nil {
 		return
@@ -287,6 +292,16 @@ func joinKey(path, key string) string {
 		return key
 	}
 	return path + "." + key
+}
+
+// isWholeKind reports whether k holds whole numbers only.
+func isWholeKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64:
+		return true
+	}
+	return false
 }
 
 func isScalarKind(k reflect.Kind) bool {
