@@ -9,6 +9,7 @@ import (
 	"net"
 	"net/http"
 	"net/url"
+	"strings"
 	"time"
 	"unicode/utf8"
 
@@ -159,7 +160,7 @@ func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 		return h, refusal{websocket.ClosePolicyViolation, "browser_hello carries no token: paste the token from browser_use.yaml into the extension's options", refusedToken}
 	}
 	if !s.tokenMatches(h.Token) {
-		return h, refusal{websocket.ClosePolicyViolation, "an extension tried a wrong token: copy extension.token from browser_use.yaml into the extension's options (`infer pair` shows it)", refusedToken}
+		return h, refusal{websocket.ClosePolicyViolation, "an extension tried a wrong token: copy extension.token from browser_use.yaml into its options (`infer pair` shows it)", refusedToken}
 	}
 	ws.SetReadDeadline(time.Time{})
 	return h, refusal{}
@@ -210,14 +211,23 @@ func closeSocket(ws *websocket.Conn, code int, reason string, writeTimeout, grac
 }
 
 // closeMessage formats a close frame, cutting the reason to the 123 bytes a
-// control frame leaves for it without splitting a rune.
+// control frame leaves for it, between words and never inside a rune.
 func closeMessage(code int, reason string) []byte {
 	const maxReason = 123
 	if len(reason) > maxReason {
-		reason = reason[:maxReason]
-		for !utf8.ValidString(reason) {
-			reason = reason[:len(reason)-1]
+		// Cut at a space, with an ellipsis, so the extension shows a
+		// sentence that visibly goes on rather than a word cut in half.
+		const more = "…"
+		cut := reason[:maxReason-len(more)+1]
+		if i := strings.LastIndexByte(cut, ' '); i > 0 {
+			cut = cut[:i]
+		} else {
+			cut = cut[:len(cut)-1]
 		}
+		for !utf8.ValidString(cut) {
+			cut = cut[:len(cut)-1]
+		}
+		reason = cut + more
 	}
 	return websocket.FormatCloseMessage(code, reason)
 }

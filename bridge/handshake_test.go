@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/gorilla/websocket"
 
@@ -294,5 +295,30 @@ func TestServeReturnsAfterClose(t *testing.T) {
 	}
 	if _, _, err := websocket.DefaultDialer.Dial(srv.URL(), nil); err == nil || errors.Is(err, websocket.ErrBadHandshake) {
 		t.Fatalf("dial after Close: %v, want a connection error", err)
+	}
+}
+
+// TestCloseReasonsAreCutBetweenWords: a close frame leaves 123 bytes for
+// the reason; a longer one is cut at a space and marked, never in the
+// middle of a word or a character, and every refusal infer sends fits.
+func TestCloseReasonsAreCutBetweenWords(t *testing.T) {
+	long := strings.Repeat("wörd ", 40)
+	reason := string(closeMessage(websocket.ClosePolicyViolation, long)[2:])
+	if len(reason) > 123 || !strings.HasSuffix(reason, "wörd…") || !utf8.ValidString(reason) {
+		t.Errorf("cut reason %q (%d bytes)", reason, len(reason))
+	}
+	unbroken := strings.Repeat("é", 100)
+	if reason := string(closeMessage(websocket.ClosePolicyViolation, unbroken)[2:]); len(reason) > 123 || !utf8.ValidString(reason) || !strings.HasSuffix(reason, "é…") {
+		t.Errorf("cut reason without spaces %q (%d bytes)", reason, len(reason))
+	}
+	short := "no browser_hello within 5s"
+	if reason := string(closeMessage(websocket.ClosePolicyViolation, short)[2:]); reason != short {
+		t.Errorf("short reason changed: %q", reason)
+	}
+	ts := startServer(t, nil)
+	ws := mustDial(t, ts.Server)
+	ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHello{Token: "x" + testToken}))
+	if _, text := readClose(t, ws); !strings.HasSuffix(text, "(`infer pair` shows it)") {
+		t.Errorf("the wrong-token reason does not fit a close frame: %q", text)
 	}
 }
