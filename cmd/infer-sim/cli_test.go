@@ -213,6 +213,37 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 	}
 }
 
+// TestBadPortOrURLIsAUsageError: a port or URL no dialer can use is
+// refused at start-up, in every mode, instead of being retried forever.
+func TestBadPortOrURLIsAUsageError(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--port", "70000"}, "--port 70000: use a number from 1 to 65535"},
+		{[]string{"--port", "-1"}, "--port -1:"},
+		{[]string{"--url", "ftp://x"}, `--url "ftp://x": scheme "ftp" is not ws or wss`},
+		{[]string{"--url", "http://127.0.0.1:52789/ws"}, `scheme "http" is not ws or wss`},
+		{[]string{"--url", "ws:///ws"}, "no host"},
+		{[]string{"--url", "ws://127.0.0.1:70000/ws"}, "port 70000: use a number from 1 to 65535"},
+		{[]string{"--url", "ws://127.0.0.1:0/ws"}, "port 0:"},
+		{[]string{"--url", "ws://me@127.0.0.1/ws"}, "user info"},
+		{[]string{"--url", "127.0.0.1:52789"}, `--url "127.0.0.1:52789"`},
+		{[]string{"run", "scenario.yaml", "--port", "70000"}, "infer-sim run: --port 70000"},
+		{[]string{"replay", "session.jsonl", "--url", "ftp://x"}, `infer-sim replay: --url "ftp://x"`},
+	} {
+		// A regression retries until the context ends, then exits non-2.
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		stderr := &syncWriter{}
+		args := append(tc.args, "--token", "t")
+		c := run(ctx, args, envOf(map[string]string{"INFER_HOME": t.TempDir()}), nil, io.Discard, stderr)
+		cancel()
+		if c != 2 || !strings.Contains(stderr.String(), tc.want) {
+			t.Errorf("%v: exit %d, want 2 and %q; stderr:\n%s", tc.args, c, tc.want, stderr.String())
+		}
+	}
+}
+
 func TestChromeFromTheCommandLine(t *testing.T) {
 	if chrome.FindExecPath() == "" {
 		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")

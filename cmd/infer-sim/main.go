@@ -24,6 +24,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net/url"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -154,6 +155,14 @@ func (c connFlags) resolve(getenv func(string) string) (url, token string, err e
 	if c.url != "" && c.port != 0 {
 		return "", "", errors.New("--url and --port both given: use one")
 	}
+	if err := checkPort(c.port); err != nil {
+		return "", "", fmt.Errorf("--port %w", err)
+	}
+	if c.url != "" {
+		if err := checkWSURL(c.url); err != nil {
+			return "", "", fmt.Errorf("--url %q: %w", c.url, err)
+		}
+	}
 	url, token = c.url, c.token
 	if token == "" {
 		token = getenv("INFER_TOKEN")
@@ -170,6 +179,9 @@ func (c connFlags) resolve(getenv func(string) string) (url, token string, err e
 			p := c.port
 			if p == 0 {
 				p = cfg.Extension.Port
+				if err := checkPort(p); err != nil {
+					return "", "", fmt.Errorf("extension.port in %s: %w", path, err)
+				}
 			}
 			if p == 0 {
 				p = defaultPort
@@ -181,6 +193,40 @@ func (c connFlags) resolve(getenv func(string) string) (url, token string, err e
 		}
 	}
 	return url, token, nil
+}
+
+// checkPort rejects a port no TCP connection can use; 0 means "not
+// given". Caught here, a typo is a usage error at start-up: the dialer
+// would only fail with "invalid port" and retry it until killed.
+func checkPort(p int) error {
+	if p < 0 || p > 65535 {
+		return fmt.Errorf("%d: use a number from 1 to 65535", p)
+	}
+	return nil
+}
+
+// checkWSURL rejects a URL the WebSocket dialer can never dial (another
+// scheme, no host, user info, a port out of range), which it would
+// otherwise retry forever as "malformed ws or wss URL".
+func checkWSURL(raw string) error {
+	const want = "use ws://HOST:PORT/PATH or wss://…, such as ws://127.0.0.1:52789/ws"
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("not a URL (%v); %s", errors.Unwrap(err), want)
+	case u.Scheme != "ws" && u.Scheme != "wss":
+		return fmt.Errorf("scheme %q is not ws or wss; %s", u.Scheme, want)
+	case u.Hostname() == "":
+		return fmt.Errorf("no host; %s", want)
+	case u.User != nil:
+		return fmt.Errorf("user info is not allowed; %s", want)
+	}
+	if p := u.Port(); p != "" {
+		if n, err := strconv.Atoi(p); err != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("port %s: use a number from 1 to 65535", p)
+		}
+	}
+	return nil
 }
 
 // faultFlags are the fault injection flags.

@@ -32,6 +32,7 @@ func writeBrowserUse(t *testing.T, body string) string {
 func TestTokenAndPortResolution(t *testing.T) {
 	home := writeBrowserUse(t, "enabled: true\nbackend: extension\nextension:\n  port: 40001\n  token: from-yaml\n")
 	empty := t.TempDir()
+	badPort := writeBrowserUse(t, "extension:\n  port: 70000\n  token: from-yaml\n")
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -52,6 +53,9 @@ func TestTokenAndPortResolution(t *testing.T) {
 			wantURL: "ws://127.0.0.1:52789/ws", wantToken: "t"},
 		{name: "no token anywhere", env: map[string]string{"INFER_HOME": empty}, wantErr: "no token"},
 		{name: "url and port", args: []string{"--url", "ws://x/ws", "--port", "1"}, wantErr: "use one"},
+		{name: "port out of range", args: []string{"--port", "65536", "--token", "t"}, env: map[string]string{"INFER_HOME": empty}, wantErr: "--port 65536"},
+		{name: "not a ws url", args: []string{"--url", "ftp://x", "--token", "t"}, wantErr: "not ws or wss"},
+		{name: "yaml port out of range", env: map[string]string{"INFER_HOME": badPort}, wantErr: "extension.port in"},
 		{name: "stray argument", args: []string{"--token", "t", "extra"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

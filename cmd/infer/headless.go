@@ -134,6 +134,11 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 			return usageError{fmt.Errorf("unknown mode %q: use standard, plan, auto or auto-with-judge", f.mode)}
 		}
 	}
+	// Checked here, not when the bridge starts: without browser_use.yaml
+	// (or with --no-bridge) no bridge starts, and the typo went unnoticed.
+	if cmd.Flags().Changed("port") && (f.port < 0 || f.port > 65535) {
+		return usageError{fmt.Errorf("--port %d: use a number from 1 to 65535, or 0 for a free port", f.port)}
+	}
 
 	prompt := strings.Join(args, " ")
 	approvalsIn := stdin

@@ -18,7 +18,6 @@ func newPermissionsCmd() *cobra.Command {
 		Long: `Grants are saved when you answer an approval with "always allow": a whole
 tool, a Bash command prefix, or a browser action on one site. They apply to
 the current project only; revoking one makes the next such call ask again.`,
-		Args: usageArgs(cobra.NoArgs),
 	}
 	cmd.AddCommand(newPermListCmd(), newPermRevokeCmd())
 	return cmd

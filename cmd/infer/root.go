@@ -76,9 +76,43 @@ func rootArgs(cmd *cobra.Command, args []string) error {
 	if len(args) == 0 {
 		return nil
 	}
-	msg := fmt.Sprintf("unknown command %q", args[0])
-	if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+	return unknownCommand(cmd, args[0])
+}
+
+// guardGroups gives every command group under cmd (a command with
+// subcommands and no Run of its own, such as `infer conversations`) the
+// root's behaviour. Cobra runs such a group's help for any arguments and
+// exits 0, so `infer conversations lst` looked like success to a script.
+// Guarded, a group alone still prints its help, as `infer` alone does
+// when it has no terminal, and any other word is a usage error (exit 2).
+func guardGroups(cmd *cobra.Command) {
+	for _, c := range cmd.Commands() {
+		guardGroups(c)
+	}
+	if !cmd.HasSubCommands() || cmd.Runnable() {
+		return
+	}
+	cmd.Args = rootArgs
+	// Only the root's distance is set; without it "lst" suggests nothing.
+	cmd.SuggestionsMinimumDistance = cmd.Root().SuggestionsMinimumDistance
+	cmd.RunE = func(cmd *cobra.Command, _ []string) error { return cmd.Help() }
+}
+
+// unknownCommand is the usage error for a word that names no subcommand
+// of cmd: it names the word, and the closest subcommand if one is near,
+// else every subcommand, so the fix is on the same line.
+func unknownCommand(cmd *cobra.Command, word string) error {
+	msg := fmt.Sprintf("unknown command %q for %q", word, cmd.CommandPath())
+	if s := cmd.SuggestionsFor(word); len(s) > 0 {
 		msg += fmt.Sprintf("; did you mean %q?", s[0])
+	} else {
+		var names []string
+		for _, c := range cmd.Commands() {
+			if c.IsAvailableCommand() {
+				names = append(names, c.Name())
+			}
+		}
+		msg += "; use one of: " + strings.Join(names, ", ")
 	}
 	return usageError{errors.New(msg)}
 }
@@ -91,6 +125,11 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
 	root.SetArgs(args)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
+	// Cobra adds its completion group only when it executes, writing to
+	// the output set by then; adding it here, after SetOut, lets
+	// guardGroups reach it too.
+	root.InitDefaultCompletionCmd()
+	guardGroups(root)
 	cmd, err := root.ExecuteContextC(ctx)
 	if err == nil {
 		return exitOK
