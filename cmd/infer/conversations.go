@@ -25,7 +25,6 @@ func newConversationsCmd() *cobra.Command {
 		Long: `conversations works on the conversations stored for the current project
 (the git top-level of the working directory). Ids may be shortened to any
 unique prefix of at least four characters.`,
-		Args: usageArgs(cobra.NoArgs),
 	}
 	cmd.AddCommand(newConvListCmd(), newConvShowCmd(), newConvExportCmd(), newConvRenameCmd(), newConvPinCmd(), newConvDeleteCmd())
 	return cmd
@@ -95,7 +94,9 @@ func newConvListCmd() *cobra.Command {
 				if m.Pinned {
 					pin = "📌"
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.ID[:8], pin, ago(m.UpdatedAt, now), m.MessageCount, m.Title)
+				// The title is stored data and one table cell: escape its
+				// control characters, newlines and tabs included.
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.ID[:8], pin, ago(m.UpdatedAt, now), m.MessageCount, termSafeLine(m.Title))
 			}
 			return tw.Flush()
 		}),
@@ -114,7 +115,9 @@ func newConvShowCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			_, err = cmd.OutOrStdout().Write(store.ExportMarkdown(c))
+			// show is for reading in a terminal, so the stored text is
+			// escaped; `export` keeps the Markdown byte for byte.
+			_, err = io.WriteString(cmd.OutOrStdout(), termSafeText(string(store.ExportMarkdown(c))))
 			return err
 		}),
 	}

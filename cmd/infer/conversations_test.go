@@ -131,3 +131,70 @@ func TestPermissionsCommands(t *testing.T) {
 		t.Fatalf("after revoke --all: %+v", list)
 	}
 }
+
+// TestConversationsEscapeControlCharacters stores a conversation whose title
+// and tool output hold terminal escapes, BEL, a newline, C1 controls and
+// bytes that are not UTF-8, and checks `list` and `show` print them escaped
+// while ordinary Unicode and the machine-readable export stay as they were.
+func TestConversationsEscapeControlCharacters(t *testing.T) {
+	p, older, newer := seedConversations(t)
+	st, err := p.store()
+	if err != nil {
+		t.Fatal(err)
+	}
+	toolOutput := "A\x1b[2JB\x1b[31mRED\x07\u009b\u0085\rZ\xff!"
+	if err := st.AppendToolResult(newer, store.Message{Role: "tool", ToolCallID: "call_1", Content: toolOutput + "\n" + ordinaryText}, true); err != nil {
+		t.Fatal(err)
+	}
+	hostile := "T\x1b]0;pwned\x07\x1b[2J\nsecond\tline\u009b\xff"
+	if out, _, code := infer(t, "conversations", "rename", newer, hostile); code != 0 || !strings.Contains(out, `T\x1b]0;pwned\a\x1b[2J\nsecond\tline\u009b`) {
+		t.Fatalf("rename (%d): %q", code, out)
+	}
+	if _, _, code := infer(t, "conversations", "rename", older, ordinaryText); code != 0 {
+		t.Fatal("rename to ordinary text failed")
+	}
+
+	out, _, code := infer(t, "conversations", "list")
+	assertTerminalSafe(t, "list", out)
+	rows := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	if code != 0 || len(rows) != 3 {
+		t.Fatalf("list (%d): want a header and two rows:\n%s", code, out)
+	}
+	// The same escapes as the rename confirmation, on the title's one row;
+	// the invalid byte is escaped, or was already replaced when stored.
+	if !strings.Contains(rows[1], `T\x1b]0;pwned\a\x1b[2J\nsecond\tline\u009b`) || !strings.HasPrefix(rows[1], newer[:8]) {
+		t.Errorf("hostile title row: %q", rows[1])
+	}
+	if !strings.HasSuffix(rows[2], ordinaryText) {
+		t.Errorf("ordinary title changed: %q", rows[2])
+	}
+
+	out, _, code = infer(t, "conversations", "show", newer[:8])
+	assertTerminalSafe(t, "show", out)
+	for _, want := range []string{`A\x1b[2JB\x1b[31mRED\a\u009b\u0085\rZ`, ordinaryText, "# T\\x1b]0;pwned\\a\\x1b[2J second line\\u009b"} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Errorf("show (%d) lacks %q:\n%s", code, want, out)
+		}
+	}
+	out, _, _ = infer(t, "conversations", "show", older[:8])
+	if !strings.Contains(out, "# "+ordinaryText+"\n") {
+		t.Errorf("show changed an ordinary title:\n%s", out)
+	}
+
+	// Exports are files for programs: byte for byte what the store
+	// writes, JSON with its own escapes and Markdown with the stored text.
+	c, err := st.Load(newer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantJSON, err := store.ExportJSON(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out, _, code := infer(t, "conversations", "export", newer, "--format", "json"); code != 0 || out != string(wantJSON) || !strings.Contains(out, `\u001b[2J`) {
+		t.Errorf("export json (%d) differs from the store's:\n%s", code, out)
+	}
+	if out, _, code := infer(t, "conversations", "export", newer, "--format", "markdown"); code != 0 || out != string(store.ExportMarkdown(c)) {
+		t.Errorf("export markdown (%d) differs from the store's:\n%q", code, out)
+	}
+}

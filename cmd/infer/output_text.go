@@ -78,7 +78,10 @@ func (t *textOutput) toStderr(s string) error {
 
 func (t *textOutput) runStarted(threadID, runID string) error { return nil }
 
-func (t *textOutput) text(_, delta string) error { return t.write(delta) }
+// text streams the answer. It comes from the model (and, through it, from
+// tool output), so its control characters are escaped; its newlines and
+// tabs are its layout and stay.
+func (t *textOutput) text(_, delta string) error { return t.write(termSafeText(delta)) }
 
 func (t *textOutput) textEnd(string) error {
 	if t.midLine {
@@ -96,6 +99,8 @@ func (t *textOutput) reasoning(_, delta string) error {
 		t.reasoningOpen = true
 		b.WriteString("thinking: ")
 	}
+	// Only the escapes infer adds for dimming may reach the terminal raw.
+	delta = termSafeText(delta)
 	if t.dim {
 		b.WriteString("\x1b[2m" + delta + "\x1b[22m")
 	} else {
@@ -112,9 +117,12 @@ func (t *textOutput) reasoningEnd(string) error {
 	return t.toStderr("\n")
 }
 
+// toolCall writes the call on one line; the name and arguments come from
+// the model, so they are escaped for a single line.
 func (t *textOutput) toolCall(_, name, args string) error {
+	name = termSafeLine(name)
 	if a := compactArgs(args); a != "" {
-		return t.line("→ " + name + " " + a)
+		return t.line("→ " + name + " " + termSafeLine(a))
 	}
 	return t.line("→ " + name)
 }
@@ -132,32 +140,37 @@ func compactArgs(args string) string {
 	return ""
 }
 
+// toolResult writes the outcome and the first line of the tool's output,
+// escaped: a command's output may hold anything, terminal escapes included.
 func (t *textOutput) toolResult(r toolOutcome) error {
 	mark := "✗"
 	if r.OK {
 		mark = "✓"
 	}
-	name := r.Name
+	name := termSafeLine(r.Name)
 	if name == "" {
 		name = "tool"
 	}
 	if r.Duration > 0 {
 		name += " (" + shortDuration(r.Duration) + ")"
 	}
-	return t.line(mark + " " + name + ": " + firstLine(r.Output, 200))
+	return t.line(mark + " " + name + ": " + termSafeLine(firstLine(r.Output, 200)))
 }
 
+// approvalOpened tells the person on stderr what is asking and why. The
+// call, the reason and the judge's words come from the model or the tool,
+// so each is escaped for its one line.
 func (t *textOutput) approvalOpened(a session.Approval, answerable bool) error {
-	what := a.Call.Name
+	what := termSafeLine(a.Call.Name)
 	if args := compactArgs(a.Call.Args); args != "" {
-		what += " " + args
+		what += " " + termSafeLine(args)
 	}
 	msg := "? Approval needed: " + what
 	if a.Why != "" {
-		msg += "\n  why: " + a.Why
+		msg += "\n  why: " + termSafeLine(a.Why)
 	}
 	if a.JudgeReason != "" {
-		msg += "\n  judge: " + a.JudgeReason
+		msg += "\n  judge: " + termSafeLine(a.JudgeReason)
 	}
 	if answerable {
 		msg += "\n  answer on stdin: y to approve, n to reject (or an approval_response JSON line with request_id " + a.ID + ")"
@@ -165,10 +178,12 @@ func (t *textOutput) approvalOpened(a session.Approval, answerable bool) error {
 	return t.note("%s", msg)
 }
 
+// approvalResolved tells the person on stderr how an approval was answered;
+// a rejection's reason may come from the panel, so it is escaped.
 func (t *textOutput) approvalResolved(a session.Approval) error {
-	msg := "  " + decisionWord(a.Decision) + " " + approvedBy(a.By)
+	msg := "  " + decisionWord(a.Decision) + " " + termSafeLine(approvedBy(a.By))
 	if a.Decision.Reason != "" {
-		msg += ": " + a.Decision.Reason
+		msg += ": " + termSafeLine(a.Decision.Reason)
 	}
 	return t.note("%s", msg)
 }
