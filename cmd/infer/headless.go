@@ -97,7 +97,7 @@ unknown --session-id or --model), 130 interrupted (SIGINT).`,
 	fl.StringVar(&f.format, "format", "", "alias of --output")
 	fl.StringVar(&f.model, "model", "", "model for this run, as provider/model (default: config.yaml's, else the first available)")
 	fl.StringVar(&f.mode, "mode", "", "agent mode for this run: standard, plan, auto or auto-with-judge")
-	fl.StringVar(&f.sessionID, "session-id", "", "continue this stored conversation instead of starting a new one")
+	fl.StringVar(&f.sessionID, "session-id", "", "continue this stored conversation (its id, or a unique prefix of 4+ characters) instead of starting a new one")
 	fl.BoolVar(&f.noBridge, "no-bridge", false, "do not start the browser bridge for this run")
 	fl.IntVar(&f.port, "port", 0, "bridge port for this run (default: extension.port from browser_use.yaml; 0 picks a free port)")
 	fl.BoolVar(&f.showReasoning, "show-reasoning", false, "text output: show the model's reasoning on stderr")
@@ -189,6 +189,15 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 
 	var snap *session.Snapshot
 	if f.sessionID != "" {
+		// A unique prefix names a conversation here as it does for
+		// `infer conversations`. An id nothing starts with goes on to
+		// Resume, whose error says it is not stored.
+		var none noConversationError
+		if id, err := resolveConversation(a.store, f.sessionID); err == nil {
+			f.sessionID = id
+		} else if !errors.As(err, &none) {
+			return exitError{exitUsage, fmt.Errorf("--session-id: %w", err)}
+		}
 		s, err := a.ws.Resume(f.sessionID, session.FromHeadless)
 		if errors.Is(err, session.ErrUnknownConversation) {
 			return exitError{exitUsage, fmt.Errorf("no stored conversation in %s has the id %q; check the id (the run_started line of --output json carries it)", a.root, f.sessionID)}

@@ -467,6 +467,14 @@ func TestHeadlessSessionIDResumesWithASnapshot(t *testing.T) {
 		t.Errorf("json first line on resume: %v", first)
 	}
 
+	out, _, code = runHL(t, "", "-o", "json", "--session-id", id[:6], "stream 2")
+	if first := jsonLines(t, out)[0]; code != 0 || first["conversation_id"] != id {
+		t.Errorf("resume by a prefix of the id: exit %d, %v", code, first)
+	}
+	if _, errOut, code := runHL(t, "", "--session-id", id[:3], "hello"); code != 2 || !strings.Contains(errOut, "too short") {
+		t.Errorf("a 3-character prefix: exit %d\n%s", code, errOut)
+	}
+
 	out, errOut, code = runHL(t, "", "--session-id", "no-such-id", "hello")
 	if code != 2 || out != "" || !strings.Contains(errOut, `no stored conversation`) || !strings.Contains(errOut, `"no-such-id"`) {
 		t.Fatalf("unknown id: exit %d\nstdout:%q\nstderr:\n%s", code, out, errOut)

@@ -64,11 +64,19 @@ func resolveConversation(st *store.Store, arg string) (string, error) {
 	}
 	switch len(match) {
 	case 0:
-		return "", fmt.Errorf("no conversation %q in this project; `infer conversations list` shows them", arg)
+		return "", noConversationError{arg}
 	case 1:
 		return match[0], nil
 	}
 	return "", fmt.Errorf("%q matches %d conversations; give more of the id", arg, len(match))
+}
+
+// noConversationError is resolveConversation's answer when no stored
+// conversation's id starts with what was given.
+type noConversationError struct{ arg string }
+
+func (e noConversationError) Error() string {
+	return fmt.Sprintf("no conversation %q in this project; `infer conversations list` shows them", e.arg)
 }
 
 // ago renders a time relative to now for listings.
