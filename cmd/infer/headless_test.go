@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"crypto/rand"
@@ -688,42 +687,7 @@ func TestHeadlessBinaryExitCodes(t *testing.T) {
 		return cmd
 	}
 
-	cmd := command("-o", "json", "stream 100000")
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	killer := time.AfterFunc(hlGuard, func() { cmd.Process.Kill() }) // a hang fails below
-	defer killer.Stop()
-	waited := make(chan error, 1)
-	var lines []string
-	sc := bufio.NewScanner(stdout)
-	for sc.Scan() {
-		lines = append(lines, sc.Text())
-		if len(lines) == 3 { // run_started, then streaming text
-			if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-				t.Fatal(err)
-			}
-		}
-	}
-	go func() { waited <- cmd.Wait() }()
-	select {
-	case <-waited:
-	case <-time.After(hlGuard):
-		cmd.Process.Kill()
-		t.Fatal("infer headless did not exit after SIGINT")
-	}
-	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit %d after SIGINT, want 130\n%s", code, stderr.String())
-	}
-	if len(lines) < 4 || !strings.Contains(lines[len(lines)-1], `"type":"run_error"`) || !strings.Contains(lines[len(lines)-1], `"code":"interrupted"`) {
-		t.Fatalf("output after SIGINT ends with %q", lines[len(lines)-1])
-	}
+	signalStreamingHeadless(t, home, project, syscall.SIGINT)
 
 	for _, tc := range []struct {
 		args []string

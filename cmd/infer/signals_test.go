@@ -12,16 +12,13 @@ import (
 	"time"
 )
 
-// TestHangupStopsHeadlessAndKeepsThePartialAnswer sends SIGHUP, what a
-// closed terminal or a dropped ssh session delivers, to a streaming
-// headless run: it must end like an interrupt (exit 130, the run's end
-// printed) with the partial answer saved, not die with nothing written.
-func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
-	if testing.Short() {
-		t.Skip("builds and runs the infer binary")
-	}
-	home, project := t.TempDir(), t.TempDir()
-	cmd := exec.Command(inferBinary(t), "headless", "--no-bridge", "-o", "json", "stream 100000")
+// signalStreamingHeadless starts `infer headless -o json` on a long
+// stream in project, sends sig once the answer is streaming, and checks
+// the run ends like an interrupt: exit 130, the last line a run_error
+// with code "interrupted". It returns the output's lines.
+func signalStreamingHeadless(t *testing.T, home, project string, sig os.Signal) []string {
+	t.Helper()
+	cmd := exec.Command(inferBinary(t), "headless", "-o", "json", "stream 100000")
 	cmd.Dir = project
 	cmd.Env = append(os.Environ(), "INFER_HOME="+home)
 	stdout, err := cmd.StdoutPipe()
@@ -40,29 +37,44 @@ func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		lines = append(lines, sc.Text())
-		if len(lines) == 5 { // run_started, then streaming text
-			if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		if len(lines) == 3 { // run_started, then streaming text
+			if err := cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	cmd.Wait()
 	if code := cmd.ProcessState.ExitCode(); code != exitInterrupted {
-		t.Fatalf("exit %d after SIGHUP, want %d\n%s", code, exitInterrupted, stderr.String())
+		t.Fatalf("exit %d after %v, want %d\n%s", code, sig, exitInterrupted, stderr.String())
 	}
-	if last := lines[len(lines)-1]; !strings.Contains(last, `"code":"interrupted"`) {
-		t.Fatalf("output after SIGHUP ends with %q", last)
+	if len(lines) < 4 || !strings.Contains(lines[len(lines)-1], `"type":"run_error"`) || !strings.Contains(lines[len(lines)-1], `"code":"interrupted"`) {
+		t.Fatalf("output after %v ends with %q", sig, lines[len(lines)-1])
 	}
-	files, _ := filepath.Glob(filepath.Join(home, "projects", "*", "conversations", "*.jsonl"))
-	if len(files) != 1 {
-		t.Fatalf("conversation files: %v", files)
+	return lines
+}
+
+// TestHangupStopsHeadlessAndKeepsThePartialAnswer sends SIGHUP, what a
+// closed terminal or a dropped ssh session delivers, and SIGTERM to
+// streaming headless runs: each must end like an interrupt with the
+// partial answer saved, not die with nothing written.
+func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the infer binary")
 	}
-	data, err := os.ReadFile(files[0])
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(data), `"role":"assistant"`) {
-		t.Fatalf("the partial answer was not saved:\n%s", data)
+	for _, sig := range []os.Signal{syscall.SIGHUP, syscall.SIGTERM} {
+		home, project := t.TempDir(), t.TempDir()
+		signalStreamingHeadless(t, home, project, sig)
+		files, _ := filepath.Glob(filepath.Join(home, "projects", "*", "conversations", "*.jsonl"))
+		if len(files) != 1 {
+			t.Fatalf("%v: conversation files: %v", sig, files)
+		}
+		data, err := os.ReadFile(files[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(data), `"role":"assistant"`) {
+			t.Fatalf("%v: the partial answer was not saved:\n%s", sig, data)
+		}
 	}
 }
 
