@@ -780,6 +780,11 @@ func (w *Workspace) runner() {
 			}
 			item := w.queue[0]
 			w.queue = w.queue[1:]
+			// The turn belongs to the conversation active now. Taken under
+			// the same lock that publishes runDone, so a NewSession or a
+			// delete that sees this turn can never hand it the next
+			// conversation instead: it would write the message there.
+			conv := w.conv
 			q := w.queueTextsLocked()
 			ctx, cancel := context.WithCancel(w.ctx)
 			w.runCancel = cancel
@@ -789,7 +794,7 @@ func (w *Workspace) runner() {
 
 			w.publish(Event{Kind: KindQueue, Queue: q})
 			w.publish(Event{Kind: KindBusy, Busy: true})
-			interrupted := w.turn(ctx, item)
+			interrupted := w.turn(ctx, item, conv)
 			cancel()
 
 			w.mu.Lock()
@@ -805,10 +810,10 @@ func (w *Workspace) runner() {
 	}
 }
 
-// turn runs one message to its end and reports whether it was interrupted.
-func (w *Workspace) turn(ctx context.Context, item queued) bool {
+// turn runs one message in conv to its end and reports whether it was
+// interrupted.
+func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) bool {
 	w.mu.Lock()
-	conv := w.conv
 	model, mode := w.model, w.mode
 	effort, temp := w.effort, w.temperature
 	effortSet, tempSet := w.effortSet, w.temperatureSet

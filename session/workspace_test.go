@@ -556,8 +556,10 @@ func TestConversationEdits(t *testing.T) {
 	if err := f.w.DeleteConversation(id, FromTerminal); err != nil {
 		t.Fatal(err)
 	}
+	// Nothing is listed: not the deleted conversation written back by its
+	// turn, and not a new one that the interrupted turn's message landed in.
 	if list, _ := f.w.Conversations(); len(list) != 0 {
-		t.Fatalf("deleted conversation written back: %+v", list)
+		t.Fatalf("after deleting %s: %+v", id, list)
 	}
 	if f.w.ActiveConversation() == id {
 		t.Fatal("deleted conversation still active")
