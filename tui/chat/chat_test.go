@@ -205,3 +205,30 @@ func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 	}
 	m.ToolDone("unknown", true, time.Second) // a call the pane never saw
 }
+
+// TestAngleBracketsSurviveMarkdown: text between < and > is what the
+// model wrote (placeholders, generics, tags it talks about), not HTML to
+// drop; code keeps its < without a visible backslash.
+func TestAngleBracketsSurviveMarkdown(t *testing.T) {
+	md := NewMarkdown("notty")
+	for _, tc := range []struct{ in, want string }{
+		{"Try: open <url> · click <selector>", "Try: open <url> · click <selector>"},
+		{"a Vec<String> and </div> and <!-- x -->", "a Vec<String> and </div> and <!-- x -->"},
+		{"inline `Vec<String>` code", "Vec<String>"},
+		{"already \\<escaped>", "already <escaped>"},
+		{"1 < 2 and 3 <= 4", "1 < 2 and 3 <= 4"},
+	} {
+		got := strings.Join(md.Render(tc.in, 80), "\n")
+		if !strings.Contains(got, tc.want) || strings.Contains(got, "\\<") {
+			t.Errorf("Render(%q) = %q, want it to contain %q", tc.in, got, tc.want)
+		}
+	}
+	fenced := "```html\n<div class=\"x\">hi</div>\n```\nafter <b>"
+	got := strings.Join(md.Render(fenced, 80), "\n")
+	if !strings.Contains(got, `<div class="x">hi</div>`) || !strings.Contains(got, "after <b>") || strings.Contains(got, "\\<") {
+		t.Errorf("fenced block: %q", got)
+	}
+	if escapeTags("no tags here") != "no tags here" {
+		t.Error("text without < must come back as it is")
+	}
+}

@@ -80,7 +80,7 @@ func (m *Markdown) Render(text string, width int) []string {
 	if r == nil {
 		return Wrap(text, width)
 	}
-	out, err := r.Render(text)
+	out, err := r.Render(escapeTags(text))
 	if err != nil {
 		return Wrap(text, width)
 	}
@@ -95,6 +95,119 @@ func (m *Markdown) Render(text string, width int) []string {
 		lines = lines[:len(lines)-1]
 	}
 	return lines
+}
+
+// escapeTags backslash-escapes each < that would open an HTML tag,
+// comment or autolink, outside code spans and fenced code blocks. Glamour
+// renders inline HTML through a sanitizer that removes tags, so "open <url>"
+// in a reply became "open " and Vec<String> became Vec; a chat shows the
+// text the model wrote, and has no use for HTML. Code keeps its < as it is,
+// since a backslash there would show.
+func escapeTags(text string) string {
+	if !strings.Contains(text, "<") {
+		return text
+	}
+	var b strings.Builder
+	b.Grow(len(text) + 8)
+	fence := "" // the fence that opened the current code block, if any
+	for _, line := range strings.SplitAfter(text, "\n") {
+		trimmed := strings.TrimLeft(line, " ")
+		if len(line)-len(trimmed) <= 3 {
+			if f := fenceOf(trimmed); f != "" {
+				switch {
+				case fence == "":
+					fence = f
+				case strings.HasPrefix(f, fence[:1]) && len(f) >= len(fence) && strings.TrimSpace(trimmed[len(f):]) == "":
+					fence = ""
+				}
+				b.WriteString(line)
+				continue
+			}
+		}
+		if fence != "" {
+			b.WriteString(line)
+			continue
+		}
+		escapeLineTags(&b, line)
+	}
+	return b.String()
+}
+
+// fenceOf returns the run of three or more backticks or tildes a line
+// starts with, or "".
+func fenceOf(line string) string {
+	if len(line) < 3 || (line[0] != '`' && line[0] != '~') {
+		return ""
+	}
+	n := 0
+	for n < len(line) && line[n] == line[0] {
+		n++
+	}
+	if n < 3 {
+		return ""
+	}
+	return line[:n]
+}
+
+// escapeLineTags writes line with a backslash before each < that starts a
+// tag (a letter, /, ! or ? follows), except inside code spans and where
+// the < is already escaped.
+func escapeLineTags(b *strings.Builder, line string) {
+	for i := 0; i < len(line); {
+		c := line[i]
+		switch {
+		case c == '\\' && i+1 < len(line):
+			b.WriteString(line[i : i+2]) // an escape: both bytes as they are
+			i += 2
+			continue
+		case c == '`':
+			n := 0
+			for i+n < len(line) && line[i+n] == '`' {
+				n++
+			}
+			ticks := line[i : i+n]
+			// The span ends at the next run of exactly as many backticks;
+			// without one, the backticks are literal text.
+			if end := closingTicks(line[i+n:], n); end >= 0 {
+				b.WriteString(line[i : i+n+end+n])
+				i += n + end + n
+			} else {
+				b.WriteString(ticks)
+				i += n
+			}
+			continue
+		case c == '<' && i+1 < len(line) && opensTag(line[i+1]):
+			b.WriteByte('\\')
+		}
+		b.WriteByte(c)
+		i++
+	}
+}
+
+// closingTicks returns the index in s of the first run of exactly n
+// backticks, or -1.
+func closingTicks(s string, n int) int {
+	for i := 0; i < len(s); {
+		if s[i] != '`' {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == '`' {
+			j++
+		}
+		if j-i == n {
+			return i
+		}
+		i = j
+	}
+	return -1
+}
+
+// opensTag reports whether c after a < makes Markdown read it as HTML or
+// an autolink.
+func opensTag(c byte) bool {
+	return c == '/' || c == '!' || c == '?' || ('a' <= c && c <= 'z') || ('A' <= c && c <= 'Z')
 }
 
 // trimRight drops trailing spaces (and the styles wrapped around them) so
