@@ -82,9 +82,19 @@ func (m *Model) AddCommand(r browser.CommandRecord) {
 	}
 }
 
-// SetTabs shows the tabs the extension reported last.
+// SetTabs shows the tabs the extension reported last. The list is the
+// freshest word on the controlled tab: the page line follows its entry,
+// and goes when no tab is controlled (a browser that restarted since the
+// page was seen has none until the agent navigates again).
 func (m *Model) SetTabs(tabs []browser.Tab) {
 	m.tabs, m.hasTab = append([]browser.Tab(nil), tabs...), true
+	m.page, m.hasPage = browser.Tab{}, false
+	for _, t := range tabs {
+		if t.Controlled {
+			m.page, m.hasPage = browser.Tab{URL: t.URL, Title: t.Title}, true
+			break
+		}
+	}
 }
 
 // SetPage shows the controlled tab's page. The tab list is only as fresh
