@@ -128,19 +128,31 @@ func (m *Model) submit(text string) tea.Cmd {
 		return tea.Quit
 	}
 	m.chat.Bottom()
-	return tea.Batch(call("sending", func() error { return ws.Send(text) }), m.fetchHistory())
+	// One command, in this order: the workspace records the message in the
+	// input history as it accepts it, so the history read after Send has
+	// it and ↑ recalls the message just sent. (Read alongside Send, it was
+	// one message behind.)
+	return func() tea.Msg {
+		if err := ws.Send(text); err != nil {
+			return flashMsg{text: "sending: " + err.Error(), warn: true}
+		}
+		return historyMsg(ws.History())
+	}
 }
 
 func (m *Model) setEffort(level string) tea.Cmd {
 	ws := m.ws
-	m.effort = level
 	return func() tea.Msg {
 		if err := ws.SetEffort(level); err != nil {
 			return flashMsg{text: "effort: " + err.Error(), warn: true}
 		}
-		return flashMsg{text: "reasoning effort: " + level}
+		return effortMsg(level)
 	}
 }
+
+// effortMsg reports a reasoning effort the workspace accepted; only then
+// does the TUI show it as the current one.
+type effortMsg string
 
 // setTemperature sets the sampling temperature from "/temperature ARG":
 // a number from 0 to 2, or "default"; with no argument it shows the

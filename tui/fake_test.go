@@ -180,6 +180,9 @@ func (f *fakeWS) SetTemperature(t *float64) error {
 func (f *fakeWS) SetEffort(level string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if !slices.Contains([]string{"auto", "none", "low", "medium", "high"}, level) {
+		return fmt.Errorf("unknown reasoning effort %q", level)
+	}
 	f.effort = level
 	f.effortsSet = append(f.effortsSet, level)
 	return nil

@@ -2,6 +2,7 @@ package tui
 
 import (
 	tea "charm.land/bubbletea/v2"
+	"time"
 
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
@@ -169,13 +170,24 @@ func (m *Model) toggleHelp() {
 }
 
 func (m *Model) handleInputKey(k tea.KeyPressMsg) tea.Cmd {
+	m.lastTyped = m.now()
 	if k.String() == "?" && m.input.Value() == "" {
 		m.toggleHelp()
 		return nil
 	}
 	a, cmd := m.input.HandleKey(k)
 	if a.Kind == input.Submit {
-		return tea.Batch(cmd, m.submit(a.Text))
+		// Sending ends the typing: a request that the message leads to
+		// may take the focus at once.
+		m.lastTyped = time.Time{}
+		cmd = tea.Batch(cmd, m.submit(a.Text))
+		if m.deferredApproval && m.approvals.Len() > 0 {
+			// The message is sent: the request that waited for it comes
+			// up now, guarded afresh against the keys that follow.
+			m.focusApprovals()
+			m.approvals.Rearm()
+			cmd = tea.Batch(cmd, m.ensureGuardTimer())
+		}
 	}
 	return cmd
 }
@@ -207,6 +219,18 @@ func (m *Model) handleChatKey(k tea.KeyPressMsg) tea.Cmd {
 func (m *Model) handleApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	had := m.approvals.Len() > 0
 	a := m.approvals.HandleKey(k)
+	if a.Kind == approvals.Unhandled {
+		// A key that answers nothing, or comes too soon after the request
+		// appeared, is typing: it goes to the editor (which takes the
+		// focus) rather than being lost, and the request waits until the
+		// message is sent, as one that arrives while the person types.
+		cmd := m.typeIntoInput(k)
+		if m.focus == FocusInput {
+			m.deferredApproval = true
+			m.input.SetNotice(deferredNotice)
+		}
+		return cmd
+	}
 	if a.Kind != approvals.Answer {
 		return m.ensureGuardTimer()
 	}

@@ -92,6 +92,15 @@ type Model struct {
 	title  string
 	skills []workspace.Skill
 
+	now func() time.Time
+
+	// lastTyped is when the person last pressed a key in the editor. A
+	// request for approval that arrives while they type does not take the
+	// focus (their next keys would answer it): it waits, deferred, until
+	// they send the message.
+	lastTyped        time.Time
+	deferredApproval bool
+
 	flash      string // a one-line message in the status bar
 	flashWarn  bool
 	ctrlC      bool // the previous key was ctrl+c
@@ -122,7 +131,7 @@ func New(ws workspace.Workspace, opts Options) *Model {
 	md := chat.NewMarkdown(th.GlamourStyle())
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
-		ws: ws, opts: opts, ctx: ctx, cancel: cancel,
+		ws: ws, opts: opts, ctx: ctx, cancel: cancel, now: now,
 		th: th, md: md, bgKnown: opts.Background != "",
 		chat:      chat.New(th, md),
 		approvals: approvals.New(th, now),
@@ -229,6 +238,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.ensureGuardTimer()
 	case flashMsg:
 		m.flash, m.flashWarn = msg.text, msg.warn
+	case effortMsg:
+		m.effort = string(msg)
+		m.flash, m.flashWarn = "reasoning effort: "+string(msg), false
 	case historyMsg:
 		m.input.SetHistory(msg)
 	case outcomesMsg:
@@ -431,19 +443,36 @@ func looksLikeProblem(s string) bool {
 	return strings.HasPrefix(l, "could not") || strings.HasPrefix(l, "⚠") || strings.HasPrefix(l, "warning") || strings.Contains(l, "failed") || strings.Contains(l, "error")
 }
 
+// typingPause is how long after the person's last key in the editor a
+// request for approval may take the focus.
+const typingPause = 2 * time.Second
+
+// deferredNotice is the editor's notice while a request waits for the
+// person to finish typing.
+const deferredNotice = "a tool call waits for your approval: it comes up when you send this (or tab to it)"
+
 // approvalsChanged marks the chat rows that wait for an answer, and moves
 // focus to the approvals when the first request arrives, and back when the
-// last one goes.
+// last one goes. While the person is typing, the request waits instead of
+// taking the focus, so that a y, a or n meant for the message cannot
+// answer it.
 func (m *Model) approvalsChanged(had bool) {
 	m.chat.SetAwaiting(m.approvals.CallIDs())
 	has := m.approvals.Len() > 0
 	switch {
 	case has && !had:
-		if m.focus != FocusApprovals {
-			m.prevFocus, m.prevTab = m.focus, m.tab
+		if m.focus == FocusInput && (m.input.Value() != "" || m.now().Sub(m.lastTyped) < typingPause) {
+			m.deferredApproval = true
+			m.input.SetNotice(deferredNotice)
+			return
 		}
-		m.setFocus(FocusApprovals)
-	case !has && had && m.focus == FocusApprovals:
+		m.focusApprovals()
+	case !has:
+		m.deferredApproval = false
+		m.input.SetNotice("")
+		if !had || m.focus != FocusApprovals {
+			return
+		}
 		f := m.prevFocus
 		if f == FocusApprovals {
 			f = FocusInput
@@ -457,7 +486,20 @@ func (m *Model) approvalsChanged(had bool) {
 	}
 }
 
+// focusApprovals gives the focus to the approvals pane, remembering where
+// it was so it can go back once the last request is answered.
+func (m *Model) focusApprovals() {
+	if m.focus != FocusApprovals {
+		m.prevFocus, m.prevTab = m.focus, m.tab
+	}
+	m.setFocus(FocusApprovals)
+}
+
 func (m *Model) setFocus(f Focus) {
+	if f == FocusApprovals && m.deferredApproval {
+		m.deferredApproval = false
+		m.input.SetNotice("")
+	}
 	m.focus = f
 	m.chat.SetFocused(f == FocusChat)
 	m.approvals.SetFocused(f == FocusApprovals)

@@ -128,35 +128,99 @@ func TestRejectCanBeCancelled(t *testing.T) {
 	mustNotContain(t, h.screen(), "reason:")
 }
 
-func TestApprovalGuardIgnoresEarlyKeys(t *testing.T) {
+// TestApprovalGuardPassesEarlyKeysToTheEditor: keys that come within Guard
+// of a request reaching the front answer nothing; they are typing, so they
+// go to the editor, and the request waits until the message is sent.
+func TestApprovalGuardPassesEarlyKeysToTheEditor(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(
 		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
 		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())},
 	)
-	h.clock.Advance(approvals.Guard - time.Millisecond)
-	h.key("y", "a", "enter", "n")
-	if len(ws.answers) != 0 || h.m.approvals.Capturing() {
-		t.Fatalf("keys within %v of the request must be ignored; answers %v", approvals.Guard, ws.answers)
+	if h.m.focus != FocusApprovals {
+		t.Fatalf("an idle editor gives the focus to the request; focus %v", h.m.focus)
 	}
 	mustContain(t, h.screen(), "a moment…")
-	h.clock.Advance(time.Millisecond)
+	h.clock.Advance(approvals.Guard - time.Millisecond)
+	h.typeText("yan")
+	if len(ws.answers) != 0 || h.m.approvals.Capturing() || h.m.input.Value() != "yan" || h.m.focus != FocusInput {
+		t.Fatalf("keys within %v of the request: answers %v, editor %q, focus %v", approvals.Guard, ws.answers, h.m.input.Value(), h.m.focus)
+	}
+	mustContain(t, h.screen(), "a tool call waits for your approval")
+	// Sending the message brings the request up, guarded afresh.
+	h.key("enter")
+	if len(ws.sent) != 1 || ws.sent[0] != "yan" || h.m.focus != FocusApprovals {
+		t.Fatalf("sent %q, focus %v", ws.sent, h.m.focus)
+	}
+	mustNotContain(t, h.screen(), "a tool call waits for your approval")
+	h.clock.Advance(approvals.Guard)
 	h.send(guardMsg{})
 	mustNotContain(t, h.screen(), "a moment…")
 	h.key("y")
 	if len(ws.answers) != 1 || ws.answers[0].id != "ap1" {
 		t.Fatalf("the oldest request is answered first: %v", ws.answers)
 	}
-	// The next request comes to the front and is guarded afresh.
+	// The next request comes to the front and is guarded afresh: a y
+	// right away is text for the editor, not an answer.
 	h.key("y")
-	if len(ws.answers) != 1 {
-		t.Fatalf("the second request took a key right after it came forward: %v", ws.answers)
+	if len(ws.answers) != 1 || h.m.input.Value() != "y" {
+		t.Fatalf("the second request took a key right after it came forward: %v (editor %q)", ws.answers, h.m.input.Value())
 	}
 	h.clock.Advance(approvals.Guard)
+	h.key("tab", "tab") // editor → chat → approvals
 	h.key("y")
 	if len(ws.answers) != 2 || ws.answers[1].id != "ap2" {
 		t.Fatalf("answers %v", ws.answers)
+	}
+}
+
+// TestApprovalWaitsWhileThePersonTypes: a request that arrives while the
+// person is typing does not take the focus, so the rest of their message
+// neither answers it nor gets lost; it comes up when they send.
+func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		before string // typed before the request arrives
+		after  string // typed after
+	}{
+		{"mid-message", "stop th", "is"},
+		{"a just-cleared editor", "x\x7f", "yes"}, // typed, then backspace
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ws := newFakeWS()
+			h := newHarness(t, ws, 120, 40)
+			for _, r := range tc.before {
+				if r == 0x7f {
+					h.key("backspace")
+				} else {
+					h.typeText(string(r))
+				}
+			}
+			h.clock.Advance(typingPause / 2)
+			h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+			h.clock.Advance(approvals.Guard)
+			h.typeText(tc.after)
+			want := strings.ReplaceAll(tc.before, "x\x7f", "") + tc.after
+			if len(ws.answers) != 0 || h.m.focus != FocusInput || h.m.input.Value() != want {
+				t.Fatalf("answers %v, focus %v, editor %q; want no answer and %q in the editor", ws.answers, h.m.focus, h.m.input.Value(), want)
+			}
+			mustContain(t, h.screen(), "a tool call waits for your approval")
+			h.key("enter")
+			if h.m.focus != FocusApprovals {
+				t.Fatalf("after sending, focus %v; want the request", h.m.focus)
+			}
+		})
+	}
+	// A person who stopped typing a while ago, or just sent a message,
+	// gets the request at once.
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("run it")
+	h.key("enter")
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	if h.m.focus != FocusApprovals {
+		t.Fatalf("right after sending: focus %v", h.m.focus)
 	}
 }
 
@@ -743,6 +807,10 @@ func TestEffortAndSkills(t *testing.T) {
 	if len(ws.effortsSet) != 1 || ws.effortsSet[0] != "high" {
 		t.Fatalf("efforts %v", ws.effortsSet)
 	}
+	// A value the workspace refuses changes nothing the picker shows.
+	h.typeText("/effort turbo")
+	h.key("enter")
+	mustContain(t, h.screen(), `unknown reasoning effort "turbo"`)
 	h.typeText("/effort")
 	h.key("esc", "enter")
 	mustContain(t, h.screen(), "● high", "medium")
@@ -756,6 +824,20 @@ func TestEffortAndSkills(t *testing.T) {
 	h.key("enter")
 	if h.m.dialog != nil || h.m.input.Value() != "/release " {
 		t.Fatalf("a chosen skill goes into the editor: %q", h.m.input.Value())
+	}
+}
+
+// TestSentMessageIsTheNewestHistoryEntry: submitting reads the input
+// history only after the workspace accepted the message, so ↑ right after
+// sending recalls it (it used to be read alongside, one message behind).
+func TestSentMessageIsTheNewestHistoryEntry(t *testing.T) {
+	ws := newFakeWS()
+	ws.history = []string{"older"}
+	h := newHarness(t, ws, 120, 40)
+	msg := h.m.submit("just sent")()
+	hist, ok := msg.(historyMsg)
+	if !ok || len(hist) == 0 || hist[len(hist)-1] != "just sent" {
+		t.Fatalf("submit's command answered %#v; want the history with the sent message last", msg)
 	}
 }
 

@@ -4,8 +4,9 @@
 // and why it asks, and the others listed under it.
 //
 // The pane answers keys with an Action value; the root turns it into a
-// workspace call. A request that becomes the head ignores keys for Guard,
-// so a keystroke meant for the editor cannot approve it by accident.
+// workspace call. A request that becomes the head answers no key for
+// Guard: a keystroke meant for the editor cannot approve it by accident,
+// and the root passes such keys on to the editor.
 package approvals
 
 import (
@@ -25,7 +26,7 @@ import (
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
-// Guard is how long a request that just came to the front ignores keys.
+// Guard is how long a request that just came to the front answers no key.
 const Guard = 400 * time.Millisecond
 
 // ActionKind says what a key did.
@@ -200,6 +201,15 @@ func (m *Model) headChanged() {
 	}
 }
 
+// Rearm guards the oldest request afresh, as when it came to the front:
+// the root calls it when it gives the pane the focus while the person may
+// still be typing.
+func (m *Model) Rearm() {
+	if len(m.list) > 0 {
+		m.armedAt = m.now().Add(Guard)
+	}
+}
+
 // ArmedIn is how long until the head accepts keys (zero when it does).
 func (m *Model) ArmedIn() time.Duration {
 	if len(m.list) == 0 {
@@ -260,7 +270,8 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		}
 	}
 	if m.ArmedIn() > 0 {
-		return Action{} // too soon after it appeared: swallowed
+		// Too soon after it appeared: the key was meant for the editor.
+		return Action{Kind: Unhandled}
 	}
 	switch k.String() {
 	case "y", "enter":

@@ -66,6 +66,8 @@ type Model struct {
 
 	pending tea.Cmd // the textarea's command from the last key
 
+	notice string // shown in the rule instead of the key hints
+
 	view string // cached View; "" when the editor changed since
 }
 
@@ -307,15 +309,33 @@ func (m *Model) refreshMenu() {
 	m.menuSel = min(m.menuSel, max(len(m.matches)-1, 0))
 }
 
-// View draws the editor: a rule with the key hints, then the text.
+// SetNotice shows s in the editor's rule instead of the key hints; ""
+// brings the hints back.
+func (m *Model) SetNotice(s string) {
+	if s != m.notice {
+		m.notice = s
+		m.view = ""
+	}
+}
+
+// View draws the editor: a rule with the key hints (or the notice), then
+// the text.
 func (m *Model) View() string {
 	if m.view != "" {
 		return m.view
 	}
 	th := m.th
-	hint := " enter send · shift+enter newline · ↑ history "
-	rule := "─" + hint
-	rule = th.Border.Render(frame.Pad(rule+strings.Repeat("─", max(m.w-ansi.StringWidth(rule), 0)), m.w))
+	var rule string
+	if m.notice != "" {
+		// A notice replaces the key hints: it says what will happen next,
+		// which matters more than keys the person already knows.
+		notice := ansi.Truncate(" "+m.notice+" ", max(m.w-2, 1), "…")
+		rule = th.Border.Render("─") + th.Warn.Render(notice) + th.Border.Render(strings.Repeat("─", max(m.w-1-ansi.StringWidth(notice), 0)))
+	} else {
+		hint := " enter send · shift+enter newline · ↑ history "
+		rule = "─" + hint
+		rule = th.Border.Render(frame.Pad(rule+strings.Repeat("─", max(m.w-ansi.StringWidth(rule), 0)), m.w))
+	}
 	m.view = rule + "\n" + frame.Block(strings.Split(m.ta.View(), "\n"), m.w, m.Lines())
 	return m.view
 }
