@@ -18,7 +18,13 @@ func main() {
 	// this context, so Ctrl+C, SIGTERM and a hang-up (a closed terminal, a
 	// dropped ssh session) end them cleanly, keeping what was written,
 	// instead of killing them mid-write.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
+	sigs := []os.Signal{os.Interrupt, syscall.SIGTERM}
+	if !signal.Ignored(syscall.SIGHUP) {
+		// Under nohup SIGHUP is ignored on purpose, so that infer outlives
+		// the terminal; asking for it would undo that.
+		sigs = append(sigs, syscall.SIGHUP)
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), sigs...)
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr)
 	stop()
 	os.Exit(code)

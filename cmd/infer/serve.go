@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"os"
 	"os/signal"
 	"syscall"
 
@@ -40,7 +41,11 @@ and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 			if err != nil {
 				return err
 			}
-			ctx, stop := signal.NotifyContext(cmd.Context(), syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP)
+			sigs := []os.Signal{syscall.SIGINT, syscall.SIGTERM}
+			if !signal.Ignored(syscall.SIGHUP) { // nohup infer serve outlives the terminal
+				sigs = append(sigs, syscall.SIGHUP)
+			}
+			ctx, stop := signal.NotifyContext(cmd.Context(), sigs...)
 			defer stop()
 			serveErr := make(chan error, 1)
 			go func() { serveErr <- a.srv.Serve(ctx) }()

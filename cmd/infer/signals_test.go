@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -96,5 +97,50 @@ func TestHangupStopsServeCleanly(t *testing.T) {
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Fatalf("exit %d after SIGHUP, want 0 (a clean shutdown)", code)
+	}
+}
+
+// TestServeUnderNohupOutlivesAHangup: `nohup infer serve &` is how people
+// keep infer running after logging out; the hang-up must not stop it.
+func TestServeUnderNohupOutlivesAHangup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds and runs the infer binary")
+	}
+	nohup, err := exec.LookPath("nohup")
+	if err != nil {
+		t.Skip("no nohup on this system")
+	}
+	home, _ := initHome(t)
+	cmd := exec.Command(nohup, inferBinary(t), "serve", "--port", "0")
+	cmd.Dir = t.TempDir()
+	cmd.Env = append(os.Environ(), "INFER_HOME="+home)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() { cmd.Wait(); close(done) }()
+	defer func() { cmd.Process.Kill(); <-done }()
+	sc := bufio.NewScanner(out)
+	if !sc.Scan() || !strings.Contains(sc.Text(), "listening on") {
+		t.Fatalf("infer serve did not start: %q", sc.Text())
+	}
+	go io.Copy(io.Discard, out)
+	if err := cmd.Process.Signal(syscall.SIGHUP); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-done:
+		t.Fatalf("infer serve under nohup stopped on SIGHUP (exit %d)", cmd.ProcessState.ExitCode())
+	case <-time.After(500 * time.Millisecond):
+	}
+	cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-done:
+	case <-time.After(20 * time.Second):
+		t.Fatal("infer serve did not stop on SIGTERM")
 	}
 }
