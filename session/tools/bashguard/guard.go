@@ -3,6 +3,7 @@ package bashguard
 import (
 	"bytes"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -110,21 +111,11 @@ func (g *Guard) Allowed(command string, readOnlyOnly bool) (bool, string) {
 	return false, fmt.Sprintf("`%s` is not on the %s", shorten(joinQuoted(a.Words), 60), list)
 }
 
-// outside returns the first argument or input file that resolves outside
-// the project root, or "".
+// outside returns the first argument or input file that names a path
+// outside the project (see outsideWord), or "".
 func (g *Guard) outside(a Analysis) string {
-	candidates := append(append([]string(nil), a.Words[1:]...), a.Inputs...)
-	for _, w := range candidates {
-		p := w
-		if strings.HasPrefix(w, "-") {
-			// --file=/etc/x names a path in its value.
-			_, v, ok := strings.Cut(w, "=")
-			if !ok {
-				continue
-			}
-			p = v
-		}
-		if !g.inside(p) {
+	for _, w := range append(append([]string(nil), a.Words[1:]...), a.Inputs...) {
+		if p := g.outsideWord(w, true); p != "" {
 			return p
 		}
 	}
@@ -148,34 +139,51 @@ func (g *Guard) inside(p string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// outsideWord returns w if, as an argument, it names a path outside the
-// project, or "". A literal word counts when it looks like a path (see
-// looksLikePath) and resolves outside the root, or when it starts with ~;
-// an option's value (--file=/etc/x) is checked the same way. A word the
-// shell expands counts only when it starts with $HOME: other variables
-// are unknown until the command runs, which the guard cannot see.
+// outsideWord returns the path w names outside the project, or "". A
+// literal word is checked whole and, when it carries a value, by that value
+// too: after its first = (if=/etc/x, --file=/etc/x, DESTDIR=/usr/local) or
+// after a short option's letter (-C/home/me). A value counts when it starts
+// with ~, or looks like a path (see looksLikePath) that resolves outside
+// the root. A word the shell expands is judged by what can be seen before
+// it runs (see outsideExpanding).
 func (g *Guard) outsideWord(w string, literal bool) string {
 	if !literal {
-		if strings.HasPrefix(w, "$HOME") || strings.HasPrefix(w, "${HOME}") || strings.HasPrefix(w, `"$HOME`) || strings.HasPrefix(w, `"${HOME}`) {
-			return w
-		}
-		return ""
+		return g.outsideExpanding(w)
 	}
-	p := w
-	if strings.HasPrefix(w, "-") {
-		_, v, ok := strings.Cut(w, "=")
-		if !ok {
-			return ""
-		}
-		p = v
+	candidates := []string{w}
+	if _, v, ok := strings.Cut(w, "="); ok {
+		candidates = append(candidates, v)
 	}
-	switch {
-	case strings.HasPrefix(p, "~"):
-		return p
-	case standardStream(p), !looksLikePath(p):
-		return ""
-	case !g.inside(p):
-		return p
+	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
+		candidates = append(candidates, w[2:])
+	}
+	for _, p := range candidates {
+		switch {
+		case strings.HasPrefix(p, "~"):
+			return p
+		case standardStream(p), !looksLikePath(p):
+		case !g.inside(p):
+			return p
+		}
+	}
+	return ""
+}
+
+// outsideExpanding judges a word the shell expands: $HOME or ~ at its
+// start, a .. element anywhere ($PWD/../../etc), or a literal start that
+// is already outside (/home/$USER/.ssh) count. Other variables are only
+// known when the command runs, which the guard cannot see.
+func (g *Guard) outsideExpanding(w string) string {
+	v := strings.TrimPrefix(w, `"`)
+	if strings.HasPrefix(v, "$HOME") || strings.HasPrefix(v, "${HOME}") || strings.HasPrefix(v, "~") || hasParentElem(v) {
+		return w
+	}
+	lit := v
+	if i := strings.IndexAny(v, "$`"); i >= 0 {
+		lit = v[:i]
+	}
+	if strings.HasPrefix(lit, "/") && !g.inside(lit[:strings.LastIndexByte(lit, '/')+1]) {
+		return w
 	}
 	return ""
 }
@@ -210,16 +218,28 @@ func standardStream(p string) bool {
 }
 
 // looksLikePath reports whether a literal word may be a file path that
-// inside should judge: one that starts with / or has a .. element, on one
-// line, without the anchors, groups and alternations of a regular
-// expression. sed's '/^$/d' and awk's '/x/ { print $1 }' start with / too,
-// but are not paths. Spaces are allowed: folders have them ("Application
-// Support"); a script without those characters that starts with / asks.
+// inside should judge: one on one line, without the anchors, groups and
+// alternations of a regular expression, that leaves its directory through
+// .. or is absolute and starts with a folder that exists (or names a file
+// right under /). Patterns that start with / are common arguments (sed's
+// '/^$/d', awk's '/ERROR/', grep's "/api/users") and name no file, since
+// no /api exists; spaces are allowed ("Application Support").
 func looksLikePath(p string) bool {
-	if !strings.HasPrefix(p, "/") && !hasParentElem(p) {
+	if strings.ContainsAny(p, "\n^$()|\\") {
 		return false
 	}
-	return !strings.ContainsAny(p, "\n^$()|\\")
+	if hasParentElem(p) {
+		return true
+	}
+	if !strings.HasPrefix(p, "/") {
+		return false
+	}
+	first, _, nested := strings.Cut(p[1:], "/")
+	if !nested || first == "" {
+		return true
+	}
+	_, err := os.Lstat("/" + first)
+	return err == nil
 }
 
 func hasParentElem(p string) bool {
@@ -285,6 +305,14 @@ func (c *autoChecker) file(f *syntax.File, depth int) {
 					}
 				}
 			}
+		case *syntax.WordIter:
+			for _, w := range n.Items {
+				c.word(w)
+			}
+		case *syntax.DeclClause:
+			for _, a := range n.Args {
+				c.assign(a)
+			}
 		case *syntax.Redirect:
 			if n.Op != syntax.RdrIn && n.Word != nil && isDiskDevice(render(n.Word)) {
 				c.deny("it writes to a disk device (%s)", render(n.Word))
@@ -312,8 +340,26 @@ func (c *autoChecker) innermostName(call *syntax.CallExpr) string {
 	return ""
 }
 
+// word checks a word that is not an argument of a command for a path
+// outside the project: a for loop's list, an assignment's value.
+func (c *autoChecker) word(w *syntax.Word) {
+	if p := c.g.outsideWord(render(w), isQuotedLiteral(w)); p != "" {
+		c.deny("it names %s, which is outside the project", p)
+	}
+}
+
+// assign checks an assignment's value (x=/etc/passwd; cat $x).
+func (c *autoChecker) assign(a *syntax.Assign) {
+	if a != nil && a.Value != nil {
+		c.word(a.Value)
+	}
+}
+
 // call checks one simple command.
 func (c *autoChecker) call(call *syntax.CallExpr, depth int) {
+	for _, a := range call.Assigns {
+		c.assign(a)
+	}
 	if len(call.Args) == 0 {
 		return
 	}
@@ -389,8 +435,17 @@ func (c *autoChecker) words(words []string, literal []bool, depth int) {
 
 // paths checks a command's arguments for paths outside the project. It
 // runs after the commands nested in them are checked, so that a deny-list
-// match inside (find / -exec rm -rf / ;) gives the reason.
+// match inside (find / -exec rm -rf / ;) gives the reason. A cd without a
+// directory goes home, and cd -, pushd and popd to a directory the guard
+// cannot see, so the commands after them could read anything.
 func (c *autoChecker) paths(words []string, literal []bool) {
+	switch name := base(words[0]); {
+	case name == "cd" && (len(words) == 1 || words[1] == "-"),
+		(name == "pushd" || name == "popd") && len(words) == 1,
+		name == "popd":
+		c.deny("it changes to a directory outside the project (%s)", strings.Join(words, " "))
+		return
+	}
 	for i := 1; i < len(words) && c.why == ""; i++ {
 		if p := c.g.outsideWord(words[i], literal[i]); p != "" {
 			c.deny("it names %s, which is outside the project", p)
