@@ -354,13 +354,36 @@ func (w *Workspace) Interrupt() {
 // origin is the front end that asked, so it can skip the event it already
 // answered.
 func (w *Workspace) NewSession(origin Origin) Snapshot {
-	w.Interrupt()
-	w.mu.Lock()
-	w.conv = &conversation{toolResults: map[string]bool{}}
-	snap := w.snapshotLocked()
-	w.mu.Unlock()
-	w.publish(Event{Kind: KindConversation, Snapshot: &snap, Origin: origin})
+	snap, _, _ := w.activate(&conversation{toolResults: map[string]bool{}}, "", origin)
 	return snap
+}
+
+// activate makes conv the active conversation and interrupts the running
+// turn, in that order and under one lock with reading the turn: a turn
+// is bound to its conversation when it is dequeued (see runner), so none
+// can start in the old conversation after the switch without being
+// interrupted. When onlyIf is set, nothing happens unless it is the
+// active conversation's id (ok reports whether the switch happened). done
+// is closed when the interrupted turn has stopped writing; nil when none
+// ran.
+func (w *Workspace) activate(conv *conversation, onlyIf string, origin Origin) (snap Snapshot, done <-chan struct{}, ok bool) {
+	w.mu.Lock()
+	if onlyIf != "" && w.conv.id != onlyIf {
+		w.mu.Unlock()
+		return Snapshot{}, nil, false
+	}
+	cancel := w.runCancel
+	if w.runDone != nil {
+		done = w.runDone
+	}
+	w.conv = conv
+	snap = w.snapshotLocked()
+	w.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
+	w.publish(Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap, Origin: origin})
+	return snap, done, true
 }
 
 // Resume makes a stored conversation the active one, interrupting any
@@ -389,17 +412,12 @@ func (w *Workspace) Resume(id string, origin Origin) (Snapshot, error) {
 		}
 		return Snapshot{}, err
 	}
-	w.Interrupt()
 	conv := &conversation{id: c.Meta.ID, title: c.Meta.Title, messages: c.Messages, toolResults: c.ToolResults}
 	if conv.toolResults == nil {
 		conv.toolResults = map[string]bool{}
 	}
 	conv.history = toLLM(c.Messages)
-	w.mu.Lock()
-	w.conv = conv
-	snap := w.snapshotLocked()
-	w.mu.Unlock()
-	w.publish(Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap, Origin: origin})
+	snap, _, _ := w.activate(conv, "", origin)
 	return snap, nil
 }
 
@@ -607,14 +625,8 @@ func (w *Workspace) PinConversation(id string, pinned bool) error {
 // DeleteConversation removes a stored conversation. Deleting the active
 // one first starts a new session, so its running turn cannot write it back.
 func (w *Workspace) DeleteConversation(id string, origin Origin) error {
-	if w.ActiveConversation() == id {
-		w.mu.Lock()
-		done := w.runDone
-		w.mu.Unlock()
-		w.NewSession(origin)
-		if done != nil {
-			<-done // the interrupted turn must stop writing before the delete
-		}
+	if _, done, ok := w.activate(&conversation{toolResults: map[string]bool{}}, id, origin); ok && done != nil {
+		<-done // the interrupted turn must stop writing before the delete
 	}
 	return w.opts.Store.Delete(id)
 }
