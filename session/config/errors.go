@@ -90,15 +90,19 @@ func quoteValue(v string) string {
 }
 
 // secretPrefixes start the API keys and tokens people are most likely to
-// paste: OpenAI, Anthropic, OpenRouter, Google, GitHub, Slack, AWS.
-var secretPrefixes = []string{"sk-", "sk_", "AIza", "ghp_", "gho_", "github_pat_", "xox", "AKIA", "ASIA"}
+// paste: OpenAI, Anthropic, OpenRouter, Google (keys and OAuth tokens),
+// GitHub, GitLab, Hugging Face, Groq, Replicate, Slack, AWS, and JWTs.
+var secretPrefixes = []string{
+	"sk-", "sk_", "AIza", "ya29.", "ghp_", "gho_", "ghs_", "ghu_", "github_pat_", "glpat-",
+	"hf_", "gsk_", "r8_", "xox", "AKIA", "ASIA", "eyJ",
+}
 
 // looksLikeSecret reports whether v may be a credential: one word that
 // starts like a well-known key (16 characters or more), or that is long
 // and random-looking: 32 or more hexadecimal digits, or 24 or more
-// characters mixing upper case, lower case and digits without the / . and
-// : that separate the parts of model ids ("Llama-3.1-70B-Instruct").
-// Modes, durations and most model ids are still quoted as written.
+// characters mixing upper case, lower case and digits that do not read as
+// a model id (see readsAsID). Modes, durations and model ids are still
+// quoted as written, since showing them is how the person spots the typo.
 func looksLikeSecret(v string) bool {
 	n := utf8.RuneCountInString(v)
 	if n < 16 || strings.ContainsAny(v, " \t\n") {
@@ -109,7 +113,7 @@ func looksLikeSecret(v string) bool {
 			return true
 		}
 	}
-	var upper, lower, digit, other bool
+	var upper, lower, digit bool
 	hex := true
 	for _, r := range v {
 		switch {
@@ -119,12 +123,29 @@ func looksLikeSecret(v string) bool {
 			lower = true
 		case unicode.IsDigit(r):
 			digit = true
-		case r == '/' || r == '.' || r == ':':
-			other = true
 		}
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
 			hex = false
 		}
 	}
-	return (hex && n >= 32) || (n >= 24 && upper && lower && digit && !other)
+	return (hex && n >= 32) || (n >= 24 && upper && lower && digit && !readsAsID(v))
+}
+
+// readsAsID reports whether v is made of words, as model ids are
+// ("Meta-Llama-3-70B-Instruct", "DeepSeek-R1-Distill-Llama-70B"): at least
+// two of its parts between - _ . / : are a lower-case word of three or more
+// letters, capitalised or not. Random tokens mix cases inside their parts,
+// so a part that reads as a word is rare in them and two are rarer still.
+func readsAsID(v string) bool {
+	words := 0
+	for _, part := range strings.FieldsFunc(v, func(r rune) bool { return strings.ContainsRune("-_./:", r) }) {
+		rest := part
+		if r, size := utf8.DecodeRuneInString(part); unicode.IsUpper(r) {
+			rest = part[size:]
+		}
+		if utf8.RuneCountInString(rest) >= 2 && strings.IndexFunc(rest, func(r rune) bool { return !unicode.IsLower(r) }) < 0 {
+			words++
+		}
+	}
+	return words >= 2
 }

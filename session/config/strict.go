@@ -130,7 +130,8 @@ func (c *checker) check(n *yaml.Node, t reflect.Type, path string) {
 }
 
 func (c *checker) checkLeaf(n *yaml.Node, t reflect.Type, path string) {
-	if isWholeKind(t.Kind()) && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
+	own := reflect.PointerTo(t).Implements(unmarshalerType) // says what it expected itself
+	if isWholeKind(t.Kind()) && !own && n.Kind == yaml.ScalarNode && n.ShortTag() == "!!float" {
 		// yaml.v3 would truncate 4123.5 to 4123 without a word.
 		c.fail(n, path, "expected "+describeType(t)+", found "+describeNode(n), "")
 		return
@@ -139,7 +140,7 @@ func (c *checker) checkLeaf(n *yaml.Node, t reflect.Type, path string) {
 	if err == nil {
 		return
 	}
-	if reflect.PointerTo(t).Implements(unmarshalerType) {
+	if own {
 		// Our own unmarshalers already say what they expected.
 		c.fail(n, path, strings.TrimPrefix(err.Error(), "yaml: "), "")
 		return
