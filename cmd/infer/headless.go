@@ -193,10 +193,14 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 		// `infer conversations`. An id nothing starts with goes on to
 		// Resume, whose error says it is not stored.
 		var none noConversationError
-		if id, err := resolveConversation(a.store, f.sessionID); err == nil {
+		var usage usageError
+		switch id, err := resolveConversation(a.store, f.sessionID); {
+		case err == nil:
 			f.sessionID = id
-		} else if !errors.As(err, &none) {
+		case errors.As(err, &usage):
 			return exitError{exitUsage, fmt.Errorf("--session-id: %w", err)}
+		case !errors.As(err, &none):
+			return fmt.Errorf("--session-id: %w", err) // the store could not be read
 		}
 		s, err := a.ws.Resume(f.sessionID, session.FromHeadless)
 		if errors.Is(err, session.ErrUnknownConversation) {

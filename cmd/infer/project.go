@@ -68,7 +68,7 @@ func resolveConversation(st *store.Store, arg string) (string, error) {
 	case 1:
 		return match[0], nil
 	}
-	return "", fmt.Errorf("%q matches %d conversations; give more of the id", arg, len(match))
+	return "", usageError{fmt.Errorf("%q matches %d conversations; give more of the id", arg, len(match))}
 }
 
 // noConversationError is resolveConversation's answer when no stored

@@ -25,6 +25,9 @@ It prints one line with the bridge's address once it listens, logs to stderr,
 and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if cmd.Flags().Changed("port") && (port < 0 || port > 65535) {
+				return usageError{fmt.Errorf("--port %d: use a number from 1 to 65535, or 0 for a free port", port)}
+			}
 			level := slog.LevelInfo
 			if verbose {
 				level = slog.LevelDebug

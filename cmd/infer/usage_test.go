@@ -74,3 +74,17 @@ func TestHeadlessPortZeroStillPicksAFreePort(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr:\n%s", code, out, errOut)
 	}
 }
+
+// TestServePortOutOfRange: `infer serve --port 70000` is a usage error
+// (exit 2), as it is for `infer` and `infer headless`, not a failure to
+// listen (exit 1).
+func TestServePortOutOfRange(t *testing.T) {
+	newHome(t)
+	t.Chdir(t.TempDir())
+	for _, port := range []string{"70000", "-1"} {
+		_, errOut, code := infer(t, "serve", "--port", port)
+		if code != exitUsage || !strings.Contains(errOut, "--port "+port+": use a number from 1 to 65535") {
+			t.Errorf("--port %s: exit %d\n%s", port, code, errOut)
+		}
+	}
+}
