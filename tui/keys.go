@@ -257,8 +257,15 @@ func (m *Model) handlePaste(p tea.PasteMsg) tea.Cmd {
 		return nil
 	}
 	if m.focus != FocusInput {
+		if m.focus == FocusApprovals && m.approvals.Len() > 0 {
+			// Pasting is typing: the request waits for the message, as
+			// when a key that answers nothing moves to the editor.
+			m.deferredApproval = true
+			m.input.SetNotice(deferredNotice)
+		}
 		m.setFocus(FocusInput)
 	}
+	m.lastTyped = m.now()
 	return m.input.HandlePaste(p)
 }
 

@@ -212,6 +212,22 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 			}
 		})
 	}
+	// Pasting into a focused request is typing too: the request waits.
+	{
+		ws := newFakeWS()
+		h := newHarness(t, ws, 120, 40)
+		h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+		h.clock.Advance(approvals.Guard)
+		h.send(tea.PasteMsg{Content: "yes, and keep going"})
+		h.key("j", "k")
+		if len(ws.answers) != 0 || h.m.focus != FocusInput || h.m.input.Value() != "yes, and keep goingjk" {
+			t.Fatalf("paste: answers %v, focus %v, editor %q", ws.answers, h.m.focus, h.m.input.Value())
+		}
+		h.key("enter")
+		if h.m.focus != FocusApprovals {
+			t.Fatalf("after sending the paste, focus %v", h.m.focus)
+		}
+	}
 	// A person who stopped typing a while ago, or just sent a message,
 	// gets the request at once.
 	ws := newFakeWS()

@@ -250,11 +250,13 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		m.reason, _ = m.reason.Update(k)
 		return Action{}
 	}
+	// Only the arrows scroll: j and k are letters someone typing a message
+	// may press, and they go on to the editor.
 	switch k.String() {
-	case "up", "k":
+	case "up":
 		m.scroll = max(m.scroll-1, 0)
 		return Action{}
-	case "down", "j":
+	case "down":
 		m.scroll++
 		return Action{}
 	case "pgup":

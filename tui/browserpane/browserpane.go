@@ -82,13 +82,12 @@ func (m *Model) AddCommand(r browser.CommandRecord) {
 	}
 }
 
-// SetTabs shows the tabs the extension reported last. The list is the
-// freshest word on the controlled tab: the page line follows its entry,
-// and goes when no tab is controlled (a browser that restarted since the
-// page was seen has none until the agent navigates again).
+// SetTabs shows the tabs the extension reported last. When the list marks
+// a controlled tab, it is the freshest word on it and the page line
+// follows. A list without the mark says nothing about it (opentask 1.12.1
+// never sends the mark), so the page line stays.
 func (m *Model) SetTabs(tabs []browser.Tab) {
 	m.tabs, m.hasTab = append([]browser.Tab(nil), tabs...), true
-	m.page, m.hasPage = browser.Tab{}, false
 	for _, t := range tabs {
 		if t.Controlled {
 			m.page, m.hasPage = browser.Tab{URL: t.URL, Title: t.Title}, true

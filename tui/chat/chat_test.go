@@ -210,7 +210,7 @@ func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 // model wrote (placeholders, generics, tags it talks about), not HTML to
 // drop; code keeps its < without a visible backslash.
 func TestAngleBracketsSurviveMarkdown(t *testing.T) {
-	md := NewMarkdown("notty")
+	md := NewMarkdown("dark") // the style people use; notty drops backslashes in code itself
 	for _, tc := range []struct{ in, want string }{
 		{"Try: open <url> · click <selector>", "Try: open <url> · click <selector>"},
 		{"a Vec<String> and </div> and <!-- x -->", "a Vec<String> and </div> and <!-- x -->"},
@@ -218,15 +218,21 @@ func TestAngleBracketsSurviveMarkdown(t *testing.T) {
 		{"already \\<escaped>", "already <escaped>"},
 		{"1 < 2 and 3 <= 4", "1 < 2 and 3 <= 4"},
 	} {
-		got := strings.Join(md.Render(tc.in, 80), "\n")
+		got := ansi.Strip(strings.Join(md.Render(tc.in, 80), "\n"))
 		if !strings.Contains(got, tc.want) || strings.Contains(got, "\\<") {
 			t.Errorf("Render(%q) = %q, want it to contain %q", tc.in, got, tc.want)
 		}
 	}
-	fenced := "```html\n<div class=\"x\">hi</div>\n```\nafter <b>"
-	got := strings.Join(md.Render(fenced, 80), "\n")
-	if !strings.Contains(got, `<div class="x">hi</div>`) || !strings.Contains(got, "after <b>") || strings.Contains(got, "\\<") {
-		t.Errorf("fenced block: %q", got)
+	for _, fenced := range []string{
+		"```html\n<div class=\"x\">hi</div>\n```\nafter <b>",
+		"1. Install:\n\n    ```html\n    <div class=\"x\">hi</div>\n    ```\n\nafter <b>",
+		"> ```html\n> <div class=\"x\">hi</div>\n> ```\n\nafter <b>",
+		"run ```ls <dir>``` first, then\n\n```\n<div class=\"x\">hi</div>\n```\nafter <b>",
+	} {
+		got := ansi.Strip(strings.Join(md.Render(fenced, 80), "\n"))
+		if !strings.Contains(got, `<div class="x">hi</div>`) || !strings.Contains(got, "after <b>") || strings.Contains(got, "\\<") {
+			t.Errorf("fenced block %q: %q", fenced, got)
+		}
 	}
 	if escapeTags("no tags here") != "no tags here" {
 		t.Error("text without < must come back as it is")

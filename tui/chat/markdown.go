@@ -111,15 +111,19 @@ func escapeTags(text string) string {
 	b.Grow(len(text) + 8)
 	fence := "" // the fence that opened the current code block, if any
 	for _, line := range strings.SplitAfter(text, "\n") {
-		trimmed := strings.TrimLeft(line, " ")
-		if len(line)-len(trimmed) <= 3 {
-			if f := fenceOf(trimmed); f != "" {
-				switch {
-				case fence == "":
-					fence = f
-				case strings.HasPrefix(f, fence[:1]) && len(f) >= len(fence) && strings.TrimSpace(trimmed[len(f):]) == "":
-					fence = ""
-				}
+		// Fences may be indented (inside a list item) or quoted (> ```).
+		trimmed := strings.TrimLeft(line, " \t>")
+		if f := fenceOf(trimmed); f != "" {
+			rest := strings.TrimSpace(trimmed[len(f):])
+			switch {
+			case fence == "" && !(f[0] == '`' && strings.Contains(rest, "`")):
+				// (A backtick in the info string makes it inline code on
+				// one line, ```ls <dir>```, not a fence.)
+				fence = f
+				b.WriteString(line)
+				continue
+			case fence != "" && f[0] == fence[0] && len(f) >= len(fence) && rest == "":
+				fence = ""
 				b.WriteString(line)
 				continue
 			}
