@@ -226,8 +226,7 @@ func (m *Model) handleApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 		// message is sent, as one that arrives while the person types.
 		cmd := m.typeIntoInput(k)
 		if m.focus == FocusInput {
-			m.deferredApproval = true
-			m.input.SetNotice(deferredNotice)
+			m.deferApproval(true)
 		}
 		return cmd
 	}
@@ -260,8 +259,7 @@ func (m *Model) handlePaste(p tea.PasteMsg) tea.Cmd {
 		if m.focus == FocusApprovals && m.approvals.Len() > 0 {
 			// Pasting is typing: the request waits for the message, as
 			// when a key that answers nothing moves to the editor.
-			m.deferredApproval = true
-			m.input.SetNotice(deferredNotice)
+			m.deferApproval(true)
 		}
 		m.setFocus(FocusInput)
 	}

@@ -462,14 +462,12 @@ func (m *Model) approvalsChanged(had bool) {
 	switch {
 	case has && !had:
 		if m.focus == FocusInput && (m.input.Value() != "" || m.now().Sub(m.lastTyped) < typingPause) {
-			m.deferredApproval = true
-			m.input.SetNotice(deferredNotice)
+			m.deferApproval(true)
 			return
 		}
 		m.focusApprovals()
 	case !has:
-		m.deferredApproval = false
-		m.input.SetNotice("")
+		m.deferApproval(false)
 		if !had || m.focus != FocusApprovals {
 			return
 		}
@@ -486,6 +484,17 @@ func (m *Model) approvalsChanged(had bool) {
 	}
 }
 
+// deferApproval records whether a request waits for the person to send
+// their message, and says so in the editor's rule.
+func (m *Model) deferApproval(on bool) {
+	m.deferredApproval = on
+	if on {
+		m.input.SetNotice(deferredNotice)
+	} else {
+		m.input.SetNotice("")
+	}
+}
+
 // focusApprovals gives the focus to the approvals pane, remembering where
 // it was so it can go back once the last request is answered.
 func (m *Model) focusApprovals() {
@@ -496,9 +505,8 @@ func (m *Model) focusApprovals() {
 }
 
 func (m *Model) setFocus(f Focus) {
-	if f == FocusApprovals && m.deferredApproval {
-		m.deferredApproval = false
-		m.input.SetNotice("")
+	if f == FocusApprovals {
+		m.deferApproval(false)
 	}
 	m.focus = f
 	m.chat.SetFocused(f == FocusChat)
