@@ -45,7 +45,7 @@ BENCH_TIME ?= 1s
 BENCH_FANOUT ?= 300000x
 BENCH_PKGS ?= $(shell $(GO) list ./... | grep -v -e '/perf' -e '/bridge/panelsync$$')
 
-.PHONY: build test e2e bench demo fuzz lint soak
+.PHONY: build test e2e bench demo fuzz lint soak flake
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
@@ -67,6 +67,12 @@ bench:
 soak:
 	INFER_SOAK_DURATION=$(SOAK_DURATION) INFER_SOAK_COMMANDS=$(SOAK_COMMANDS) INFER_SOAK_TURNS=$(SOAK_TURNS) \
 		$(GO) test -run '^TestSoak$$' -count=1 -v -timeout 3h ./cmd/infer/
+
+# make flake: the flaky-test hunt (not in CI; about an hour on 2 vCPUs).
+# Every package FLAKE_COUNT times under -race, cmd/infer FLAKE_SLOW times,
+# with a second suite looping beside them; FLAKE_LOAD=0 runs it alone.
+flake:
+	./scripts/flake.sh
 
 demo: build
 	./scripts/demo.sh

@@ -71,6 +71,10 @@ func (s *Server) enterPenalty() bool {
 
 func (s *Server) leavePenalty() { <-s.penalty }
 
+// HeldBack is how many answers to failed authentications the server is
+// holding back right now, each on a socket of its own.
+func (s *Server) HeldBack() int { return len(s.penalty) }
+
 // pause waits d, or less if the server starts closing.
 func (s *Server) pause(d time.Duration) {
 	t := time.NewTimer(d)

@@ -79,13 +79,20 @@ func startBridge(t *testing.T, port int, panel bridge.Panel, onStatus func(brows
 // acks it, and hands each socket to the test.
 type rawServer struct {
 	url   string
-	conns chan *websocket.Conn
+	conns chan rawConn
 	hello chan wire.BrowserHello
+}
+
+// rawConn is one accepted socket; acked closes once its hello_ack is
+// written, so the test never writes beside the handler.
+type rawConn struct {
+	ws    *websocket.Conn
+	acked chan struct{}
 }
 
 func newRawServer(t *testing.T) *rawServer {
 	t.Helper()
-	rs := &rawServer{conns: make(chan *websocket.Conn, 16), hello: make(chan wire.BrowserHello, 16)}
+	rs := &rawServer{conns: make(chan rawConn, 16), hello: make(chan wire.BrowserHello, 16)}
 	up := websocket.Upgrader{CheckOrigin: func(*http.Request) bool { return true }}
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ws, err := up.Upgrade(w, r, nil)
@@ -100,8 +107,14 @@ func newRawServer(t *testing.T) *rawServer {
 		f, _ := wire.Decode(data)
 		h, _ := f.(wire.BrowserHello)
 		rs.hello <- h
+		// Queue the socket before acking it: the client dials its next
+		// connection only after this ack, so the queue keeps dial order.
+		// Queued after the ack, a later handler could overtake this one
+		// and the test would take the wrong socket.
+		rc := rawConn{ws: ws, acked: make(chan struct{})}
+		rs.conns <- rc
 		ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHelloAck{}))
-		rs.conns <- ws
+		close(rc.acked)
 	}))
 	t.Cleanup(srv.Close)
 	rs.url = "ws" + strings.TrimPrefix(srv.URL, "http") + "/ws"
@@ -112,9 +125,10 @@ func newRawServer(t *testing.T) *rawServer {
 func (rs *rawServer) accept(t *testing.T) *websocket.Conn {
 	t.Helper()
 	select {
-	case ws := <-rs.conns:
-		t.Cleanup(func() { ws.Close() })
-		return ws
+	case rc := <-rs.conns:
+		t.Cleanup(func() { rc.ws.Close() })
+		<-rc.acked
+		return rc.ws
 	case <-time.After(guard):
 		t.Fatal("the client never connected")
 		return nil

@@ -17,6 +17,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/httptrace"
 	"net/url"
 	"os"
 	"path/filepath"
@@ -1148,7 +1149,12 @@ func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
 	var stopOnce sync.Once
 	stopFlood := func() { stopOnce.Do(func() { close(stop); r.close(); wg.Wait() }) }
 	defer stopFlood()
-	time.Sleep(200 * time.Millisecond) // the flood's hellos are being held back
+	// Every worker's hello is being held back before the right one goes.
+	for deadline := time.Now().Add(hostileGuard); r.srv.HeldBack() < workers; time.Sleep(5 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("only %d of %d flooding hellos are held back", r.srv.HeldBack(), workers)
+		}
+	}
 
 	// The right token meanwhile: a real extension connects while wrong
 	// attempts sent before it are still waiting for their answer.
@@ -1170,8 +1176,13 @@ func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
 	}
 
 	// /status: a wrong bearer is held back too, the right one is not.
-	status := func(bearer string) int {
+	status := func(bearer string, sent chan<- struct{}) int {
 		req, _ := http.NewRequest(http.MethodGet, "http://"+r.addr()+"/status", nil)
+		if sent != nil {
+			req = req.WithContext(httptrace.WithClientTrace(req.Context(), &httptrace.ClientTrace{
+				WroteRequest: func(httptrace.WroteRequestInfo) { close(sent) },
+			}))
+		}
 		req.Header.Set("Authorization", "Bearer "+bearer)
 		resp, err := (&http.Client{Transport: &http.Transport{DisableKeepAlives: true}}).Do(req)
 		if err != nil {
@@ -1180,10 +1191,14 @@ func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
 		resp.Body.Close()
 		return resp.StatusCode
 	}
-	wrong := make(chan int, 1)
-	go func() { wrong <- status("guess") }()
-	time.Sleep(100 * time.Millisecond)
-	if code := status(r.token); code != http.StatusOK {
+	wrong, sent := make(chan int, 1), make(chan struct{})
+	go func() { wrong <- status("guess", sent) }()
+	select {
+	case <-sent: // the wrong bearer is on the wire before the right one
+	case <-time.After(hostileGuard):
+		t.Fatal("the wrong /status request was never sent")
+	}
+	if code := status(r.token, nil); code != http.StatusOK {
 		t.Errorf("/status with the right token during the flood: %d", code)
 	}
 	select {
