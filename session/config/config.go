@@ -24,7 +24,39 @@ type Config struct {
 	Providers map[string]ProviderConfig `yaml:"providers"`
 	// Tools configures the tool pipeline.
 	Tools ToolsConfig `yaml:"tools"`
+	// Sandbox confines commands that no person approved at that moment.
+	Sandbox SandboxConfig `yaml:"sandbox"`
 }
+
+// Sandbox modes.
+const (
+	// SandboxAuto confines commands with the best sandbox this system has,
+	// and makes every Bash command ask when it has none (fail closed).
+	SandboxAuto = "auto"
+	// SandboxOff runs every command unconfined: for people who already run
+	// infer inside a container or VM. infer warns loudly about it.
+	SandboxOff = "off"
+)
+
+// SandboxConfig configures the kernel sandbox around commands that run
+// without a person's approval at that moment.
+type SandboxConfig struct {
+	// Mode is "auto" (the default) or "off".
+	Mode string `yaml:"mode"`
+	// Writable lists more folders commands may write, e.g. build caches
+	// (~/.cache/go-build). A leading ~ is the person's home.
+	Writable []string `yaml:"writable"`
+	// DenyRead lists more files or folders commands may not read, beside
+	// the built-in secret stores.
+	DenyRead []string `yaml:"deny_read"`
+	// Network defaults to true; false cuts sandboxed commands off the
+	// network.
+	Network *bool `yaml:"network"`
+}
+
+// NetworkAllowed reports whether sandboxed commands keep the network
+// (default true).
+func (s SandboxConfig) NetworkAllowed() bool { return s.Network == nil || *s.Network }
 
 // StorageConfig controls conversation persistence.
 type StorageConfig struct {

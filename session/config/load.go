@@ -278,6 +278,20 @@ func (c Config) validate() []*FieldError {
 			add(fmt.Sprintf("tools.bash.deny[%d]", i), "is empty", "remove it or write a command pattern such as \"rm -rf *\"")
 		}
 	}
+	sb := c.Sandbox
+	if sb.Mode != "" && sb.Mode != SandboxAuto && sb.Mode != SandboxOff {
+		add("sandbox.mode", quoteValue(sb.Mode)+" is not a sandbox mode", `use "auto" (the default) or "off"`)
+	}
+	for i, p := range sb.Writable {
+		if strings.TrimSpace(p) == "" {
+			add(fmt.Sprintf("sandbox.writable[%d]", i), "is empty", "remove it or write a folder, e.g. ~/.cache/go-build")
+		}
+	}
+	for i, p := range sb.DenyRead {
+		if strings.TrimSpace(p) == "" {
+			add(fmt.Sprintf("sandbox.deny_read[%d]", i), "is empty", "remove it or write a file or folder, e.g. ~/.config/secrets")
+		}
+	}
 	return ps
 }
 
