@@ -369,6 +369,15 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Tools.Bash.Allow = append([]string(nil), c.Tools.Bash.Allow...)
 	c.Tools.Bash.Deny = append([]string(nil), c.Tools.Bash.Deny...)
+	if c.Sandbox.Mode == "" {
+		c.Sandbox.Mode = SandboxAuto
+	}
+	if c.Sandbox.Network == nil {
+		on := true
+		c.Sandbox.Network = &on
+	}
+	c.Sandbox.Writable = append([]string(nil), c.Sandbox.Writable...)
+	c.Sandbox.DenyRead = append([]string(nil), c.Sandbox.DenyRead...)
 	if c.Providers != nil {
 		providers := make(map[string]ProviderConfig, len(c.Providers))
 		for name, p := range c.Providers {
