@@ -40,6 +40,9 @@ const (
 	Off Kind = "off"
 )
 
+// String is the kind's name.
+func (k Kind) String() string { return string(k) }
+
 // Policy is what one confined command may do.
 type Policy struct {
 	// Root is the project; it is writable unless ReadOnly.

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/infer-workspace/infer/session/sandbox"
 )
 
 const (
@@ -72,7 +74,33 @@ func (bashTool) timeoutFor(raw json.RawMessage) (time.Duration, bool) {
 	return min(time.Duration(a.TimeoutMS)*time.Millisecond, bashMaxTimeout), true
 }
 
+// confinement is how a Bash call runs, which depends on who let it
+// through.
+type confinement int
+
+const (
+	// confined: the policy let the call through (allowlist, grant, auto
+	// mode, the judge), so it runs in the sandbox.
+	confined confinement = iota
+	// confinedReadOnly: plan mode, the sandbox with nothing writable.
+	confinedReadOnly
+	// unconfined: a person approved this very call, as the approval box
+	// showed it, so it runs with their permissions.
+	unconfined
+)
+
+// confinable tools run differently when no person approved the call.
+type confinable interface {
+	runConfined(ctx context.Context, env *Env, raw json.RawMessage, c confinement) (Output, error)
+}
+
+// Run runs the command confined, as if no person approved it; the
+// pipeline says otherwise through runConfined.
 func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	return t.runConfined(ctx, env, raw, confined)
+}
+
+func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage, c confinement) (Output, error) {
 	var a bashArgs
 	if err := decode(raw, &a); err != nil {
 		return Output{}, err
@@ -89,13 +117,15 @@ func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Outpu
 	defer cancel()
 
 	out := newCapture(bashOutputLimit)
-	cmd := exec.Command("bash", "-c", a.Command)
-	cmd.Dir = env.Root
-	cmd.Env = env.commandEnv()
+	cmd, inSandbox, err := bashCommandFor(env, a.Command, c)
+	if err != nil {
+		return Output{}, err
+	}
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own lets a timeout or interrupt stop
-	// everything the command started, not just bash.
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	// everything the command started, not just bash; the parent-death
+	// signal stops it when infer itself dies.
+	cmd.SysProcAttr = childProcAttr()
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		return Output{}, fmt.Errorf("could not start bash: %w", err)
@@ -150,8 +180,47 @@ func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Outpu
 	}
 	if code != 0 {
 		res.Text += fmt.Sprintf("\n\nExit code: %d", code)
+		if inSandbox && sandboxRefusal(text) {
+			res.Text += "\n\nThis command ran in infer's sandbox, which lets commands write only the project (not .git/hooks, .git/config or .infer/), the sandbox's own /tmp and the folders in sandbox.writable, and read no secret stores. If it needs more, ask the person to run it: a command they approve runs outside the sandbox."
+		}
 	}
 	return res, nil
+}
+
+// bashCommandFor builds the command for c: confined in env's sandbox, or
+// plain bash when a person approved the call or no sandbox was set up.
+// inSandbox says which.
+func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inSandbox bool, err error) {
+	if c == unconfined || env.Sandbox == nil || env.Sandbox.Kind() == sandbox.Off {
+		cmd = exec.Command("bash", "-c", command)
+		cmd.Dir = env.Root
+		cmd.Env = env.commandEnv()
+		return cmd, false, nil
+	}
+	if !env.Sandbox.Confines() {
+		// The policy asks for every command where there is no sandbox;
+		// reaching here is a bug, and the answer is still no.
+		return nil, false, fmt.Errorf("refused to run the command: it needs the sandbox, and %s", env.Sandbox)
+	}
+	p := env.Confine
+	p.Root = env.Root
+	p.ReadOnly = c == confinedReadOnly
+	if p.TempDir, err = env.privateTemp(); err != nil {
+		return nil, false, err
+	}
+	cmd, err = env.Sandbox.Command(p, env.commandEnv(), "bash", "-c", command)
+	if err != nil {
+		return nil, false, err
+	}
+	return cmd, true, nil
+}
+
+// sandboxRefusal reports whether a failed command's output looks like the
+// sandbox stopped it, to tell the model why rather than let it retry.
+func sandboxRefusal(output string) bool {
+	return strings.Contains(output, "Read-only file system") ||
+		strings.Contains(output, "Permission denied") ||
+		strings.Contains(output, "Operation not permitted")
 }
 
 // stopGroup sends SIGTERM to the process group, then SIGKILL if bash has

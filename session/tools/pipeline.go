@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools/bashguard"
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
@@ -46,6 +47,11 @@ type ApprovalRequest struct {
 	// Options are the grants AllowAlways may save, narrowest first. When
 	// empty, AllowAlways acts as AllowOnce.
 	Options []GrantOption
+	// Sandbox says where the call runs if approved, for commands: outside
+	// the sandbox when approved once, and what "always" would mean, e.g.
+	// "Allowed once, it runs outside the sandbox with your permissions;
+	// later matching commands run in the sandbox (network on)".
+	Sandbox string
 }
 
 // Approver puts approval requests to the person. Approve blocks until the
@@ -220,32 +226,42 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	}
 	args := json.RawMessage(call.Args)
 	perm := p.policy.decide(t, call, args, mode)
+	// Only a person approving this very call lifts the sandbox; whatever
+	// the policy or the judge let through stays in it.
+	conf := confined
+	if mode == Plan {
+		conf = confinedReadOnly
+	}
 	switch perm.Kind {
 	case Refuse:
 		deny(&out, perm.Why, perm.Why)
 		return out
 	case Ask:
-		if !p.approve(ctx, call, mode, perm, &out) {
+		ok, byPerson := p.approve(ctx, call, mode, perm, &out)
+		if !ok {
 			return out
+		}
+		if byPerson {
+			conf = unconfined
 		}
 	default:
 		out.Approval = perm.Why
 	}
-	p.execute(ctx, t, args, &out)
+	p.execute(ctx, t, args, conf, &out)
 	return out
 }
 
 // approve settles an Ask: the judge first when the permission says so,
-// then the person. It reports whether the call may run; when not, out is
-// already the final outcome.
-func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permission, out *Outcome) bool {
-	req := ApprovalRequest{Call: call, Mode: mode, Why: perm.Why, Options: perm.Options}
+// then the person. It reports whether the call may run, and whether a
+// person approved it; when it may not, out is already the final outcome.
+func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permission, out *Outcome) (ok, byPerson bool) {
+	req := ApprovalRequest{Call: call, Mode: mode, Why: perm.Why, Options: perm.Options, Sandbox: p.sandboxNote(call, perm)}
 	if perm.Judge && mode == AutoWithJudge {
 		v, err := p.askJudge(ctx, call, perm.Why)
 		switch {
 		case ctx.Err() != nil:
 			interrupt(out, "interrupted while the judge reviewed it")
-			return false
+			return false, false
 		case err != nil:
 			req.JudgeReason = err.Error()
 		case v.Approve:
@@ -253,7 +269,7 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 			if v.Reason != "" {
 				out.Approval += ": " + v.Reason
 			}
-			return true
+			return true, false
 		default:
 			req.JudgeReason = "the judge did not approve"
 			if v.Reason != "" {
@@ -264,16 +280,16 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 	if p.approver == nil {
 		deny(out, "no one is available to approve it ("+perm.Why+")",
 			"This call needs the person's approval, but no one can approve it here: "+perm.Why)
-		return false
+		return false, false
 	}
 	d, err := p.approver.Approve(ctx, req)
 	switch {
 	case ctx.Err() != nil:
 		interrupt(out, "interrupted while waiting for approval")
-		return false
+		return false, false
 	case err != nil:
 		deny(out, "the approval failed: "+err.Error(), "The call was not approved because the approval failed: "+err.Error())
-		return false
+		return false, false
 	}
 	switch d.Kind {
 	case AllowOnce:
@@ -288,9 +304,9 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 			text = "The person rejected this call: " + d.Reason
 		}
 		deny(out, reason, text)
-		return false
+		return false, false
 	}
-	return true
+	return true, true
 }
 
 // askJudge calls the judge with its own timeout, turning a missing judge,
@@ -338,7 +354,8 @@ func (p *Pipeline) saveGrant(req ApprovalRequest, d Decision, out *Outcome) {
 }
 
 // execute runs the tool under its timeout and fills in the outcome.
-func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, out *Outcome) {
+// Tools that can be confined run as conf says.
+func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, conf confinement, out *Outcome) {
 	timeout := t.Timeout()
 	if d, ok := p.timeouts[t.Name()]; ok && d > 0 {
 		timeout = d
@@ -354,7 +371,18 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, ou
 	started := p.now()
 	// Deferred, so a tool that panics still reports how long it ran.
 	defer func() { out.Duration = p.now().Sub(started) }()
-	res, err := t.Run(rctx, p.env, args)
+	var (
+		res Output
+		err error
+	)
+	if ct, ok := t.(confinable); ok {
+		res, err = ct.runConfined(rctx, p.env, args, conf)
+		if note := p.ranNote(conf); note != "" && out.Approval != "" {
+			out.Approval += "; " + note
+		}
+	} else {
+		res, err = t.Run(rctx, p.env, args)
+	}
 	switch {
 	case err != nil && ctx.Err() != nil, err == nil && res.Interrupted:
 		text := "The call was interrupted and stopped."
@@ -389,6 +417,53 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, ou
 	}
 	if out.Interrupted || out.TimedOut {
 		out.Images, out.Artifacts = res.Images, res.Artifacts
+	}
+}
+
+// sandboxNote is ApprovalRequest.Sandbox for call: empty for tools the
+// sandbox does not apply to.
+func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
+	t, ok := p.reg.Lookup(call.Name)
+	if !ok {
+		return ""
+	}
+	if _, ok := t.(confinable); !ok {
+		return ""
+	}
+	sb := p.env.Sandbox
+	switch {
+	case sb == nil:
+		return ""
+	case sb.Kind() == sandbox.Off:
+		return "The sandbox is off (sandbox.mode: off): this command runs with your full permissions."
+	case !sb.Confines():
+		return "No sandbox is available here, so this command runs with your full permissions."
+	}
+	net := "network on"
+	if !p.env.Confine.Network {
+		net = "network off"
+	}
+	note := "If you allow it, it runs once outside the sandbox, with your full permissions"
+	if len(perm.Options) > 0 {
+		note += "; \"Always\" lets later matching commands run without asking, inside the sandbox (" + net + ")"
+	}
+	return note + "."
+}
+
+// ranNote is added to an Outcome's Approval to say where a command ran.
+func (p *Pipeline) ranNote(conf confinement) string {
+	sb := p.env.Sandbox
+	switch {
+	case sb == nil:
+		return ""
+	case conf == unconfined:
+		return "ran outside the sandbox"
+	case sb.Kind() == sandbox.Off:
+		return "ran unconfined (sandbox.mode: off)"
+	case conf == confinedReadOnly:
+		return "ran in the sandbox, read-only (" + sb.Kind().String() + ")"
+	default:
+		return "ran in the sandbox (" + sb.Kind().String() + ")"
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools/bashguard"
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
@@ -139,6 +140,25 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 		}
 		return Permission{Kind: Ask, Why: fmt.Sprintf("%s would touch %s, which is outside the project (%s)", t.Name(), outside, p.env.Root)}
 	}
+	if isBash(t) && !p.env.unaskedBashOK() {
+		if mode == Plan {
+			if ok, _ := p.guard.Allowed(bashCommand(args), true); !ok {
+				return p.planRefusal(t, args)
+			}
+		}
+		// Fail closed: with nothing to confine it, no command runs
+		// without a person, and nothing is offered that would let later
+		// ones through unconfined.
+		return Permission{Kind: Ask, Why: "no sandbox is available (" + p.env.Sandbox.Problem().Error() + "), so every Bash command asks"}
+	}
+	if prot := p.protectedPath(t, args); prot != "" {
+		if mode == Plan {
+			return p.planRefusal(t, args)
+		}
+		// Never the judge, never "always": a change here would let the
+		// next git command or infer start run what the agent wrote.
+		return Permission{Kind: Ask, Why: fmt.Sprintf("%s would change %s, which infer protects (git hooks and config, infer's project settings): a person approves each change", t.Name(), prot)}
+	}
 	switch mode {
 	case Plan:
 		return p.plan(t, args)
@@ -169,7 +189,33 @@ func (p *policy) outsidePath(t Tool, args json.RawMessage) string {
 			continue // the tool reports the bad path itself
 		}
 		if !insideRoot(p.env.Root, abs) {
+			// Name the real file too: a link inside the project is
+			// approved for what it reaches, not for where it sits.
+			if real := realPath(abs); real != abs {
+				return abs + " (really " + real + ")"
+			}
 			return abs
+		}
+	}
+	return ""
+}
+
+// protectedPath returns the first path a file-changing tool would touch
+// that is one of the project's protected paths (sandbox.ProtectedPaths),
+// links resolved, or "".
+func (p *policy) protectedPath(t Tool, args json.RawMessage) string {
+	pt, ok := t.(pathTool)
+	if !ok || t.ReadOnly() || p.env.Root == "" {
+		return ""
+	}
+	root := realPath(p.env.Root)
+	for _, raw := range pt.paths(args) {
+		abs, err := resolve(p.env, raw)
+		if err != nil {
+			continue
+		}
+		if real := realPath(abs); sandbox.IsProtected(root, real) {
+			return real
 		}
 	}
 	return ""

@@ -16,6 +16,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -23,6 +24,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/sandbox"
 )
 
 // Env is what tools act on: the project, its artifacts directory and the
@@ -43,6 +45,17 @@ type Env struct {
 	SecretEnv []string
 	// Now is the clock for artifact names; nil means time.Now.
 	Now func() time.Time
+	// Sandbox confines Bash commands that no person approved at that
+	// moment. nil runs every command unconfined, for tests and embedders
+	// that confine otherwise; front ends set sandbox.Detect() or
+	// sandbox.Disabled(). One that cannot confine makes every Bash
+	// command ask.
+	Sandbox *sandbox.Sandbox
+	// Confine is the rest of the sandbox's policy (writable folders,
+	// what may not be read, the network); Root and plan mode fill in the
+	// rest per call. An empty TempDir gets a private temp folder made on
+	// first use and removed by Close.
+	Confine sandbox.Policy
 	// CurrentURL returns the URL of the controlled tab, for site grants on
 	// BrowserClick and BrowserType. The workspace should set it from the
 	// bridge, because the person may change the page by hand. When it is
@@ -51,6 +64,45 @@ type Env struct {
 
 	mu      sync.Mutex
 	lastURL string
+	tempDir string // made by privateTemp, removed by Close
+}
+
+// unaskedBashOK reports whether Bash commands may run without a person at
+// all: a sandbox is in force to confine them, the person turned it off,
+// or none was set up (nil, see Sandbox).
+func (e *Env) unaskedBashOK() bool {
+	return e.Sandbox == nil || e.Sandbox.Confines() || e.Sandbox.Kind() == sandbox.Off
+}
+
+// privateTemp is the folder confined commands see as /tmp: Confine.TempDir
+// or one made for this Env, owner-only, so that what commands leave there
+// is kept between calls but out of other users' and processes' sight.
+func (e *Env) privateTemp() (string, error) {
+	if e.Confine.TempDir != "" {
+		return e.Confine.TempDir, nil
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.tempDir == "" {
+		dir, err := os.MkdirTemp("", "infer-sandbox-tmp-")
+		if err != nil {
+			return "", fmt.Errorf("could not make the sandbox's private temp folder: %w", err)
+		}
+		e.tempDir = dir
+	}
+	return e.tempDir, nil
+}
+
+// Close removes the private temp folder privateTemp made, if any.
+func (e *Env) Close() error {
+	e.mu.Lock()
+	dir := e.tempDir
+	e.tempDir = ""
+	e.mu.Unlock()
+	if dir == "" {
+		return nil
+	}
+	return os.RemoveAll(dir)
 }
 
 func (e *Env) now() time.Time {

@@ -1,0 +1,331 @@
+package tools
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/infer-workspace/infer/session/sandbox"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// confinedEnv is newEnv with the system's sandbox, skipping where there
+// is none except under CI, which installs bubblewrap.
+func confinedEnv(t *testing.T) *Env {
+	t.Helper()
+	sb := sandbox.Detect()
+	if !sb.Confines() {
+		if os.Getenv("CI") != "" && runtime.GOOS == "linux" {
+			t.Fatalf("CI has no sandbox: %v", sb.Problem())
+		}
+		t.Skipf("no sandbox here: %v", sb.Problem())
+	}
+	env := newEnv(t)
+	env.Sandbox = sb
+	env.Confine = sandbox.Policy{Network: true}
+	t.Cleanup(func() { env.Close() })
+	return env
+}
+
+// confinementTool records how the pipeline ran it.
+type confinementTool struct {
+	readOnly bool
+	mu       sync.Mutex
+	got      []confinement
+}
+
+func (*confinementTool) Name() string            { return "Rec" }
+func (*confinementTool) Description() string     { return "records its confinement" }
+func (*confinementTool) Schema() json.RawMessage { return json.RawMessage(`{"type":"object"}`) }
+func (*confinementTool) Timeout() time.Duration  { return time.Second }
+func (c *confinementTool) ReadOnly() bool        { return c.readOnly }
+func (c *confinementTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
+	return c.runConfined(ctx, env, raw, confined)
+}
+func (c *confinementTool) runConfined(_ context.Context, _ *Env, _ json.RawMessage, conf confinement) (Output, error) {
+	c.mu.Lock()
+	c.got = append(c.got, conf)
+	c.mu.Unlock()
+	return Output{Text: "ok", Success: true}, nil
+}
+
+func (c *confinementTool) last() confinement {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.got[len(c.got)-1]
+}
+
+// TestOnlyAPersonsApprovalLiftsTheSandbox: whatever the policy, a saved
+// grant or the judge lets through runs confined; only a call a person
+// approved at that moment runs unconfined.
+func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
+	rec := &confinementTool{}
+	reg, err := NewRegistry(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := newEnv(t)
+	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+	judge := &fakeJudge{verdict: Verdict{Approve: true}}
+	p := NewPipeline(PipelineConfig{Registry: reg, Env: env, Approver: approver, Judge: judge, Grants: store})
+	call := Call{ID: "1", Name: "Rec", Args: `{}`}
+	ctx := context.Background()
+
+	cases := []struct {
+		name string
+		mode Mode
+		want confinement
+	}{
+		{"auto mode", Auto, confined},
+		{"the judge", AutoWithJudge, confined},
+		{"a person, once", Standard, unconfined},
+	}
+	for _, c := range cases {
+		if out := p.Run(ctx, call, c.mode); !out.Success {
+			t.Fatalf("%s: %+v", c.name, out)
+		}
+		if got := rec.last(); got != c.want {
+			t.Errorf("%s: confinement %d, want %d", c.name, got, c.want)
+		}
+	}
+	if judge.calls != 1 {
+		t.Errorf("judge called %d times", judge.calls)
+	}
+
+	// A saved grant: the person approved the kind, not this call.
+	approver.decision = Decision{Kind: AllowAlways}
+	p.Run(ctx, call, Standard)
+	if rec.last() != unconfined {
+		t.Error("the call that saved the grant was approved by a person and should run unconfined")
+	}
+	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != confined {
+		t.Errorf("a call let through by a saved grant ran with confinement %d (%+v)", rec.last(), out)
+	}
+
+	// Plan mode: read-only and confined.
+	rec.readOnly = true
+	if out := p.Run(ctx, call, Plan); !out.Success || rec.last() != confinedReadOnly {
+		t.Errorf("plan mode: confinement %d (%+v)", rec.last(), out)
+	}
+}
+
+func TestBashRunsInTheSandboxUnlessAPersonApprovedIt(t *testing.T) {
+	env := confinedEnv(t)
+	outside := filepath.Join(filepath.Dir(env.Root), "outside.txt")
+	t.Setenv("INFER_TEST_SECRET", "sekrit-value")
+	env.SecretEnv = []string{"INFER_TEST_SECRET"}
+	script := fmt.Sprintf(`{"command": "echo \"[$INFER_TEST_SECRET]\"; echo x > %s; echo in > inside.txt"}`, outside)
+	ctx := context.Background()
+
+	res, err := bashTool{}.runConfined(ctx, env, json.RawMessage(script), confined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(res.Text, "sekrit") {
+		t.Errorf("a hidden variable reached the confined command: %q", res.Text)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Fatalf("the confined command wrote outside the project: %q", res.Text)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.Root, "inside.txt")); string(b) != "in\n" {
+		t.Errorf("the confined command could not write inside: %q (%s)", b, res.Text)
+	}
+
+	// Plan mode: nothing is written, and the model is told why.
+	os.Remove(filepath.Join(env.Root, "inside.txt"))
+	res, err = bashTool{}.runConfined(ctx, env, json.RawMessage(`{"command": "echo in > inside.txt"}`), confinedReadOnly)
+	if err != nil || res.Success {
+		t.Fatalf("a plan-mode write: %+v %v", res, err)
+	}
+	if !strings.Contains(res.Text, "ran in infer's sandbox") {
+		t.Errorf("the refusal does not say the sandbox stopped it: %q", res.Text)
+	}
+
+	// Approved by a person: exactly what the box showed, with their
+	// permissions.
+	res, err = bashTool{}.runConfined(ctx, env, json.RawMessage(script), unconfined)
+	if err != nil || !res.Success {
+		t.Fatalf("unconfined: %+v %v", res, err)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("the approved command could not write outside: %v (%s)", err, res.Text)
+	}
+}
+
+// TestThePipelineSaysWhereACommandRan: the outcome and the approval box
+// say whether the sandbox applies.
+func TestThePipelineSaysWhereACommandRan(t *testing.T) {
+	env := confinedEnv(t)
+	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := NewPipeline(PipelineConfig{Env: env, Approver: approver, Grants: store})
+	ctx := context.Background()
+	out := p.Run(ctx, Call{ID: "1", Name: "Bash", Args: `{"command": "ls"}`}, Standard)
+	if !out.Success || !strings.Contains(out.Approval, "ran in the sandbox (bubblewrap)") && !strings.Contains(out.Approval, "ran in the sandbox (seatbelt)") {
+		t.Errorf("allowlisted ls: %+v", out)
+	}
+	out = p.Run(ctx, Call{ID: "2", Name: "Bash", Args: `{"command": "touch made-by-approval"}`}, Standard)
+	if !out.Success || !strings.Contains(out.Approval, "ran outside the sandbox") {
+		t.Errorf("approved touch: %+v", out)
+	}
+	req := approver.last()
+	if !strings.Contains(req.Sandbox, "outside the sandbox") || !strings.Contains(req.Sandbox, "network on") {
+		t.Errorf("the approval box's sandbox line: %q", req.Sandbox)
+	}
+	out = p.Run(ctx, Call{ID: "3", Name: "Bash", Args: `{"command": "ls"}`}, Plan)
+	if !out.Success || !strings.Contains(out.Approval, "read-only") {
+		t.Errorf("plan-mode ls: %+v", out)
+	}
+}
+
+// TestWithoutASandboxEveryBashCommandAsks: fail closed, in every mode,
+// with nothing offered that would let later commands through.
+func TestWithoutASandboxEveryBashCommandAsks(t *testing.T) {
+	env := newEnv(t)
+	env.Sandbox = sandbox.Unavailable(errors.New("bubblewrap is not installed"))
+	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Add(grants.Grant{Kind: grants.KindBash, Tool: "Bash", Prefix: "git status"}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPipeline(PipelineConfig{Env: env, Grants: store})
+	for _, mode := range Modes() {
+		for _, cmd := range []string{"ls", "git status", "cat README.md"} {
+			perm := p.Check(Call{Name: "Bash", Args: fmt.Sprintf(`{"command": %q}`, cmd)}, mode)
+			if perm.Kind != Ask || perm.Judge || len(perm.Options) > 0 || !strings.Contains(perm.Why, "no sandbox") {
+				t.Errorf("%s in %s: %+v", cmd, mode, perm)
+			}
+		}
+	}
+	if perm := p.Check(Call{Name: "Bash", Args: `{"command": "rm -rf build"}`}, Plan); perm.Kind != Refuse {
+		t.Errorf("a write in plan mode without a sandbox: %+v", perm)
+	}
+	// Turned off on purpose: the person runs infer in a container.
+	env.Sandbox = sandbox.Disabled()
+	if perm := p.Check(Call{Name: "Bash", Args: `{"command": "ls"}`}, Standard); perm.Kind != Allow {
+		t.Errorf("ls with the sandbox off: %+v", perm)
+	}
+}
+
+// TestProtectedPathsAskEveryTime: Write and Edit on git hooks, git config
+// and .infer ask in every mode, never reach the judge, never offer
+// "always", and a saved Write grant does not cover them.
+func TestProtectedPathsAskEveryTime(t *testing.T) {
+	env := newEnv(t)
+	writeFiles(t, env.Root, map[string]string{".git/config": "[core]\n", ".git/hooks/x": "", ".infer/config.yaml": "", "src/a.go": ""})
+	if err := os.Symlink(filepath.Join(env.Root, ".git"), filepath.Join(env.Root, "g")); err != nil {
+		t.Fatal(err)
+	}
+	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := store.Add(grants.Grant{Kind: grants.KindTool, Tool: "Write"}); err != nil {
+		t.Fatal(err)
+	}
+	p := NewPipeline(PipelineConfig{Env: env, Grants: store})
+	for _, path := range []string{".infer/config.yaml", ".infer/skills/new.md", ".git/hooks/pre-commit", ".git/config", "g/hooks/post-checkout", "./src/../.infer/x"} {
+		for _, tool := range []string{"Write", "Edit"} {
+			args := fmt.Sprintf(`{"path": %q, "content": "x"}`, path)
+			if tool == "Edit" {
+				args = fmt.Sprintf(`{"path": %q, "old_string": "a", "new_string": "b"}`, path)
+			}
+			for _, mode := range []Mode{Standard, Auto, AutoWithJudge} {
+				perm := p.Check(Call{Name: tool, Args: args}, mode)
+				if perm.Kind != Ask || perm.Judge || len(perm.Options) > 0 || !strings.Contains(perm.Why, "protects") {
+					t.Errorf("%s %s in %s: %+v", tool, path, mode, perm)
+				}
+			}
+			if perm := p.Check(Call{Name: tool, Args: args}, Plan); perm.Kind != Refuse {
+				t.Errorf("%s %s in plan mode: %+v", tool, path, perm)
+			}
+		}
+	}
+	// Elsewhere the Write grant still applies, and reading is not held up.
+	if perm := p.Check(Call{Name: "Write", Args: `{"path": "src/a.go", "content": "x"}`}, Standard); perm.Kind != Allow {
+		t.Errorf("Write src/a.go with a grant: %+v", perm)
+	}
+	if perm := p.Check(Call{Name: "Read", Args: `{"path": ".infer/config.yaml"}`}, Standard); perm.Kind != Allow {
+		t.Errorf("Read .infer/config.yaml: %+v", perm)
+	}
+}
+
+// TestBashChildrenDieWithInfer kills a process running a Bash call with
+// SIGKILL, as a crash would, and checks that the command goes too.
+func TestBashChildrenDieWithInfer(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the parent-death signal is Linux's")
+	}
+	for _, c := range []struct {
+		name, command string
+		sandboxed     bool
+	}{
+		{"approved", "sleep 71", false},
+		{"sandboxed pipeline", "sleep 72 | cat; true", true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if c.sandboxed {
+				confinedEnv(t) // skips where there is no sandbox
+			}
+			helper := exec.Command(os.Args[0], "-test.run=^TestBashChildHelper$")
+			helper.Env = append(os.Environ(), "INFER_BASH_HELPER="+c.command, "INFER_BASH_HELPER_SANDBOX="+fmt.Sprint(c.sandboxed), "INFER_BASH_HELPER_ROOT="+t.TempDir())
+			if err := helper.Start(); err != nil {
+				t.Fatal(err)
+			}
+			pattern := "^sleep " + strings.Fields(c.command)[1] + "$"
+			waitFor(t, func() bool { return pgrep(pattern) > 0 }, "the command to start")
+			helper.Process.Kill()
+			helper.Wait()
+			waitFor(t, func() bool { return pgrep(pattern) == 0 }, "the command to die with its parent")
+		})
+	}
+}
+
+// TestBashChildHelper runs one Bash call for TestBashChildrenDieWithInfer
+// and waits to be killed; it does nothing in a normal test run.
+func TestBashChildHelper(t *testing.T) {
+	command := os.Getenv("INFER_BASH_HELPER")
+	if command == "" {
+		t.Skip("a helper process for TestBashChildrenDieWithInfer")
+	}
+	env := &Env{Root: os.Getenv("INFER_BASH_HELPER_ROOT")}
+	conf := unconfined
+	if os.Getenv("INFER_BASH_HELPER_SANDBOX") == "true" {
+		env.Sandbox, conf = sandbox.Detect(), confined
+	}
+	bashTool{}.runConfined(context.Background(), env, json.RawMessage(fmt.Sprintf(`{"command": %q}`, command)), conf)
+}
+
+func pgrep(pattern string) int {
+	out, _ := exec.Command("pgrep", "-fc", pattern).Output()
+	var n int
+	fmt.Sscan(string(out), &n)
+	return n
+}
+
+func waitFor(t *testing.T, cond func() bool, what string) {
+	t.Helper()
+	for deadline := time.Now().Add(10 * time.Second); !cond(); time.Sleep(20 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+	}
+}
