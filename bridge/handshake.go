@@ -56,9 +56,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "forbidden: only browser extensions may connect", http.StatusForbidden)
 		return
 	}
-	select {
-	case s.handshakes <- struct{}{}:
-	default:
+	if !s.takeHandshakeSlot(r) {
 		s.reject(refusedBusy, fmt.Sprintf("more than %d connections waiting to authenticate", s.opts.MaxPendingHandshakes), "remote", r.RemoteAddr)
 		w.Header().Set("Retry-After", "1")
 		http.Error(w, "too many unauthenticated connections; retry later", http.StatusServiceUnavailable)
@@ -84,29 +82,48 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	hello, ref := s.readHello(ws)
-	s.untrackHandshake(ws)
+	evicted := s.untrackHandshake(ws)
+	// The socket no longer waits for its hello, so its slot goes back now
+	// rather than after the close below: a peer that never answers the
+	// close frame must not keep a newcomer out for the close grace.
+	releaseSlot()
 	if ref.reason != "" {
-		if s.isClosed() {
+		grace := s.opts.CloseGrace
+		switch {
+		case s.isClosed():
 			ref = refusal{code: websocket.CloseGoingAway, reason: "infer is shutting down"}
-		} else {
+		case evicted:
+			// A socket that said nothing while others waited: no
+			// failed authentication, and no grace, since it is not
+			// listening.
+			ref = refusal{code: websocket.CloseTryAgainLater, reason: fmt.Sprintf("no browser_hello before a newer connection needed the slot (%d connections were waiting to authenticate)", s.opts.MaxPendingHandshakes), kind: refusedBusy}
+			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr)
+			grace = 0
+		default:
 			// The version is the caller's text: logged, but not at any length.
 			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", fmt.Sprintf("%.64q", hello.ExtensionVersion))
 		}
 		if ref.kind == refusedToken {
 			// Past a few failures the answer is held back, which slows a
-			// guessing loop down. The socket trades its handshake slot for
-			// a penalty slot, so that the real extension can still get in
-			// meanwhile.
+			// guessing loop down. The socket waits in a penalty slot, not
+			// a handshake slot, so that the real extension can still get
+			// in meanwhile.
 			if d := s.limiter.failure(time.Now()); d > 0 && s.enterPenalty() {
 				defer s.leavePenalty()
-				releaseSlot()
 				s.pause(d)
 			}
 		}
-		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, s.opts.CloseGrace)
+		// Closing sockets no longer hold handshake slots, so they are
+		// bounded by slots of their own: past that many, a refused socket
+		// is dropped without waiting for its peer.
+		if grace > 0 && s.enterClosing() {
+			defer s.leaveClosing()
+		} else {
+			grace = 0
+		}
+		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, grace)
 		return
 	}
-	releaseSlot()
 	c, ok := s.activate(ws, hello.ExtensionVersion)
 	if !ok {
 		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, s.opts.CloseGrace)
@@ -128,11 +145,11 @@ func helloRefusal(code int, reason string) refusal {
 	return refusal{code: code, reason: reason, kind: refusedHello}
 }
 
-// readHello reads and checks the first frame.
+// readHello reads and checks the first frame, by the deadline
+// trackHandshake set.
 func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 	var hello wire.BrowserHello
 	ws.SetReadLimit(s.opts.HandshakeReadLimit)
-	ws.SetReadDeadline(time.Now().Add(s.opts.HelloTimeout))
 	typ, data, err := ws.ReadMessage()
 	if err != nil {
 		var ne net.Error
@@ -173,20 +190,103 @@ func (s *Server) tokenMatches(token string) bool {
 	return subtle.ConstantTimeCompare(got[:], s.tokenDigest[:]) == 1
 }
 
+// pendingHello is a socket waiting for its browser_hello.
+type pendingHello struct {
+	since   time.Time
+	evicted bool // a newer connection took its slot; its read is cut short
+}
+
+// evictWait bounds how long a new connection waits for the slot of the
+// socket it evicted. The evicted socket's handler gives the slot back as
+// soon as its read is cut, so this is only a backstop against another
+// newcomer taking the slot first.
+const evictWait = time.Second
+
+// takeHandshakeSlot takes a handshake slot for a new upgrade request. When
+// none is free, the socket that has waited longest for its hello is
+// evicted and its slot handed on. Without eviction, any local process
+// holding MaxPendingHandshakes silent sockets open would keep the real
+// extension out (503) until the hello timeout, and could do so forever by
+// opening new ones as the old ones time out. The real extension sends its
+// hello as soon as the upgrade completes, so it is never the oldest for
+// long. It reports false (answer 503) when nothing can be evicted: every
+// slot belongs to a socket still being upgraded or already evicted for
+// another newcomer.
+func (s *Server) takeHandshakeSlot(r *http.Request) bool {
+	select {
+	case s.handshakes <- struct{}{}:
+		return true
+	default:
+	}
+	if !s.evictOldestHandshake() {
+		return false
+	}
+	t := time.NewTimer(evictWait)
+	defer t.Stop()
+	select {
+	case s.handshakes <- struct{}{}:
+		return true
+	case <-t.C:
+	case <-s.stopping:
+	case <-r.Context().Done():
+	}
+	return false
+}
+
+// evictOldestHandshake cuts short the hello read of the socket that has
+// waited longest and reports whether there was one to evict.
+func (s *Server) evictOldestHandshake() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	var oldest *websocket.Conn
+	var p *pendingHello
+	for ws, q := range s.handshaking {
+		if !q.evicted && (p == nil || q.since.Before(p.since)) {
+			oldest, p = ws, q
+		}
+	}
+	if oldest == nil {
+		return false
+	}
+	p.evicted = true
+	oldest.SetReadDeadline(time.Now())
+	return true
+}
+
 func (s *Server) trackHandshake(ws *websocket.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return false
 	}
-	s.handshaking[ws] = struct{}{}
+	// The hello deadline is set here, under mu, so that an eviction or
+	// Close, which cut it short under mu, can never be undone by it.
+	ws.SetReadDeadline(time.Now().Add(s.opts.HelloTimeout))
+	s.handshaking[ws] = &pendingHello{since: time.Now()}
 	return true
 }
 
-func (s *Server) untrackHandshake(ws *websocket.Conn) {
+// enterClosing takes a slot for a refused socket that waits up to
+// CloseGrace for its peer's close reply, if one is free; leaveClosing
+// gives it back.
+func (s *Server) enterClosing() bool {
+	select {
+	case s.closing <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+func (s *Server) leaveClosing() { <-s.closing }
+
+// untrackHandshake forgets ws and reports whether it was evicted.
+func (s *Server) untrackHandshake(ws *websocket.Conn) bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	p := s.handshaking[ws]
 	delete(s.handshaking, ws)
+	return p != nil && p.evicted
 }
 
 func (s *Server) isClosed() bool {

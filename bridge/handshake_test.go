@@ -1,6 +1,7 @@
 package bridge
 
 import (
+	"context"
 	"errors"
 	"net"
 	"net/http"
@@ -181,21 +182,91 @@ func TestRefusedHostsGet403(t *testing.T) {
 }
 
 func TestPendingHandshakeCap(t *testing.T) {
-	ts := startServer(t, func(o *Options) { o.MaxPendingHandshakes = 2 })
+	ts := startServer(t, func(o *Options) {
+		o.MaxPendingHandshakes = 2
+		o.HelloTimeout = time.Minute // far longer than the test
+	})
 	first := mustDial(t, ts.Server)
-	mustDial(t, ts.Server)
-	_, resp, err := dial(t, ts.Server, nil)
-	if err == nil || resp == nil || resp.StatusCode != http.StatusServiceUnavailable {
-		t.Fatalf("third unauthenticated socket: %v (%v), want HTTP 503", resp, err)
+	second := mustDial(t, ts.Server)
+	// A third socket finds both slots taken: the one that has waited
+	// longest for its hello is dropped, and the newcomer gets its slot.
+	third := mustDial(t, ts.Server)
+	code, text := readClose(t, first)
+	if code != websocket.CloseTryAgainLater || !strings.Contains(text, "newer connection needed the slot") {
+		t.Fatalf("oldest silent socket closed with %d %q, want 1013 about the slot", code, text)
 	}
-	// Authenticating frees a slot.
-	x := &rawExtension{t: t, ws: first}
-	x.writeFrame(wire.BrowserHello{Token: testToken, ExtensionVersion: "1"})
-	if f := x.next(); f.FrameType() != wire.TypeBrowserHelloAck {
-		t.Fatalf("got %s, want the ack", f.FrameType())
+	ts.waitStatus(t, func(st browser.Status) bool { return strings.Contains(st.Reason, "newer connection") })
+	// Never more than the cap wait at once.
+	ts.mu.Lock()
+	pending := len(ts.handshaking)
+	ts.mu.Unlock()
+	if pending > 2 {
+		t.Errorf("%d sockets waiting for a hello, want at most 2", pending)
 	}
-	if _, resp, err := dial(t, ts.Server, nil); err != nil {
-		t.Fatalf("after one authenticated, a new socket is still refused: %v (%v)", err, resp)
+	for _, ws := range []*websocket.Conn{second, third} {
+		x := &rawExtension{t: t, ws: ws}
+		x.writeFrame(wire.BrowserHello{Token: testToken, ExtensionVersion: "1"})
+		if f := x.next(); f.FrameType() != wire.TypeBrowserHelloAck {
+			t.Fatalf("got %s, want the ack", f.FrameType())
+		}
+	}
+}
+
+// TestSilentSocketsDoNotLockOutTheExtension holds open more silent sockets
+// than there are handshake slots, some that never send their HTTP request
+// and some upgraded that never send a hello: the real extension still gets
+// in at once, not after the hello timeout.
+func TestSilentSocketsDoNotLockOutTheExtension(t *testing.T) {
+	const slots = 16
+	ts := startServer(t, func(o *Options) {
+		o.MaxPendingHandshakes = slots
+		o.HelloTimeout = time.Minute // no relief from timeouts during the test
+	})
+	for range slots + 4 {
+		c, err := net.Dial("tcp", "127.0.0.1:"+strconv.Itoa(ts.Port()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+	}
+	silent := make([]*websocket.Conn, slots+4)
+	for i := range silent {
+		silent[i] = mustDial(t, ts.Server)
+	}
+	start := time.Now()
+	connectSim(t, ts, browserFunc(func(context.Context, wire.BrowserCommand) wire.BrowserResult { return wire.BrowserResult{} }))
+	// Far below the hello timeout, which is what the extension used to
+	// wait for; a generous bound for a loaded machine.
+	if took := time.Since(start); took > time.Second {
+		t.Errorf("the extension got in after %v, want well under a second", took)
+	}
+	// Silent sockets made room, one for each newcomer past the cap (the
+	// extension included), and were told why; the others still wait.
+	closed := make(chan int, len(silent))
+	for _, ws := range silent {
+		go func() {
+			ws.SetReadDeadline(time.Now().Add(time.Second))
+			_, _, err := ws.ReadMessage()
+			var ce *websocket.CloseError
+			if errors.As(err, &ce) {
+				closed <- ce.Code
+			} else {
+				closed <- 0
+			}
+		}()
+	}
+	evicted := 0
+	for range silent {
+		switch code := <-closed; code {
+		case websocket.CloseTryAgainLater:
+			evicted++
+		case 0:
+		default:
+			t.Errorf("a silent socket closed with %d, want 1013", code)
+		}
+	}
+	if want := len(silent) + 1 - slots; evicted != want {
+		t.Errorf("%d silent sockets evicted, want %d", evicted, want)
 	}
 }
 

@@ -61,9 +61,13 @@ type Options struct {
 	// CloseGrace is how long a closing socket waits for the peer's close
 	// frame before the TCP connection is dropped (default 1s).
 	CloseGrace time.Duration
-	// MaxPendingHandshakes caps sockets that have not yet authenticated
-	// (default 16); further upgrade requests get 503. As many again may be
-	// held back after a failed authentication (see AuthBackoff).
+	// MaxPendingHandshakes caps sockets waiting for their hello (default
+	// 16). A further upgrade request evicts the one that has waited
+	// longest, so that silent sockets cannot keep the extension out; it
+	// gets 503 only when every slot is already being freed for others. As
+	// many again may be held back after a failed authentication (see
+	// AuthBackoff), and as many again may wait for a refused peer's close
+	// reply (see CloseGrace).
 	MaxPendingHandshakes int
 	// AuthFailureBurst is how many failed authentications (a wrong or
 	// missing token in browser_hello, a wrong bearer token on /status) are

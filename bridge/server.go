@@ -42,8 +42,11 @@ type Server struct {
 	// browser_hello.
 	handshakes chan struct{}
 	// penalty is a semaphore of its own for failed authentications whose
-	// answer is being held back (see holdBack).
-	penalty  chan struct{}
+	// answer is being held back (see enterPenalty).
+	penalty chan struct{}
+	// closing is a semaphore for refused sockets waiting for their peer's
+	// close reply (see enterClosing).
+	closing  chan struct{}
 	limiter  *authLimiter
 	refusals *refusalLog
 	stopping chan struct{} // closed when Close starts
@@ -53,7 +56,7 @@ type Server struct {
 	closed      bool
 	live        *conn
 	conns       map[*conn]struct{}
-	handshaking map[*websocket.Conn]struct{}
+	handshaking map[*websocket.Conn]*pendingHello
 	status      browser.Status
 	rejection   *rejection
 
@@ -98,11 +101,12 @@ func Listen(opts Options) (*Server, error) {
 		tokenDigest: sha256.Sum256([]byte(opts.Token)),
 		handshakes:  make(chan struct{}, opts.MaxPendingHandshakes),
 		penalty:     make(chan struct{}, opts.MaxPendingHandshakes),
+		closing:     make(chan struct{}, opts.MaxPendingHandshakes),
 		limiter:     newAuthLimiter(opts),
 		refusals:    newRefusalLog(opts.Logger, defaultRefusalInterval),
 		stopping:    make(chan struct{}),
 		conns:       make(map[*conn]struct{}),
-		handshaking: make(map[*websocket.Conn]struct{}),
+		handshaking: make(map[*websocket.Conn]*pendingHello),
 		status:      browser.Status{State: browser.Waiting, Since: time.Now()},
 		finished:    make(chan struct{}),
 	}
