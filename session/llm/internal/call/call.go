@@ -14,6 +14,7 @@ import (
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/infer-workspace/infer/session/llm"
 )
@@ -248,11 +249,77 @@ func isDialError(err error) bool {
 	return errors.As(err, &op) || errors.As(err, &dns)
 }
 
-// redact removes secret from s. Keys shorter than 6 characters are not
-// real keys (and replacing them would garble ordinary words).
+// minKeyLen is the shortest secret redact acts on: shorter ones are not
+// real keys, and replacing them would garble ordinary words.
+const minKeyLen = 6
+
+// minFragment is the shortest run of a key's characters redact removes when
+// the whole key is not there. Providers echo keys in part (cut at either
+// end, masked in the middle, a slice quoted in a format error), and each
+// part shown narrows the search for the rest. Eight characters of a random
+// key turning up in ordinary text by chance is too unlikely to matter; a
+// key's public prefix ("sk-proj-") may be removed too, which costs nothing.
+const minFragment = 8
+
+// redact replaces every run of at least minFragment characters of secret
+// found in s (the whole secret when it is shorter) with "[redacted]".
 func redact(s, secret string) string {
-	if len(secret) < 6 {
+	if len(secret) < minKeyLen || s == "" {
 		return s
 	}
-	return strings.ReplaceAll(s, secret, "[redacted]")
+	minRun := min(minFragment, len(secret))
+	// mark[i] is set when byte i of s belongs to a run shared with the
+	// secret. run[j+1] is the length of the common run ending at the
+	// current byte of s and at byte j of secret (the classic longest
+	// common substring table, one row at a time).
+	mark := make([]bool, len(s))
+	run := make([]int, len(secret)+1)
+	prev := make([]int, len(secret)+1)
+	found := false
+	for i := 0; i < len(s); i++ {
+		longest := 0
+		for j := 0; j < len(secret); j++ {
+			if s[i] == secret[j] {
+				run[j+1] = prev[j] + 1
+			} else {
+				run[j+1] = 0
+			}
+			longest = max(longest, run[j+1])
+		}
+		if longest >= minRun {
+			found = true
+			for k := i - longest + 1; k <= i; k++ {
+				mark[k] = true
+			}
+		}
+		run, prev = prev, run
+	}
+	if !found {
+		return s
+	}
+	// Whole characters only: a run of a key with non-ASCII characters may
+	// start or end inside one. Starts are widened here, ends below.
+	for i := len(s) - 1; i > 0; i-- {
+		if mark[i] && !mark[i-1] && !utf8.RuneStart(s[i]) && s[i-1] >= utf8.RuneSelf {
+			mark[i-1] = true
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if !mark[i] {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		end := i
+		for end < len(s) && mark[end] {
+			end++
+		}
+		for end < len(s) && !utf8.RuneStart(s[end]) {
+			end++
+		}
+		b.WriteString("[redacted]")
+		i = end
+	}
+	return b.String()
 }

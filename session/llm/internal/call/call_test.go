@@ -209,3 +209,90 @@ func TestClassifyKinds(t *testing.T) {
 		t.Errorf("cancellation must stay ctx.Err(): %v", err)
 	}
 }
+
+// A provider that echoes part of the key (cut at either end, or a slice
+// from the middle) must not get that part shown.
+func TestClassifyRedactsKeyFragments(t *testing.T) {
+	const secret = "sk-proj-Qx7vLm2NpR4tZ8wYb3KdF6hJ9sA1cE5gU0iO"
+	tg := Target{Provider: "p", Model: "m", Secret: secret}
+	for name, echoed := range map[string]string{
+		"minus first two": secret[2:],
+		"minus last two":  secret[:len(secret)-2],
+		"middle slice":    secret[12:32],
+		"prefix":          secret[:10],
+		"suffix":          secret[len(secret)-9:],
+	} {
+		for _, err := range []error{
+			&HTTPError{Status: 401, Message: "Incorrect API key provided: " + echoed + "."},
+			&HTTPError{Status: 400, Message: "key '" + echoed + "' is malformed"},
+			&StreamError{Reason: "broke", Err: errors.New("auth " + echoed)},
+			errors.New("other " + echoed),
+		} {
+			got := tg.Classify(err, 0)
+			var le *llm.Error
+			if !errors.As(got, &le) {
+				t.Fatalf("%s: not an *llm.Error: %v", name, got)
+			}
+			for _, text := range []string{got.Error(), le.Err.Error()} {
+				if leaked := longestSharedRun(text, secret); leaked >= minFragment {
+					t.Errorf("%s: %d characters of the key leaked in %q", name, leaked, text)
+				}
+				if !strings.Contains(text, "[redacted]") {
+					t.Errorf("%s: no redaction in %q", name, text)
+				}
+			}
+		}
+	}
+}
+
+// longestSharedRun is the length of the longest run of characters that a
+// and b share, computed naively (the test's own reference).
+func longestSharedRun(a, b string) int {
+	best := 0
+	for i := range len(a) {
+		for j := range len(b) {
+			n := 0
+			for i+n < len(a) && j+n < len(b) && a[i+n] == b[j+n] {
+				n++
+			}
+			best = max(best, n)
+		}
+	}
+	return best
+}
+
+func TestRedact(t *testing.T) {
+	const secret = "sk-ant-api03-Zy8xWv7uTs6rQp5oNm4lKj3iHg2fEd1c"
+	for _, c := range []struct{ in, want string }{
+		{"bad key " + secret + " here", "bad key [redacted] here"},
+		{"bad key " + secret[2:] + ".", "bad key [redacted]."},
+		{"bad key " + secret[:len(secret)-2] + ".", "bad key [redacted]."},
+		{"slice <" + secret[15:35] + ">", "slice <[redacted]>"},
+		// Masked by the provider: the runs it kept are removed, short
+		// ends stay.
+		{"key " + secret[:16] + "****" + secret[len(secret)-4:], "key [redacted]****" + secret[len(secret)-4:]},
+		// Ordinary text, and runs shorter than the threshold, are kept.
+		{"the model was not found: check the model id", "the model was not found: check the model id"},
+		{"token ending in " + secret[len(secret)-4:], "token ending in " + secret[len(secret)-4:]},
+		{"", ""},
+	} {
+		if got := redact(c.in, secret); got != c.want {
+			t.Errorf("redact(%q) = %q, want %q", c.in, got, c.want)
+		}
+	}
+	// Short secrets: the whole key only; too short ones not at all.
+	if got := redact("ollama-key failed; ollama-ke", "ollama-key"); got != "[redacted] failed; [redacted]" {
+		t.Errorf("10-character key: %q", got)
+	}
+	if got := redact("a local secret: s3cr3t, s3cr3", "s3cr3t"); got != "a local secret: [redacted], s3cr3" {
+		t.Errorf("6-character key: %q", got)
+	}
+	if got := redact("abc abcd", "abcd"); got != "abc abcd" {
+		t.Errorf("4-character key: %q", got)
+	}
+	// A key with non-ASCII characters is never cut inside one.
+	const odd = "ключ-secret-π-42-ключ"
+	if got := redact("x"+odd+"y", odd[1:len(odd)-1]); got != "x[redacted]y" {
+		t.Errorf("non-ASCII key: %q", got)
+	}
+}
