@@ -16,8 +16,9 @@
 //     input and change, and with press_enter sends a real Enter key through
 //     Input.dispatchKeyEvent, so forms submit as they do for a person;
 //   - read returns innerText (an input's or textarea's value when the
-//     selector names one), redacting secret inputs exactly as the contract
-//     says, and content null for a selector that matches nothing;
+//     selector names one), redacting secret fields and editable regions by
+//     the rule of package sim/redact, as the in-memory browser does, and
+//     content null for a selector that matches nothing;
 //   - screenshot captures the controlled tab as a PNG;
 //   - tabs lists the browser's page targets, flagging the controlled one.
 //
@@ -52,6 +53,7 @@ import (
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/sim"
+	"github.com/infer-workspace/infer/sim/redact"
 )
 
 // ProfileOpenTask reproduces opentask 1.12.1 where it departs from the
@@ -492,7 +494,17 @@ type pageResult struct {
 }
 
 //go:embed page.js
-var pageScript string
+var pageSource string
+
+// pageScript is page.js with the redaction rule of package redact put in,
+// so that Chromium redacts exactly what the in-memory browser does.
+var pageScript = func() string {
+	const slot = "/*INFER_REDACT_RULE*/ null"
+	if !strings.Contains(pageSource, slot) {
+		panic("page.js has no slot for the redaction rule")
+	}
+	return strings.Replace(pageSource, slot, redact.Script(), 1)
+}()
 
 // installer defines page.js under b.entry in a document.
 func (b *Browser) installer() string {

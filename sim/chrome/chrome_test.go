@@ -91,7 +91,16 @@ const secretsPage = `<!doctype html><title>Secrets</title>
 <input id="user" name="username" value="ada">
 <input id="search" type="search" value="lighthouse">
 <textarea id="notes" name="notes">plain notes</textarea>
-<div id="passage">password: innerText never includes input values</div>`
+<div id="passage">password: innerText never includes input values</div>
+<textarea id="ta" name="password">x10</textarea>
+<input id="pwd" type="text" name="pwd" value="x11">
+<input id="pin" name="userPin" value="x12">
+<input id="key" name="X-API-Key" value="x13">
+<input id="ship" name="shipping" value="by sea">
+<p id="para">Key: <span id="ce" contenteditable aria-label="API key">sk-live-x14</span> (keep it safe)</p>
+<div id="tb" role="textbox" aria-label="One-time PIN"><b id="tbb">x15 x15b</b></div>
+<div id="draft" contenteditable>an ordinary draft</div>
+<div id="hide" style="display:none"><textarea name="secret">x16</textarea> and <span contenteditable name="otp">x17</span></div>`
 
 // browserForTest is one Chromium shared by the package's tests.
 func browserForTest(t testing.TB) *Browser {
@@ -252,6 +261,11 @@ func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 		"#cvc2": "[redacted]", "#c": "[redacted]",
 		"#user": "ada", "#search": "lighthouse", "#notes": "plain notes",
 		"#passage": "password: innerText never includes input values",
+		// Secret textareas, words and editable regions.
+		"#ta": "[redacted]", "#pwd": "[redacted]", "#pin": "[redacted]",
+		"#key": "[redacted]", "#ce": "[redacted]", "#tb": "[redacted]",
+		"#tbb": "[redacted]", "#ship": "by sea", "#draft": "an ordinary draft",
+		"#para": "Key: [redacted] (keep it safe)", "#hide": "[redacted] and [redacted]",
 	}
 	for sel, w := range want {
 		got := read(t, b, sel)
@@ -269,7 +283,11 @@ func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 		t.Errorf("typed password read back as %v", got)
 	}
 	body := read(t, b, "")
-	for _, secret := range []string{"hunter2", "correct horse", "x5"} {
+	fb := fake.Do(ctx, wire.BrowserCommand{ID: "b", Action: wire.ActionRead})
+	if body == nil || fb.Content == nil || *fb.Content != *body {
+		t.Errorf("the page text differs:\nchromium %v\nfake     %v", deref(body), deref(fb.Content))
+	}
+	for _, secret := range []string{"hunter2", "correct horse", "x5", "x10", "x11", "x14", "x15", "x16", "x17"} {
 		if body != nil && strings.Contains(*body, secret) {
 			t.Errorf("the page text holds the secret %q:\n%s", secret, *body)
 		}

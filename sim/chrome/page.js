@@ -2,21 +2,37 @@
 // to one function, installed in every document of the controlled tab; each
 // command calls it once through Runtime.evaluate, with
 // document.querySelector semantics, and decodes the JSON it answers. The
-// protocol's redaction rule lives here, so a secret value never leaves the
-// page.
+// redaction rule (package sim/redact) is applied here, so a secret value
+// never leaves the page.
 (() => {
-  const secretName = /pass|secret|token|otp|cvc|card/i;
-  const secretAutocomplete = ["current-password", "new-password", "one-time-code"];
+  // The redaction rule of package sim/redact, put here by chrome.go: the
+  // same patterns the in-memory browser applies in Go.
+  const rule = /*INFER_REDACT_RULE*/ null;
   const isHTML = (el, name) => el.localName === name && el.namespaceURI === "http://www.w3.org/1999/xhtml";
-  const isSecret = (el) => {
-    if (!isHTML(el, "input")) return false;
-    if ((el.getAttribute("type") || "").trim().toLowerCase() === "password") return true;
-    const tokens = (el.getAttribute("autocomplete") || "").toLowerCase().split(/\s+/);
-    if (tokens.some((t) => secretAutocomplete.includes(t))) return true;
-    return ["name", "id", "aria-label"].some((k) => {
-      const v = el.getAttribute(k);
-      return v !== null && secretName.test(v);
-    });
+  const isField = (el) => isHTML(el, "input") || isHTML(el, "textarea");
+  const isSecretRegion = (el) => rule.editableRegion(el) && rule.secretAttrs(el);
+  const inSecretRegion = (el) => {
+    for (let e = el; e; e = e.parentElement) if (isSecretRegion(e)) return true;
+    return false;
+  };
+  const textOf = (el) => (typeof el.innerText === "string" ? el.innerText : el.textContent || "");
+  // The texts a read of root must not show: each secret region's, whole,
+  // and each secret textarea's initial text (textContent shows it when
+  // root is not rendered).
+  const secretsUnder = (root) => {
+    const out = [];
+    const walk = (n) => {
+      for (const c of n.children) {
+        if (isSecretRegion(c)) {
+          out.push(textOf(c));
+          continue;
+        }
+        if (isHTML(c, "textarea") && rule.secretAttrs(c)) out.push(c.textContent);
+        walk(c);
+      }
+    };
+    walk(root);
+    return out;
   };
   const describe = (el) => {
     let s = "<" + el.localName;
@@ -68,10 +84,9 @@
       out.missing = true;
       return stamp(out);
     }
-    if (isHTML(el, "input")) out.content = isSecret(el) ? "[redacted]" : el.value;
-    else if (isHTML(el, "textarea")) out.content = el.value;
-    else if (typeof el.innerText === "string") out.content = el.innerText;
-    else out.content = el.textContent || "";
+    if (isField(el)) out.content = rule.secretAttrs(el) ? rule.placeholder : el.value;
+    else if (inSecretRegion(el)) out.content = rule.placeholder;
+    else out.content = rule.removeAll(textOf(el), secretsUnder(el));
     return stamp(out);
   };
   const click = async (el, out) => {

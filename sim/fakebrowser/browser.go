@@ -23,10 +23,11 @@
 //     a contenteditable element); press_enter then submits the form
 //     implicitly, through its default button when it has one.
 //   - read returns innerText (an input's or textarea's value when the
-//     selector names one) with the protocol's redaction rule applied, and
-//     content null for a selector that matches nothing.
+//     selector names one) with the redaction rule of package sim/redact
+//     applied (secret inputs and textareas, and secret editable regions),
+//     and content null for a selector that matches nothing.
 //   - screenshot draws the page's text and controls into a PNG of the
-//     viewport, with secret inputs masked.
+//     viewport, with secret fields and regions masked.
 //   - tabs lists the tabs: Active is the focused tab, Controlled the one
 //     commands act on.
 //
@@ -511,18 +512,20 @@ func (b *Browser) read(ctx context.Context, cmd wire.BrowserCommand) (wire.Brows
 }
 
 // readElement is what read returns for one element: an input's or
-// textarea's value (a secret input's as "[redacted]"), or else innerText.
+// textarea's value, or else innerText, with secrets redacted by the rule
+// of package redact (a secret field's value, and an element in a secret
+// editable region, read as "[redacted]").
 func (p *page) readElement(ctx context.Context, el *html.Node) (string, error) {
 	switch {
-	case is(el, "input"):
-		if isSecretInput(el) {
+	case is(el, "input"), is(el, "textarea"):
+		if isSecretField(el) {
 			return redacted, nil
 		}
 		return p.value(el), nil
-	case is(el, "textarea"):
-		return p.value(el), nil
+	case inSecretRegion(el):
+		return redacted, nil
 	}
-	return innerText(ctx, el)
+	return redactedText(ctx, el)
 }
 
 func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {

@@ -96,11 +96,11 @@ func sanitizeValue(typ, v string) string {
 	return v
 }
 
-// displayValue is what the page draws for a text control; a secret input
+// displayValue is what the page draws for a text control; a secret field
 // shows as many bullets as its value has characters, like a password field.
 func (p *page) displayValue(n *html.Node) string {
 	v := p.value(n)
-	if isSecretInput(n) {
+	if isSecretField(n) {
 		return strings.Repeat("•", len([]rune(v)))
 	}
 	return v

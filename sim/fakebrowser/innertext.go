@@ -164,6 +164,13 @@ func (w *textWalker) node(n *html.Node, st walkState) {
 		}
 		return
 	}
+	walk := w.children
+	if w.decorate && isSecretRegion(n) {
+		// The screenshot masks a secret editable region as it masks a
+		// secret field. (A read removes its text another way; see
+		// redactedText.)
+		walk = w.masked
+	}
 	atomic := isReplaced(n)
 	if w.decorate && isAny(n, "button", "hr", "select") {
 		atomic = true
@@ -183,7 +190,7 @@ func (w *textWalker) node(n *html.Node, st walkState) {
 					w.sink.marker(m, inner.style)
 				}
 			}
-			w.children(n, inner)
+			walk(n, inner)
 		}
 		w.blockEdge(breaks, cs.visible)
 	case displayInlineBlock:
@@ -195,30 +202,30 @@ func (w *textWalker) node(n *html.Node, st walkState) {
 		// contents form lines of their own.
 		w.flushSpace()
 		w.atLineStart, w.pendingSpace = true, false
-		w.children(n, inner)
+		walk(n, inner)
 		w.atLineStart, w.pendingSpace = false, false
 	case displayTableRow:
 		w.lineEdge()
-		w.children(n, inner)
+		walk(n, inner)
 		w.lineEdge()
 		if cs.visible && hasLaterRow(n) {
 			w.sink.literal("\n")
 		}
 	case displayTableCell:
 		w.lineEdge()
-		w.children(n, inner)
+		walk(n, inner)
 		w.lineEdge()
 		if cs.visible && hasLaterCell(n) {
 			w.sink.literal("\t")
 		}
 	case displayTableGroup, displayContents:
-		w.children(n, inner)
+		walk(n, inner)
 	default:
 		if atomic {
 			w.atom(n, inner)
 			return
 		}
-		w.children(n, inner)
+		walk(n, inner)
 	}
 }
 
@@ -251,6 +258,14 @@ func (w *textWalker) atom(n *html.Node, st walkState) {
 	w.flushSpace()
 	if w.decorate && st.visible {
 		w.sink.control(n, st.style)
+	}
+}
+
+// masked stands for the content of a secret region in the screenshot.
+func (w *textWalker) masked(_ *html.Node, st walkState) {
+	w.flushSpace()
+	if st.visible {
+		w.sink.text("••••••••", st.style)
 	}
 }
 

@@ -208,7 +208,7 @@ func (p *page) controlFor(n *html.Node) *controlBox {
 			return box
 		}
 	case is(n, "textarea"):
-		v := p.value(n)
+		v := p.displayValue(n)
 		first, _, more := strings.Cut(v, "\n")
 		if more {
 			first += "..."
