@@ -226,21 +226,37 @@ func (writeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 		return Output{}, err
 	}
 	name := display(env, abs)
+	target, via := writeTarget(env, abs)
 	mode := fs.FileMode(0o644)
 	verb := "Created"
-	if info, err := os.Stat(abs); err == nil {
+	if info, err := os.Stat(target); err == nil {
 		if info.IsDir() {
 			return Output{}, fmt.Errorf("%s is a directory; give a file path", name)
 		}
 		mode, verb = info.Mode().Perm(), "Overwrote"
 	}
-	if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
+	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return Output{}, fmt.Errorf("could not create the directory for %s: %w", name, err)
 	}
-	if err := writeFile(abs, []byte(a.Content), mode); err != nil {
+	if err := writeFile(target, []byte(a.Content), mode); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", name, err)
 	}
-	return Output{Text: fmt.Sprintf("%s %s (%d bytes).", verb, name, len(a.Content)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("%s %s%s (%d bytes).", verb, name, via, len(a.Content)), Success: true}, nil
+}
+
+// writeTarget returns the file a write to abs must replace: abs with its
+// symbolic links resolved. writeFile renames a new file into place, and
+// renaming onto a link replaces the link itself, so writing through a link
+// must aim at its target. The policy has already judged the resolved path
+// (insideRoot), so a link pointing out of the project was asked about.
+// via notes the link for the result text, empty when abs is no link.
+func writeTarget(env *Env, abs string) (target, via string) {
+	target = realPath(abs)
+	if info, err := os.Lstat(abs); err == nil && info.Mode()&fs.ModeSymlink != 0 {
+		// The target is resolved, so show it against the resolved root.
+		via = " through the link to " + display(&Env{Root: realPath(env.Root)}, target)
+	}
+	return target, via
 }
 
 // writeFile replaces a file through a temporary file and rename, so a
@@ -344,14 +360,15 @@ func (editTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	} else {
 		updated = strings.Replace(text, a.OldString, a.NewString, 1)
 	}
-	if err := writeFile(abs, []byte(updated), info.Mode().Perm()); err != nil {
+	target, via := writeTarget(env, abs)
+	if err := writeFile(target, []byte(updated), info.Mode().Perm()); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", name, err)
 	}
 	what := "1 occurrence"
 	if n > 1 {
 		what = fmt.Sprintf("%d occurrences", n)
 	}
-	return Output{Text: fmt.Sprintf("Replaced %s in %s (the first at line %d).", what, name, firstLine), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Replaced %s in %s%s (the first at line %d).", what, name, via, firstLine), Success: true}, nil
 }
 
 // occurrenceLines lists the line numbers where sub starts, at most max.

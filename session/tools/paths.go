@@ -2,6 +2,7 @@ package tools
 
 import (
 	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -42,22 +43,60 @@ func insideRoot(root, abs string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// realPath resolves symbolic links in the longest existing prefix of p and
-// keeps the rest, which does not exist yet (a file about to be written).
+// maxLinkHops bounds how many symbolic links realPath follows, so a link
+// loop ends; the kernel refuses such paths anyway (ELOOP).
+const maxLinkHops = 255
+
+// realPath resolves every symbolic link in p and keeps the rest, which
+// does not exist yet (a file about to be written). It walks p one element
+// at a time instead of using filepath.EvalSymlinks, because a dangling
+// link (one whose target does not exist yet) must count as where it
+// points: writing through it creates the target, and a link inside the
+// project naming a new file outside it is outside.
 func realPath(p string) string {
 	p = filepath.Clean(p)
-	rest := ""
-	for {
-		if r, err := filepath.EvalSymlinks(p); err == nil {
-			return filepath.Join(r, rest)
+	vol := filepath.VolumeName(p)
+	resolved := vol + string(filepath.Separator)
+	rest := splitPath(p[len(vol):])
+	for hops := 0; len(rest) > 0; {
+		elem := rest[0]
+		rest = rest[1:]
+		switch elem {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
 		}
-		parent := filepath.Dir(p)
-		if parent == p {
-			return filepath.Join(p, rest)
+		next := filepath.Join(resolved, elem)
+		info, err := os.Lstat(next)
+		if err != nil {
+			// Nothing more exists (or it cannot be inspected, so it
+			// cannot be written either): the rest is taken as written.
+			return filepath.Join(append([]string{next}, rest...)...)
 		}
-		rest = filepath.Join(filepath.Base(p), rest)
-		p = parent
+		if info.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		target, err := os.Readlink(next)
+		if hops++; err != nil || hops > maxLinkHops {
+			return filepath.Join(append([]string{next}, rest...)...)
+		}
+		if filepath.IsAbs(target) {
+			v := filepath.VolumeName(target)
+			resolved = v + string(filepath.Separator)
+			target = target[len(v):]
+		}
+		rest = append(splitPath(target), rest...)
 	}
+	return resolved
+}
+
+// splitPath splits a path into its elements, leaving empty ones for
+// realPath to skip.
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
 }
 
 // display shows a path relative to the root when it is inside it.
