@@ -13,13 +13,54 @@ import (
 	"sync"
 )
 
-// History bounds: List serves the newest historyCap entries; the file is
-// compacted back to that many once it holds more than historyCompactAt
-// lines, so it stays small without rewriting on every entry.
+// History bounds. List serves the newest entries, at most historyCap of
+// them and historyMaxBytes in all (the oldest go first); an entry longer
+// than historyMaxEntry is not kept at all, since recalling a pasted
+// megabyte with the arrow key helps nobody and every process holding the
+// history would keep it in memory. The file is compacted back to what List
+// serves once it holds more than historyCompactAt lines or
+// historyCompactBytes bytes, so it stays small without rewriting on every
+// entry; at most historyReadMax bytes of its end are ever read, so a file
+// grown by hand or by an older infer costs a bounded read.
 const (
-	historyCap       = 1000
-	historyCompactAt = 2000
+	historyCap          = 1000
+	historyCompactAt    = 2000
+	historyMaxEntry     = 64 << 10
+	historyMaxBytes     = 1 << 20
+	historyCompactBytes = 2 * historyMaxBytes
+	historyReadMax      = historyCompactBytes + 2*historyMaxEntry
 )
+
+// trimHistory drops the entries List would no longer serve, once there are
+// enough of them to be worth a copy, so that what a long-running process
+// keeps stays bounded too.
+func trimHistory(entries []string) []string {
+	keep := historyWindow(entries)
+	dropped := entries[:len(entries)-len(keep)]
+	size := 0
+	for _, e := range dropped {
+		size += len(e)
+	}
+	if len(dropped) < historyCap && size < historyMaxBytes {
+		return entries
+	}
+	return append([]string{}, keep...)
+}
+
+// historyWindow returns the newest entries List serves: at most historyCap
+// of them, of at most historyMaxBytes together.
+func historyWindow(entries []string) []string {
+	total, i := 0, len(entries)
+	for i > 0 && len(entries)-i < historyCap {
+		n := len(entries[i-1])
+		if total+n > historyMaxBytes {
+			break
+		}
+		total += n
+		i--
+	}
+	return entries[i:]
+}
 
 // History is the shell-style input history shared by the TUI's arrow-up and
 // the panel's list_history. The file holds one JSON string per line, so
@@ -82,8 +123,9 @@ func (h *History) Close() error {
 	return h.unpin()
 }
 
-// List returns the most recent entries (at most 1000), oldest first, never
-// nil. When the file cannot be read it returns what was read last.
+// List returns the most recent entries (at most 1000, of at most 1 MiB
+// together), oldest first, never nil. When the file cannot be read it
+// returns what was read last.
 func (h *History) List() []string {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -93,15 +135,15 @@ func (h *History) List() []string {
 			f.Close()
 		}
 	}
-	return append([]string{}, h.entries[max(0, len(h.entries)-historyCap):]...)
+	return append([]string{}, historyWindow(h.entries)...)
 }
 
 // Add records an entry: surrounding whitespace is trimmed, blank entries
-// are ignored, and an entry equal to the newest one is not repeated.
-// Inner newlines and indentation are kept.
+// and entries longer than 64 KiB are ignored, and an entry equal to the
+// newest one is not repeated. Inner newlines and indentation are kept.
 func (h *History) Add(text string) error {
 	text = strings.TrimSpace(text)
-	if text == "" {
+	if text == "" || len(text) > historyMaxEntry {
 		return nil
 	}
 	h.mu.Lock()
@@ -110,10 +152,7 @@ func (h *History) Add(text string) error {
 		if n := len(h.entries); n > 0 && h.entries[n-1] == text {
 			return nil
 		}
-		h.entries = append(h.entries, text)
-		if len(h.entries) > historyCap {
-			h.entries = append([]string{}, h.entries[len(h.entries)-historyCap:]...)
-		}
+		h.entries = trimHistory(append(h.entries, text))
 		return nil
 	}
 	if err := h.addFile(text); err != nil {
@@ -151,7 +190,7 @@ func (h *History) addFile(text string) error {
 	h.entries = append(h.entries, text)
 	h.lines++
 	h.seenLen, h.seenWhole = size+int64(len(line)), true
-	if h.lines > historyCompactAt {
+	if h.lines > historyCompactAt || h.seenLen > historyCompactBytes {
 		return h.compact()
 	}
 	return nil
@@ -184,7 +223,7 @@ func (h *History) repairTail(f File, size int64) (int64, error) {
 // the exclusive lock on the file being replaced; processes waiting on it
 // notice the replacement and lock the new file instead.
 func (h *History) compact() error {
-	keep := h.entries[max(0, len(h.entries)-historyCap):]
+	keep := historyWindow(h.entries)
 	var buf bytes.Buffer
 	for _, e := range keep {
 		line, err := encodeHistoryLine(e)
@@ -231,35 +270,62 @@ func (h *History) reload(f File) (int64, error) {
 	if same && size == h.seenLen {
 		return size, nil
 	}
-	if same && size > h.seenLen && h.seenWhole {
+	if same && size > h.seenLen && h.seenWhole && size-h.seenLen <= historyReadMax {
 		add := make([]byte, size-h.seenLen)
 		n, err := f.ReadAt(add, h.seenLen)
 		if err != nil && !errors.Is(err, io.EOF) {
 			return 0, err
 		}
 		entries, lines := decodeHistory(add[:n])
-		h.entries = append(h.entries, entries...)
+		h.entries = trimHistory(append(h.entries, entries...))
 		h.lines += lines
 		h.seenLen += int64(n)
 		h.seenWhole = n == 0 || add[n-1] == '\n'
 		return h.seenLen, nil
 	}
-	data, err := readAll(f, size)
+	data, end, err := readTail(f, size)
 	if err != nil {
 		return 0, err
 	}
 	h.entries, h.lines = decodeHistory(data)
+	h.entries = trimHistory(h.entries)
 	h.forget()
 	// f is locked, so the path still names it; pin it with a descriptor of
 	// our own, since the caller closes f.
 	if p, err := h.fs.OpenFile(h.path, os.O_RDONLY, 0); err == nil {
 		if pfi, err := p.Stat(); err == nil && os.SameFile(pfi, fi) {
-			h.pin(p, fi, int64(len(data)), len(data) == 0 || data[len(data)-1] == '\n')
+			whole := end == 0 || len(data) > 0 && data[len(data)-1] == '\n'
+			h.pin(p, fi, end, whole)
 		} else {
 			p.Close()
 		}
 	}
-	return int64(len(data)), nil
+	return end, nil
+}
+
+// readTail reads the last historyReadMax bytes of the file's first size
+// bytes, from the first line that starts in them: only the newest entries
+// are ever served, and an oversized file must not cost an oversized read.
+// end is where what was read ends.
+func readTail(f File, size int64) (data []byte, end int64, err error) {
+	if size <= historyReadMax {
+		data, err = readAll(f, size)
+		return data, int64(len(data)), err
+	}
+	// Reading from the byte before the window tells whether the window
+	// starts a line.
+	from := size - historyReadMax - 1
+	buf := make([]byte, historyReadMax+1)
+	n, err := f.ReadAt(buf, from)
+	if err != nil && !errors.Is(err, io.EOF) {
+		return nil, 0, err
+	}
+	buf = buf[:n]
+	i := bytes.IndexByte(buf, '\n')
+	if i < 0 {
+		return nil, from + int64(n), nil
+	}
+	return buf[i+1:], from + int64(n), nil
 }
 
 func (h *History) pin(p File, fi fs.FileInfo, size int64, whole bool) {
@@ -292,11 +358,16 @@ func decodeHistory(data []byte) (entries []string, lines int) {
 			data = nil
 		}
 		lines++
+		// A line too long to hold a kept entry is one an older infer (or
+		// an edit) wrote; it is skipped before it is decoded.
+		if len(line) > 6*historyMaxEntry+2 { // "\u001b" is six bytes
+			continue
+		}
 		var s string
 		if json.Unmarshal(line, &s) != nil {
 			continue
 		}
-		if s = strings.TrimSpace(s); s != "" {
+		if s = strings.TrimSpace(s); s != "" && len(s) <= historyMaxEntry {
 			entries = append(entries, s)
 		}
 	}

@@ -31,3 +31,22 @@ func flock(f File, mode lockMode) error {
 		}
 	}
 }
+
+// tryFlock takes an exclusive advisory lock on f without waiting, and
+// reports false when another open file description holds a lock on it.
+// Like flock's, the lock goes with the descriptor: closing it, or the
+// holder's death, releases it, so a crashed holder never leaves a
+// conversation locked.
+func tryFlock(f File) (bool, error) {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB)
+		switch {
+		case err == nil:
+			return true, nil
+		case errors.Is(err, syscall.EWOULDBLOCK):
+			return false, nil
+		case !errors.Is(err, syscall.EINTR):
+			return false, err
+		}
+	}
+}

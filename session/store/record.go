@@ -16,6 +16,7 @@ const (
 	kindToolResult   = "tool_result"
 	kindTitle        = "title"
 	kindPin          = "pin"
+	kindNotice       = "notice"
 )
 
 // formatVersion is written in the first line of every conversation file.
@@ -34,6 +35,7 @@ type record struct {
 	Title      string    `json:"title,omitempty"`
 	Source     string    `json:"source,omitempty"`
 	Pinned     *bool     `json:"pinned,omitempty"`
+	Notice     *Notice   `json:"notice,omitempty"`
 }
 
 // encodeRecords renders records as JSON lines. HTML escaping is off because
@@ -57,6 +59,7 @@ type state struct {
 	keep     bool
 	messages []Message
 	results  map[string]bool
+	notices  []Notice
 }
 
 // apply folds one record into s and reports whether the record was
@@ -111,6 +114,17 @@ func (s *state) apply(r *record) bool {
 			return false
 		}
 		s.meta.Pinned = *r.Pinned
+	case kindNotice:
+		// A notice changes nothing a summary holds: it is neither a
+		// message nor content that should reorder the list.
+		if r.Notice == nil {
+			return false
+		}
+		if s.keep {
+			n := *r.Notice
+			n.At, n.After = r.At, len(s.messages)
+			s.notices = append(s.notices, n)
+		}
 	}
 	return true
 }

@@ -8,11 +8,14 @@
 //
 //   - <id>.jsonl, the conversation itself: JSON lines, one record per line
 //     with a "kind" discriminator ("conversation" first, then "message",
-//     "tool_result", "title", "pin"). It is only ever appended to, one write
+//     "tool_result", "title", "pin", "notice"). It is only ever appended to, one write
 //     per batch, so a crash can at worst leave an incomplete last line.
 //   - <id>.meta.json, a summary (title, times, message count, pinned) plus
 //     the size of the .jsonl it summarises and a fingerprint of the bytes
 //     just before that size.
+//
+// and, while a process holds the conversation (see below), <id>.lock,
+// which names that process.
 //
 // # Why a meta file per conversation rather than one index
 //
@@ -52,6 +55,30 @@
 // Conversation ids are canonical UUIDs; anything else is ErrNotFound, so an
 // id can never name a path outside the directory.
 //
+// # One writer per conversation
+//
+// Appends are safe from any process, but two agents taking turns in one
+// conversation are not: each builds its next model request on the history
+// it has in memory, so their turns interleave and reuse tool call ids. The
+// process that runs a conversation's turns therefore holds it (Hold): an
+// exclusive, non-blocking flock on <id>.lock, which holds the holder's pid,
+// command and host so that another process can say who has it. The kernel
+// drops the lock when the holder closes it or dies, so a crash never leaves
+// a conversation held; the holder deletes the file on release. Delete
+// refuses a conversation another process holds. Where flock(2) does not
+// exist, holding always succeeds (one process per project is assumed
+// there, as for the appends).
+//
+// # Recovering an interrupted tool call
+//
+// A crash or kill while a tool runs leaves an assistant message whose tool
+// calls have no results, and every provider rejects a history like that.
+// Recover, which the holder calls when it resumes a conversation, appends
+// a failed result ("infer stopped before this call finished") for each
+// such call, once and durably. Loading places each tool result right
+// after the calls it answers even when it was appended later (an older
+// infer went on appending after an unanswered call).
+//
 // # Speed
 //
 // Resuming reads a transcript once and decodes its message and tool_result
@@ -69,7 +96,8 @@
 // History, in the same package because it shares the file handling, is a
 // file of JSON strings, one per line, so multi-line entries round-trip. It
 // follows the same rules: appends under an exclusive lock, a torn last line
-// skipped and repaired, and an atomic rewrite that keeps it bounded.
+// skipped and repaired, and an atomic rewrite that keeps it bounded: to
+// the newest 1000 entries and 1 MiB, with no entry over 64 KiB kept.
 package store
 
 import (
@@ -140,6 +168,22 @@ type FunctionCall struct {
 	Arguments string `json:"arguments"`
 }
 
+// Notice is a line for the person recorded in a conversation beside its
+// messages: something a front end did that the person must be able to see
+// later, such as the browser panel raising the agent mode or running a
+// tool. Notices are kept out of Messages because those are what the model
+// reads and what the panel receives; a notice must reach neither (its text
+// may quote what a web page made the panel send).
+type Notice struct {
+	Text string `json:"text"`
+	// Origin is the front end that caused it (tools.Origin's spelling).
+	Origin string `json:"origin,omitempty"`
+	// At is when it was recorded and After how many messages preceded it,
+	// so a front end can show it in place; both are set on load.
+	At    time.Time `json:"-"`
+	After int       `json:"-"`
+}
+
 // Meta summarises a conversation for lists.
 type Meta struct {
 	ID    string `json:"id"`
@@ -162,6 +206,9 @@ type Conversation struct {
 	// ToolResults maps a tool_call_id to whether that execution succeeded,
 	// for the calls that have a recorded result.
 	ToolResults map[string]bool
+	// Notices are the conversation's notices in the order they were
+	// recorded (see Notice).
+	Notices []Notice
 	// SkippedLines counts unreadable lines ignored while loading (garbage,
 	// or an incomplete last line left by a crash).
 	SkippedLines int
@@ -196,6 +243,9 @@ type Store struct {
 
 	knownMu sync.Mutex
 	known   map[string]known // see recall
+
+	holdMu sync.Mutex
+	holds  map[string]*held // conversations this store holds, see Hold
 }
 
 // Open opens (creating if needed) the conversation directory dir.
@@ -363,6 +413,16 @@ func (s *Store) RecordToolResult(id, toolCallID string, ok bool) error {
 	})
 }
 
+// AppendNotice records a notice in conversation id (see Notice).
+func (s *Store) AppendNotice(id string, n Notice) error {
+	if strings.TrimSpace(n.Text) == "" {
+		return fmt.Errorf("saving conversation %s: a notice without text", id)
+	}
+	return s.change(id, func(Meta) []record {
+		return []record{{Kind: kindNotice, Notice: &n}}
+	})
+}
+
 // Rename gives conversation id a title chosen by the person; generated
 // titles never replace it.
 func (s *Store) Rename(id, title string) error {
@@ -518,7 +578,7 @@ func summaryDue(k known, recs []record) bool {
 	for i := range recs {
 		r := &recs[i]
 		switch {
-		case r.Kind == kindToolResult:
+		case r.Kind == kindToolResult, r.Kind == kindNotice:
 		case r.Kind == kindMessage && r.Message.Role == RoleTool:
 		case r.Kind == kindMessage && r.Message.Role == RoleAssistant && len(r.Message.ToolCalls) > 0:
 		default:
@@ -804,12 +864,15 @@ func (s *Store) Load(id string) (Conversation, error) {
 		for i, m := range st.messages {
 			c.Messages[i] = cloneMessage(m)
 		}
+		var moved []int
+		c.Messages, moved = placeToolResults(c.Messages)
 		if st.results != nil {
 			c.ToolResults = make(map[string]bool, len(st.results))
 			for k, v := range st.results {
 				c.ToolResults[k] = v
 			}
 		}
+		c.Notices = placeNotices(slices.Clone(st.notices), moved)
 		return c, nil
 	}
 	c, err := s.loadFile(id)
@@ -834,10 +897,7 @@ func (s *Store) loadFile(id string) (Conversation, error) {
 	}
 	st := &state{keep: true}
 	d := s.decode(id, data, st, fi.ModTime())
-	if st.messages == nil {
-		st.messages = []Message{}
-	}
-	return Conversation{Meta: st.meta, Messages: st.messages, ToolResults: st.results, SkippedLines: d.lines()}, nil
+	return loaded(st, d), nil
 }
 
 // List returns every stored conversation's summary, newest first by
@@ -914,6 +974,16 @@ func (s *Store) Delete(id string) error {
 		delete(s.mem, id)
 		return nil
 	}
+	// A conversation open in another process stays: its next append
+	// would fail, and the person there would lose the turn in progress.
+	hold, err := s.Hold(id)
+	if err != nil {
+		if errors.Is(err, ErrHeld) {
+			return fmt.Errorf("deleting conversation %s: %w; close it there first", id, err)
+		}
+		return err
+	}
+	defer hold.Release()
 	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(id)
