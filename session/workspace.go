@@ -7,6 +7,37 @@
 //
 // session must not import bridge or tui: transports adapt to the workspace,
 // never the reverse.
+//
+// # One writer per conversation
+//
+// Several infer processes may share a project, but a conversation's turns
+// are taken by one of them: the workspace claims (store.Hold) the
+// conversation it writes, from its first message or its resume until it
+// switches away or closes, and a crash releases the claim with the
+// process. Resuming a conversation another process holds still works, read
+// only: the snapshot shows it as stored, with Snapshot.HeldBy naming the
+// holder and a KindNotice saying so. A message sent there is never
+// dropped: when its turn starts, the conversation is claimed again (the
+// other process may have let go) and, if it is still held, the message
+// starts a new conversation instead, which becomes the active one, and the
+// turn's run opens with a notice that says why. The front ends use this
+// as follows:
+//
+//   - the TUI's resume picker and the browser panel's resume (infer serve,
+//     and the panel of any infer) show the conversation read-only, so the
+//     person can read it, and move what they send next as above; the panel
+//     learns it from that notice, as it shows chat events only;
+//   - infer headless --session-id, which has a prompt for the
+//     conversation and nothing to read it with, continues in a new
+//     conversation at once, saying so on stderr (run_started then reports
+//     the new id, not resumed).
+//
+// Resuming a conversation the workspace can claim first answers every tool
+// call that has no result (a kill during a tool call leaves one) with a
+// failed result, "infer stopped before this call finished", recorded in
+// the store (store.Recover); so does the start of a turn, for calls a
+// failed save left open. Providers reject a history with an unanswered
+// call, so without that the conversation would fail on every later turn.
 package session
 
 import (
@@ -107,6 +138,14 @@ type Snapshot struct {
 	Title       string
 	Messages    []store.Message
 	ToolResults map[string]bool
+	// Notices are the notices recorded in the conversation, in order;
+	// each one's After places it among Messages.
+	Notices []store.Notice
+	// HeldBy, when set, names the process that holds the conversation
+	// ("infer serve (pid 1234)"): it is shown read-only, and a message
+	// sent to it starts a new conversation (see the package
+	// documentation).
+	HeldBy string
 }
 
 // Approval is one tool call waiting for the person's decision.
@@ -120,6 +159,9 @@ type Approval struct {
 	// Options are the "always allow" grants the person may choose from
 	// (Decision.Option indexes them); empty when none applies.
 	Options []tools.GrantOption
+	// Sandbox says where a command runs if approved (see
+	// tools.ApprovalRequest.Sandbox); empty for other tools.
+	Sandbox string
 	Opened  time.Time
 	// Decision and By are set on KindApprovalResolved events.
 	Decision tools.Decision
@@ -151,9 +193,13 @@ type Workspace struct {
 	wake   chan struct{}
 	done   chan struct{}  // closed when the runner exits
 	bg     sync.WaitGroup // background work (title generation) Close waits for
+	// storing serialises creating a conversation's store entry: the
+	// runner creates it for a first message, notice for a first notice.
+	storing sync.Mutex
 
 	mu          sync.Mutex
 	conv        *conversation // the active conversation
+	running     *conversation // the running turn's, nil when idle
 	queue       []queued
 	runCancel   context.CancelFunc // cancels the running turn, nil when idle
 	runDone     chan struct{}      // closed when the running turn ends
@@ -179,6 +225,12 @@ type conversation struct {
 	messages    []store.Message
 	toolResults map[string]bool
 	history     []llm.Message
+	notices     []store.Notice
+	// hold is this workspace's claim on writing the conversation, kept
+	// while it is active or runs a turn; heldBy is set instead when
+	// another process held it at resume (see claim).
+	hold   *store.Hold
+	heldBy *store.HeldError
 }
 
 // New starts a workspace with a fresh, empty conversation.
@@ -243,6 +295,12 @@ func (w *Workspace) Close() error {
 	w.cancel()
 	<-w.done
 	w.bg.Wait()
+	// No turn runs any more, so the active conversation's claim is the
+	// last one held.
+	w.mu.Lock()
+	active := w.conv
+	w.mu.Unlock()
+	w.release(active)
 	return nil
 }
 
@@ -260,8 +318,9 @@ func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
 // rest as a Bash command with the approval a Bash call would need. A
 // message longer than MaxMessageBytes, or one arriving while MaxQueued
 // messages wait, is refused (ErrMessageTooLarge, ErrQueueFull) and
-// recorded nowhere; every accepted message reaches the input history and,
-// when its turn runs, the conversation.
+// recorded nowhere; every accepted message reaches the conversation when
+// its turn runs, and the input history unless it is longer than the
+// history keeps (64 KiB, see store.History).
 func (w *Workspace) Send(text string, origin Origin) error {
 	if len(text) > w.opts.MaxMessageBytes {
 		return fmt.Errorf("%w (%d bytes, at most %d)", ErrMessageTooLarge, len(text), w.opts.MaxMessageBytes)
@@ -376,9 +435,16 @@ func (w *Workspace) activate(conv *conversation, onlyIf string, origin Origin) (
 	if w.runDone != nil {
 		done = w.runDone
 	}
+	old := w.conv
+	// A turn still writing the old conversation keeps its claim; the
+	// runner releases it when the turn ends.
+	idle := old != w.running && old != conv
 	w.conv = conv
 	snap = w.snapshotLocked()
 	w.mu.Unlock()
+	if idle {
+		w.release(old)
+	}
 	if cancel != nil {
 		cancel()
 	}
@@ -405,19 +471,21 @@ func (w *Workspace) Resume(id string, origin Origin) (Snapshot, error) {
 		return snap, nil
 	}
 	w.mu.Unlock()
-	c, err := w.opts.Store.Load(id)
+	conv, err := w.load(id)
 	if err != nil {
 		if errors.Is(err, store.ErrNotFound) {
 			return Snapshot{}, ErrUnknownConversation
 		}
 		return Snapshot{}, err
 	}
-	conv := &conversation{id: c.Meta.ID, title: c.Meta.Title, messages: c.Messages, toolResults: c.ToolResults}
-	if conv.toolResults == nil {
-		conv.toolResults = map[string]bool{}
+	notice := ""
+	if conv.heldBy != nil { // read before activate shares conv
+		notice = heldNotice(conv)
 	}
-	conv.history = toLLM(c.Messages)
 	snap, _, _ := w.activate(conv, "", origin)
+	if notice != "" {
+		w.publish(Event{Kind: KindNotice, Conversation: snap.ID, Text: notice})
+	}
 	return snap, nil
 }
 
@@ -434,7 +502,7 @@ func (w *Workspace) snapshotLocked() Snapshot {
 	for k, v := range c.toolResults {
 		tr[k] = v
 	}
-	return Snapshot{ID: c.id, Title: c.title, Messages: append([]store.Message(nil), c.messages...), ToolResults: tr}
+	return Snapshot{ID: c.id, Title: c.title, Messages: append([]store.Message(nil), c.messages...), ToolResults: tr, Notices: append([]store.Notice(nil), c.notices...), HeldBy: w.heldByLocked()}
 }
 
 // ActiveConversation returns the active conversation's id ("" until its
@@ -482,6 +550,7 @@ func (w *Workspace) SetMode(name string) (tools.Mode, bool) {
 func (w *Workspace) SetModeFrom(name string, origin Origin) (tools.Mode, bool) {
 	m, ok := tools.ParseMode(name)
 	w.mu.Lock()
+	old := w.mode
 	if ok {
 		w.mode = m
 	}
@@ -489,6 +558,9 @@ func (w *Workspace) SetModeFrom(name string, origin Origin) (tools.Mode, bool) {
 	w.mu.Unlock()
 	if ok {
 		w.publish(Event{Kind: KindMode, Mode: cur, Origin: origin})
+		if cur != old {
+			w.modeChanged(old, cur, origin)
+		}
 	}
 	return cur, ok
 }
@@ -625,6 +697,13 @@ func (w *Workspace) PinConversation(id string, pinned bool) error {
 // DeleteConversation removes a stored conversation. Deleting the active
 // one first starts a new session, so its running turn cannot write it back.
 func (w *Workspace) DeleteConversation(id string, origin Origin) error {
+	// The store would refuse a conversation another process holds; refuse
+	// it before the switch below, which would leave the person elsewhere.
+	h, err := w.opts.Store.Hold(id)
+	if errors.Is(err, store.ErrHeld) {
+		return fmt.Errorf("deleting conversation %s: %w; close it there first", id, err)
+	}
+	h.Release()
 	if _, done, ok := w.activate(&conversation{toolResults: map[string]bool{}}, id, origin); ok && done != nil {
 		<-done // the interrupted turn must stop writing before the delete
 	}
@@ -693,9 +772,15 @@ func (wd watchedDriver) Do(ctx context.Context, cmd browser.Command) (browser.Re
 }
 
 // RunTool runs one tool call on behalf of a front end (the panel's
-// tool_request) through the same pipeline as the agent's calls.
+// tool_request) through the same pipeline as the agent's calls. The
+// request is logged, and announced and recorded in the active
+// conversation unless the terminal made it (see toolRequested).
 func (w *Workspace) RunTool(ctx context.Context, id, name, args string, origin Origin) tools.Outcome {
-	return w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, w.Mode())
+	mode := w.Mode()
+	w.toolRequested(id, name, args, origin, mode)
+	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
+	w.toolRequestDone(id, name, origin, o)
+	return o
 }
 
 // PendingApprovals returns the open approval requests, oldest first.
@@ -736,7 +821,7 @@ type approver struct{ w *Workspace }
 
 func (ap approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
 	w := ap.w
-	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Opened: time.Now(), answer: make(chan answer, 1)}
+	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Sandbox: req.Sandbox, Opened: time.Now(), answer: make(chan answer, 1)}
 	w.mu.Lock()
 	w.approvals = append(w.approvals, a)
 	w.mu.Unlock()
@@ -797,6 +882,7 @@ func (w *Workspace) runner() {
 			// delete that sees this turn can never hand it the next
 			// conversation instead: it would write the message there.
 			conv := w.conv
+			w.running = conv
 			q := w.queueTextsLocked()
 			ctx, cancel := context.WithCancel(w.ctx)
 			w.runCancel = cancel
@@ -812,7 +898,16 @@ func (w *Workspace) runner() {
 			w.mu.Lock()
 			w.runCancel = nil
 			w.runDone = nil
+			// The turn may have ended in a conversation no longer active
+			// (a switch interrupted it, or it moved; see claim): its claim
+			// goes before runDone tells a delete that the turn is over.
+			ran := w.running
+			w.running = nil
+			idle := ran != w.conv
 			w.mu.Unlock()
+			if idle {
+				w.release(ran)
+			}
 			close(runDone)
 			if interrupted {
 				w.publish(Event{Kind: KindInterrupted})
@@ -840,6 +935,7 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 		}
 	}
 
+	conv, moved := w.claim(conv)
 	if err := w.ensureStored(conv); err != nil {
 		w.publish(Event{Kind: KindNotice, Text: "Could not start a conversation: " + err.Error()})
 		w.unsavedRun(conv, err)
@@ -847,13 +943,20 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 	}
 	user := store.Message{Role: "user", Content: item.text}
 	rec := w.recorder(conv)
-	if err := rec.message(user); err != nil {
+	err := w.answerOpenCalls(conv, rec)
+	if err == nil {
+		err = rec.message(user)
+	}
+	if err != nil {
 		w.publish(Event{Kind: KindNotice, Text: "Could not save your message: " + err.Error()})
 		w.unsavedRun(conv, err)
 		return false
 	}
 	w.publish(Event{Kind: KindUserMessage, Conversation: conv.id, Text: item.text, Origin: item.origin})
 	emit := func(e events.Event) { w.publish(Event{Kind: KindChat, Conversation: conv.id, Chat: e}) }
+	if moved != "" {
+		emit = w.movedTo(conv, moved, emit)
+	}
 
 	if cmd, ok := strings.CutPrefix(strings.TrimSpace(item.text), "!"); ok {
 		return w.shell(ctx, conv, rec, strings.TrimSpace(cmd), mode, emit)
@@ -946,18 +1049,27 @@ func (w *Workspace) unsavedRun(conv *conversation, err error) {
 	emit(events.NewRunErrorEvent(msg, events.WithErrorCode("storage"), events.WithRunID(runID)))
 }
 
-// ensureStored creates the conversation's store entry on its first message.
+// ensureStored creates the conversation's store entry on its first message
+// or notice. Both may come at once, from the runner and from a front end,
+// so the check and the creation are one step under w.storing.
 func (w *Workspace) ensureStored(conv *conversation) error {
-	if conv.id != "" {
+	w.storing.Lock()
+	defer w.storing.Unlock()
+	w.mu.Lock()
+	stored := conv.id != ""
+	w.mu.Unlock()
+	if stored {
 		return nil
 	}
 	meta, err := w.opts.Store.Create()
 	if err != nil {
 		return err
 	}
+	hold, _, _ := w.hold(meta.ID) // nobody else knows the new id yet
 	w.mu.Lock()
 	conv.id = meta.ID
 	conv.title = meta.Title
+	conv.hold = hold
 	w.mu.Unlock()
 	return nil
 }
