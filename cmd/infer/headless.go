@@ -210,6 +210,14 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 			return fmt.Errorf("resuming conversation %s: %w", f.sessionID, err)
 		}
 		snap = &s
+		if s.HeldBy != "" {
+			// Another process runs that conversation's turns; the prompt
+			// goes to a new conversation rather than nowhere, and the
+			// output does not claim to continue the old one.
+			fmt.Fprintf(stderr, "infer: conversation %s is open in %s; this run continues in a new conversation\n", f.sessionID, s.HeldBy)
+			a.ws.NewSession(session.FromHeadless)
+			snap = nil
+		}
 	}
 
 	out := bufio.NewWriter(stdout)

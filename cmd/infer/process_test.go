@@ -184,8 +184,10 @@ func TestKilledProcessLeavesATornLineThatRecovers(t *testing.T) {
 }
 
 // TestTwoProcessesWriteTheSameProject runs two infer serve processes on one
-// project; both append to the same conversation and the shared history, and
-// nothing is lost or corrupted.
+// project. Both resume the same conversation, but only its holder (A, which
+// started it) takes turns in it: B's messages, sent while A works, go to a
+// new conversation instead of interleaving with A's turns. Both write the
+// shared history, and nothing is lost or corrupted.
 func TestTwoProcessesWriteTheSameProject(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
@@ -242,8 +244,29 @@ func TestTwoProcessesWriteTheSameProject(t *testing.T) {
 			counts[m.Content]++
 		}
 	}
-	if counts["A says tabs"] != rounds || counts["B says tabs"] != rounds || counts["first from A"] != 1 {
+	if counts["A says tabs"] != rounds || counts["B says tabs"] != 0 || counts["first from A"] != 1 {
 		t.Fatalf("user messages: %v", counts)
+	}
+	list, err = cb.ListConversations(testCtx(t))
+	if err != nil || len(list.Conversations) != 2 {
+		t.Fatalf("after both: %+v, %v", list, err)
+	}
+	other := list.Conversations[0].ID
+	if other == id {
+		other = list.Conversations[1].ID
+	}
+	moved, err := st.Load(other)
+	if err != nil {
+		t.Fatal(err)
+	}
+	users := 0
+	for _, m := range moved.Messages {
+		if m.Role == "user" && m.Content == "B says tabs" {
+			users++
+		}
+	}
+	if users != rounds || moved.SkippedLines != 0 {
+		t.Fatalf("B's conversation has %d of its %d messages, %d unreadable lines", users, rounds, moved.SkippedLines)
 	}
 	hist, _ := store.OpenHistory(filepath.Join(config.ProjectDir(home, project), "history.jsonl"))
 	defer hist.Close()
