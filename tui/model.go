@@ -9,6 +9,7 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
@@ -276,7 +277,9 @@ func (m *Model) View() tea.View {
 	v.Cursor = m.cursor
 	title := "infer"
 	if m.title != "" {
-		title += " · " + m.title
+		// Bubble Tea writes the title into an OSC sequence as it is: a BEL
+		// or ESC in it would end the sequence and start another.
+		title += " · " + termtext.Line(m.title)
 	}
 	v.WindowTitle = title
 	return v

@@ -14,6 +14,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
@@ -108,6 +109,12 @@ func (m *Model) SetPage(url, title string) {
 	}
 }
 
+// Page titles and URLs, tab lists, the extension's version and reasons, the
+// commands' targets and errors all come from the browser or the pages in
+// it (and the bridge-off reason quotes a config error), so every one goes
+// through termtext where it is drawn: Line for what is one row, Text for
+// what may have lines.
+
 // SetScreenshot shows a decoded screenshot of url taken at at, or why it
 // could not be decoded.
 func (m *Model) SetScreenshot(img *image.RGBA, url string, at time.Time, err error) {
@@ -164,12 +171,12 @@ func (m *Model) View() string {
 			label += " · " + m.shotAt.Format("15:04:05")
 		}
 		if m.shotURL != "" {
-			label += " · " + m.shotURL
+			label += " · " + termtext.Line(m.shotURL)
 		}
 		switch {
 		case m.shotErr != "":
 			body = append(body, "", th.Title.Render(ansi.Truncate(label, inner, "…")))
-			body = append(body, th.Warn.Render(ansi.Truncate("⚠ "+m.shotErr, inner, "…")))
+			body = append(body, th.Warn.Render(ansi.Truncate("⚠ "+termtext.Line(m.shotErr), inner, "…")))
 		case room >= 3:
 			body = append(body, "", th.Title.Render(ansi.Truncate(label, inner, "…")))
 			body = append(body, m.picture(inner, room)...)
@@ -189,11 +196,11 @@ func (m *Model) statusLines(w int) []string {
 	switch {
 	case m.off != "":
 		lines = append(lines, th.Warn.Render("○ browser use is off"))
-		lines = append(lines, wrap(th.Faint.Render(m.off), w)...)
+		lines = append(lines, wrap(th.Faint.Render(termtext.Text(m.off)), w)...)
 	case s.State == browser.Connected:
 		head := th.OK.Render("● connected")
 		if s.ExtensionVersion != "" {
-			head += " · extension " + s.ExtensionVersion
+			head += " · extension " + termtext.Line(s.ExtensionVersion)
 		}
 		lines = append(lines, head)
 		var detail []string
@@ -213,7 +220,7 @@ func (m *Model) statusLines(w int) []string {
 		}
 		lines = append(lines, head)
 		if s.Reason != "" {
-			lines = append(lines, wrap(th.Faint.Render("reason: "+s.Reason), w)...)
+			lines = append(lines, wrap(th.Faint.Render("reason: "+termtext.Line(s.Reason)), w)...)
 		}
 		lines = append(lines, th.Faint.Render("It reconnects by itself; if not, run `infer pair`."))
 	default:
@@ -224,7 +231,7 @@ func (m *Model) statusLines(w int) []string {
 		}
 		lines = append(lines, wrap(th.Faint.Render(hint+" and paste the token into the extension's options."), w)...)
 		if s.Reason != "" {
-			lines = append(lines, wrap(th.Warn.Render("⚠ "+s.Reason), w)...)
+			lines = append(lines, wrap(th.Warn.Render("⚠ "+termtext.Line(s.Reason)), w)...)
 		}
 	}
 	for i := range lines {
@@ -238,13 +245,13 @@ func wrap(s string, w int) []string {
 }
 
 func (m *Model) pageLine(w int) string {
-	title := m.page.Title
+	title := termtext.Line(m.page.Title)
 	if title == "" {
 		title = "(untitled)"
 	}
 	line := m.th.Faint.Render("page ") + title
-	if m.page.URL != "" && m.page.URL != title {
-		line += m.th.Faint.Render(" — " + m.page.URL)
+	if m.page.URL != "" && m.page.URL != m.page.Title {
+		line += m.th.Faint.Render(" — " + termtext.Line(m.page.URL))
 	}
 	return ansi.Truncate(line, w, "…")
 }
@@ -258,13 +265,13 @@ func (m *Model) tabLine(t browser.Tab, w int) string {
 	if t.Active {
 		focus = "•"
 	}
-	title := t.Title
+	title := termtext.Line(t.Title)
 	if title == "" {
 		title = "(untitled)"
 	}
 	line := mark + focus + " " + title
 	if t.URL != "" {
-		line += m.th.Faint.Render(" — " + t.URL)
+		line += m.th.Faint.Render(" — " + termtext.Line(t.URL))
 	}
 	if t.Controlled {
 		line = m.th.Bold.Render(mark+focus+" "+title) + strings.TrimPrefix(line, mark+focus+" "+title)
@@ -278,13 +285,13 @@ func (m *Model) logLine(r browser.CommandRecord, w int) string {
 	if r.Err != "" {
 		sym = th.Err.Render("✗")
 	}
-	line := sym + " " + string(r.Action)
+	line := sym + " " + termtext.Line(string(r.Action))
 	if r.Target != "" {
-		line += " " + r.Target
+		line += " " + termtext.Line(r.Target)
 	}
 	line += th.Faint.Render(" · " + toolfmt.Duration(r.Latency))
 	if r.Err != "" {
-		line += th.Err.Render(" · " + toolfmt.OneLine(r.Err))
+		line += th.Err.Render(" · " + termtext.Line(toolfmt.OneLine(r.Err)))
 	}
 	return ansi.Truncate(line, w, "…")
 }

@@ -13,12 +13,14 @@
 package chat
 
 import (
+	"math"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
@@ -105,7 +107,16 @@ func (m *Model) contentSize() (w, h int) { return max(m.w-3, 1), max(m.h-2, 0) }
 func (m *Model) Load(s workspace.Snapshot) {
 	m.reset()
 	m.title = s.Title
-	for _, msg := range s.Messages {
+	notices := s.Notices
+	// addNotices shows the notices recorded before message i.
+	addNotices := func(i int) {
+		for len(notices) > 0 && notices[0].After <= i {
+			m.AddNotice(notices[0].Text, strings.HasPrefix(notices[0].Text, "⚠"))
+			notices = notices[1:]
+		}
+	}
+	for i, msg := range s.Messages {
+		addNotices(i)
 		switch msg.Role {
 		case store.RoleUser:
 			m.AddUser(msg.Content, "")
@@ -138,6 +149,7 @@ func (m *Model) Load(s workspace.Snapshot) {
 			it.version++
 		}
 	}
+	addNotices(math.MaxInt) // the rest, whatever their After says
 	for id := range m.awaiting {
 		m.markAwaiting(id, true)
 	}
@@ -592,7 +604,7 @@ func (m *Model) View() string {
 	}
 	title := "Chat"
 	if m.title != "" {
-		title += " · " + m.title
+		title += " · " + termtext.Line(m.title) // often the model's words
 	}
 	if len(m.items) == 0 && len(m.queue.buf) == 0 {
 		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th, m.hint), m.footer())

@@ -8,6 +8,7 @@ import (
 
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/toolfmt"
 	"github.com/infer-workspace/infer/tui/workspace"
@@ -142,7 +143,10 @@ type renderer struct {
 	width int
 }
 
-// render brings the item's cached lines up to date.
+// render brings the item's cached lines up to date. Everything an item
+// holds came from outside (the person's message may have come from the
+// browser panel), so each text is passed through termtext here, where it
+// is drawn, and stored as it came.
 func (r renderer) render(it *item) {
 	m := r.m
 	key := cacheKey{width: r.width, version: it.version, epoch: m.epoch, expanded: it.expanded}
@@ -164,7 +168,7 @@ func (r renderer) render(it *item) {
 		}
 		it.head = []string{head}
 		bar := th.User.Render("│ ")
-		for _, l := range Wrap(string(it.buf), w-2) {
+		for _, l := range Wrap(termtext.Text(string(it.buf)), w-2) {
 			it.head = append(it.head, bar+l)
 		}
 	case kText:
@@ -184,7 +188,7 @@ func (r renderer) render(it *item) {
 	case kQueue:
 		for _, l := range strings.Split(string(it.buf), "\n") {
 			if l != "" {
-				it.head = append(it.head, th.Faint.Render(ansi.Truncate(l, w, "…")))
+				it.head = append(it.head, th.Faint.Render(ansi.Truncate(termtext.Line(l), w, "…")))
 			}
 		}
 	case kNotice:
@@ -193,7 +197,7 @@ func (r renderer) render(it *item) {
 			sym, style = "⚠ ", th.Warn
 		}
 		text := strings.TrimPrefix(strings.TrimPrefix(string(it.buf), "⚠ "), "⚠")
-		for i, l := range Wrap(text, w-2) {
+		for i, l := range Wrap(termtext.Text(text), w-2) {
 			if i == 0 {
 				it.head = append(it.head, style.Render(sym+l))
 			} else {
@@ -272,7 +276,8 @@ func (r renderer) renderTool(it *item) {
 	default: // no result, or no outcome: say nothing we do not know
 		sym = th.Faint.Render("·")
 	}
-	name := th.Bold.Render(it.name)
+	plainName := termtext.Line(it.name)
+	name := th.Bold.Render(plainName)
 	var suffix string
 	if it.dur > 0 {
 		suffix = " · " + toolfmt.Duration(it.dur)
@@ -287,8 +292,10 @@ func (r renderer) renderTool(it *item) {
 	case it.state == toolNoResult:
 		suffix = " · no result"
 	}
-	args := toolfmt.Short(it.name, string(it.args))
-	room := w - 2 - ansi.StringWidth(it.name) - ansi.StringWidth(suffix)
+	// The arguments are decoded from JSON first: only then do the
+	// characters its escapes stood for appear.
+	args := termtext.Line(toolfmt.Short(it.name, string(it.args)))
+	room := w - 2 - ansi.StringWidth(plainName) - ansi.StringWidth(suffix)
 	if args != "" && room > 4 {
 		args = " " + ansi.Truncate(args, room-1, "…")
 	} else {
@@ -299,7 +306,7 @@ func (r renderer) renderTool(it *item) {
 		return
 	}
 	if !it.expanded {
-		first := toolfmt.FirstLine(it.result)
+		first := termtext.Line(toolfmt.FirstLine(it.result))
 		if first == "" {
 			first = "(no output)"
 		}
@@ -311,7 +318,7 @@ func (r renderer) renderTool(it *item) {
 		it.head = append(it.head, th.Faint.Render("  └ "+line+more))
 		return
 	}
-	lines := Wrap(strings.TrimRight(it.result, "\n"), w-4)
+	lines := Wrap(termtext.Text(strings.TrimRight(it.result, "\n")), w-4)
 	extra := 0
 	if len(lines) > maxExpandedLines {
 		extra = len(lines) - maxExpandedLines

@@ -1,12 +1,15 @@
 package chat
 
 import (
+	"strconv"
 	"strings"
 
 	"charm.land/glamour/v2"
 	gansi "charm.land/glamour/v2/ansi"
 	"charm.land/glamour/v2/styles"
 	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/internal/termtext"
 )
 
 // Markdown renders Markdown with Glamour. It keeps one renderer per width
@@ -74,8 +77,13 @@ func styleConfig(style string) gansi.StyleConfig {
 
 // Render renders text at width and returns its lines without the trailing
 // padding Glamour adds and without leading or trailing blank lines.
+//
+// text is the model's (or a stored message's), so it is made safe here,
+// before Glamour sees it: Glamour's output is full of its own escapes, and
+// only the source can tell them from the ones the text brought.
 func (m *Markdown) Render(text string, width int) []string {
 	width = max(width, 8)
+	text = expandTabs(neutralizeRefs(termtext.Text(text)))
 	r := m.renderer(width)
 	if r == nil {
 		return Wrap(text, width)
@@ -228,11 +236,13 @@ func trimRight(line string) string {
 	return ansi.Truncate(line, keep, "") + "\x1b[m"
 }
 
-// Wrap wraps plain text at width, breaking long words, keeping blank lines.
+// Wrap wraps plain text at width, breaking long words, keeping blank lines
+// and expanding tabs. It only lays text out: text from outside must be
+// made safe first (termtext.Text), since Wrap also takes styled text.
 func Wrap(text string, width int) []string {
 	width = max(width, 1)
 	var out []string
-	for _, para := range strings.Split(text, "\n") {
+	for _, para := range strings.Split(expandTabs(text), "\n") {
 		if para == "" {
 			out = append(out, "")
 			continue
@@ -240,4 +250,120 @@ func Wrap(text string, width int) []string {
 		out = append(out, strings.Split(ansi.Wrap(para, width, ""), "\n")...)
 	}
 	return out
+}
+
+// tabWidth is the distance between tab stops, as Markdown counts them.
+const tabWidth = 4
+
+// expandTabs replaces each tab with spaces up to the next tab stop. The
+// screen is drawn cell by cell and a tab has no cell: left in, it would
+// vanish (and "a\tb" read "ab"). Columns are cells, so wide characters
+// and styles before a tab count as they are drawn.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	b.Grow(len(s) + 16)
+	for i, line := range strings.Split(s, "\n") {
+		if i > 0 {
+			b.WriteByte('\n')
+		}
+		col := 0
+		for {
+			before, after, found := strings.Cut(line, "\t")
+			b.WriteString(before)
+			if !found {
+				break
+			}
+			col += ansi.StringWidth(before)
+			n := tabWidth - col%tabWidth
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			line = after
+		}
+	}
+	return b.String()
+}
+
+// neutralizeRefs rewrites each character reference that Markdown would
+// decode into a character termtext escapes ("&#27;", "&#x202e;", "&rlm;")
+// as that escape ("\x1b", "\u202e", "\u200f"): Glamour decodes
+// references, so "&#27;[8m" would reach the screen as a raw ESC that
+// conceals what follows. A reference reads the same as the character it
+// names would. It is rewritten in code spans and blocks too, where
+// Markdown would have shown it as written: telling code from text
+// again here is where a mistake would let the character through.
+func neutralizeRefs(text string) string {
+	if !strings.Contains(text, "&") {
+		return text
+	}
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(text); i++ {
+		if text[i] != '&' {
+			continue
+		}
+		r, n := charRef(text[i:])
+		if n == 0 {
+			continue
+		}
+		esc := termtext.Text(string(r))
+		if esc == string(r) {
+			continue // a harmless character: Markdown may decode it
+		}
+		if b.Len() == 0 {
+			b.Grow(len(text) + 16)
+		}
+		b.WriteString(text[last:i])
+		b.WriteString(esc)
+		last = i + n
+		i += n - 1
+	}
+	if last == 0 {
+		return text
+	}
+	b.WriteString(text[last:])
+	return b.String()
+}
+
+// charRef decodes the character reference s starts with, as CommonMark
+// reads one: "&#" and 1–7 digits, "&#x" and 1–6 hex digits, or a name,
+// then ";". Only the names of characters termtext escapes are known (in
+// HTML5's list those are the two bidi marks). n is 0 when s does not start
+// with one; a code point Markdown replaces with U+FFFD yields that.
+func charRef(s string) (r rune, n int) {
+	// The longest one, "&#1114111;", is 10 bytes: look no further.
+	end := strings.IndexByte(s[:min(len(s), 11)], ';')
+	if end < 3 {
+		return 0, 0
+	}
+	body := s[1:end]
+	switch body {
+	case "lrm":
+		return 0x200e, end + 1
+	case "rlm":
+		return 0x200f, end + 1
+	}
+	digits, ok := strings.CutPrefix(body, "#")
+	if !ok {
+		return 0, 0
+	}
+	base, maxLen := 10, 7
+	if hex, ok := strings.CutPrefix(digits, "x"); ok {
+		digits, base, maxLen = hex, 16, 6
+	} else if hex, ok := strings.CutPrefix(digits, "X"); ok {
+		digits, base, maxLen = hex, 16, 6
+	}
+	if digits == "" || len(digits) > maxLen {
+		return 0, 0
+	}
+	v, err := strconv.ParseUint(digits, base, 32)
+	if err != nil {
+		return 0, 0
+	}
+	if v == 0 || v > 0x10ffff || (v >= 0xd800 && v <= 0xdfff) {
+		return 0xfffd, end + 1
+	}
+	return rune(v), end + 1
 }

@@ -3,6 +3,7 @@ package chat
 import (
 	"strings"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/frame"
 )
 
@@ -103,7 +104,8 @@ func nextBlock(src []byte, from int) (end int, joined bool) {
 
 // plainStream wraps growing plain text (reasoning) the same way: complete
 // lines are wrapped and decorated once, only the last, unfinished line
-// again. decorate styles a wrapped line; the result is padded to width.
+// again. The text is the model's and is made safe (termtext.Text) before
+// decorate styles a wrapped line; the result is padded to width.
 type plainStream struct {
 	width, epoch int
 	doneEnd      int
@@ -115,13 +117,13 @@ func (s *plainStream) update(src []byte, wrapWidth, width, epoch int, decorate f
 		*s = plainStream{width: width, epoch: epoch}
 	}
 	if i := lastNewline(src); i >= s.doneEnd {
-		for _, l := range Wrap(string(src[s.doneEnd:i]), wrapWidth) {
+		for _, l := range Wrap(termtext.Text(string(src[s.doneEnd:i])), wrapWidth) {
 			s.done = append(s.done, frame.Pad(decorate(l), width))
 		}
 		s.doneEnd = i + 1
 	}
 	if s.doneEnd < len(src) {
-		for _, l := range Wrap(string(src[s.doneEnd:]), wrapWidth) {
+		for _, l := range Wrap(termtext.Text(string(src[s.doneEnd:])), wrapWidth) {
 			tail = append(tail, frame.Pad(decorate(l), width))
 		}
 	}

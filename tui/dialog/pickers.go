@@ -8,6 +8,7 @@ import (
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
@@ -229,7 +230,11 @@ func (r *Resume) HandleKey(k tea.KeyPressMsg) Action {
 			r.rename = textinput.New()
 			r.rename.Prompt = "new title: "
 			r.rename.SetVirtualCursor(true)
-			r.rename.SetValue(r.metas[row.ID].Title)
+			// The field starts with the title as the list shows it, hidden
+			// characters as escapes: left raw, the field would drop the
+			// controls without a word and draw the bidi ones. What the
+			// person sees is what saving stores.
+			r.rename.SetValue(termtext.Line(r.metas[row.ID].Title))
 			r.rename.CursorEnd()
 			r.rename.Focus()
 		}
@@ -268,10 +273,10 @@ func (r *Resume) View(maxW, maxH int) string {
 	top = append(top, "")
 	var bottom []string
 	if r.confirm != "" {
-		bottom = append(bottom, th.Warn.Render("Delete “"+r.metas[r.confirm].Title+"”? ctrl+x again to delete, any other key keeps it."))
+		bottom = append(bottom, th.Warn.Render("Delete “"+termtext.Line(r.metas[r.confirm].Title)+"”? ctrl+x again to delete, any other key keeps it."))
 	}
 	if r.err != "" {
-		bottom = append(bottom, th.Err.Render("⚠ "+r.err))
+		bottom = append(bottom, th.Err.Render("⚠ "+termtext.Line(r.err)))
 	}
 	listH := max(maxH-2-len(top)-len(bottom), 1)
 	body := append(top, r.l.lines(th, w, listH)...)
@@ -359,7 +364,7 @@ func (p *Permissions) View(maxW, maxH int) string {
 		body = append(body, "", th.Warn.Render("Press r again to revoke; any other key keeps it."))
 	}
 	if p.err != "" {
-		body = append(body, "", th.Err.Render("⚠ "+p.err))
+		body = append(body, "", th.Err.Render("⚠ "+termtext.Line(p.err)))
 	}
 	return box(th, "Permissions", body, "↑↓ move · r revoke · esc close", w, maxW, maxH)
 }
@@ -423,7 +428,7 @@ func (p *Pair) View(maxW, maxH int) string {
 		"",
 		"  port   " + th.Bold.Render(port),
 		"  token  " + th.Bold.Render(token),
-		"  state  " + p.connected,
+		"  state  " + termtext.Line(p.connected), // quotes the extension's version
 		"",
 		"In the extension's options, enter the port and paste the token.",
 	}

@@ -14,6 +14,7 @@ import (
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 )
@@ -361,14 +362,16 @@ func (m *Model) MenuView(w int) []string {
 	if m.menuSel >= maxMenu {
 		start = m.menuSel - maxMenu + 1
 	}
+	// Skills are files in the project (a cloned repository, perhaps): their
+	// names and descriptions are drawn through termtext.Line.
 	nameW := 0
 	for _, c := range m.matches {
-		nameW = max(nameW, ansi.StringWidth(c.Name)+1)
+		nameW = max(nameW, ansi.StringWidth(termtext.Line(c.Name))+1)
 	}
 	var body []string
 	for i := start; i < len(m.matches) && i < start+maxMenu; i++ {
 		c := m.matches[i]
-		line := frame.Pad("/"+c.Name, nameW+1) + " " + th.Faint.Render(c.Description)
+		line := frame.Pad("/"+termtext.Line(c.Name), nameW+1) + " " + th.Faint.Render(termtext.Line(c.Description))
 		line = ansi.Truncate(line, w-4, "…")
 		if i == m.menuSel {
 			body = append(body, th.Accent.Render("›")+" "+th.Selected.Render(frame.Pad(line, w-4)))

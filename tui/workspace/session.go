@@ -188,7 +188,7 @@ var kinds = map[session.Kind]Kind{
 }
 
 func snapshot(s session.Snapshot) Snapshot {
-	return Snapshot{ID: s.ID, Title: s.Title, Messages: s.Messages, ToolResults: s.ToolResults}
+	return Snapshot{ID: s.ID, Title: s.Title, Messages: s.Messages, ToolResults: s.ToolResults, Notices: s.Notices}
 }
 
 func approval(a *session.Approval) Approval {
@@ -197,6 +197,7 @@ func approval(a *session.Approval) Approval {
 		Call:        Call{ID: a.Call.ID, Name: a.Call.Name, Args: a.Call.Args, Origin: Origin(a.Call.Origin)},
 		Why:         a.Why,
 		JudgeReason: a.JudgeReason,
+		Sandbox:     a.Sandbox,
 		Opened:      a.Opened,
 		By:          Origin(a.By),
 		Decision:    Decision{Reason: a.Decision.Reason, Option: a.Decision.Option},

@@ -10,6 +10,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
 )
@@ -170,7 +171,9 @@ func (o Origin) Label() string {
 	case "":
 		return "unknown"
 	}
-	return string(o)
+	// An origin this TUI does not know is a string from elsewhere; it is
+	// drawn, so it is made safe like any other.
+	return termtext.Line(string(o))
 }
 
 // Event is one thing that happened in the workspace.
@@ -239,6 +242,9 @@ type Snapshot struct {
 	Title       string
 	Messages    []store.Message
 	ToolResults map[string]bool
+	// Notices were recorded beside the messages (what the browser panel
+	// did, for one); each one's After places it among Messages.
+	Notices []store.Notice
 }
 
 // Call is the tool call an approval is about.
@@ -261,6 +267,9 @@ type Approval struct {
 	// narrowest first (Decision.Option indexes them); empty when none
 	// applies, and then AllowAlways acts as AllowOnce.
 	Options []string
+	// Sandbox says where a command runs if approved: outside the sandbox
+	// once, inside it for "always"; empty for other tools.
+	Sandbox string
 	Opened  time.Time
 	// Decision and By are set on KindApprovalResolved.
 	Decision Decision

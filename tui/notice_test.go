@@ -1,0 +1,61 @@
+package tui
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat: what the browser
+// panel does behind the person's back is in the chat as it happens, the
+// raise as a warning, and still there after the conversation is resumed.
+func TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat(t *testing.T) {
+	h := newLiveHarness(t)
+	h.real.SetModeFrom("auto", session.FromPanel)
+	h.waitFor("⚠ The browser panel switched the mode from standard to auto")
+	mustContain(t, h.screen(), "mode: auto")
+
+	out := h.real.RunTool(context.Background(), "req-1", "Bash", `{"command":"echo hi"}`, session.FromPanel)
+	if !out.Success {
+		t.Fatalf("tool request: %+v", out)
+	}
+	h.waitFor(`⚠ The browser panel asked to run Bash in auto mode: {"command":"echo hi"}`)
+
+	id := h.real.ActiveConversation()
+	h.real.NewSession(session.FromTerminal)
+	h.waitFor("No messages yet") // the empty chat
+	mustNotContain(t, h.screen(), "The browser panel")
+	if _, err := h.real.Resume(id, session.FromTerminal); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor("⚠ The browser panel switched the mode from standard to auto")
+	mustContain(t, h.screen(), `asked to run Bash in auto mode: {"command":"echo hi"}`)
+}
+
+// TestSnapshotNoticesAreDrawnInPlace: a resumed conversation's notices sit
+// between the messages they came between.
+func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
+	ws := newFakeWS()
+	ws.snap = workspace.Snapshot{
+		ID: "c1", Title: "t",
+		Messages: []store.Message{
+			{Role: store.RoleUser, Content: "first question"},
+			{Role: store.RoleAssistant, Content: "first answer"},
+		},
+		Notices: []store.Notice{
+			{Text: "⚠ The browser panel switched the mode from standard to auto: commands will run without asking", Origin: "panel", After: 1},
+			{Text: "The browser panel switched the mode from auto to plan.", Origin: "panel", After: 2},
+		},
+	}
+	h := newHarness(t, ws, 160, 48)
+	s := h.screen()
+	q, raise, a, lower := strings.Index(s, "first question"), strings.Index(s, "⚠ The browser panel switched the mode from standard to auto"),
+		strings.Index(s, "first answer"), strings.Index(s, "ⓘ The browser panel switched the mode from auto to plan")
+	if q < 0 || raise < 0 || a < 0 || lower < 0 || !(q < raise && raise < a && a < lower) {
+		t.Fatalf("order %d %d %d %d in:\n%s", q, raise, a, lower, s)
+	}
+}

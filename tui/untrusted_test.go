@@ -1,0 +1,222 @@
+package tui
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"charm.land/lipgloss/v2"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+	"github.com/charmbracelet/x/ansi"
+
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/tui/layout"
+	"github.com/infer-workspace/infer/tui/workspace"
+)
+
+// These tests feed the TUI text that tries to act on the terminal (a
+// security review's findings, and their relatives) and look at the frame
+// the way the terminal would: drawn cell by cell by the renderer Bubble
+// Tea uses, not with its escapes stripped, which would hide exactly what
+// they look for.
+
+// drawn draws frame into a w×h cell buffer as the terminal renderer does
+// (SGR styles and hyperlinks are read, other sequences dropped, \r returns
+// to the first column) and returns its rows as plain text.
+func drawn(frame string, w, h int) []string {
+	c := lipgloss.NewCanvas(w, h)
+	c.Compose(lipgloss.NewLayer(frame))
+	rows := make([]string, h)
+	for y := range rows {
+		var b strings.Builder
+		for x := 0; x < w; x++ {
+			cell := c.CellAt(x, y)
+			switch {
+			case cell == nil:
+				b.WriteByte(' ')
+			case cell.Width == 0:
+				// The second column of a wide character.
+			default:
+				b.WriteString(cell.Content)
+			}
+		}
+		rows[y] = b.String()
+	}
+	return rows
+}
+
+// mustNotEmit fails when the frame sent to the terminal holds any of seqs.
+func mustNotEmit(t *testing.T, frame string, seqs ...string) {
+	t.Helper()
+	for _, s := range seqs {
+		if i := strings.Index(frame, s); i >= 0 {
+			t.Fatalf("the frame sends %q to the terminal, near %q", s, frame[max(i-30, 0):min(i+30, len(frame))])
+		}
+	}
+}
+
+// Finding 1: a panel's tool_request whose command hides its tail behind
+// SGR 8 (conceal). The person must see the whole command before allowing
+// it, and be told that it holds such characters.
+func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
+	for _, size := range [][2]int{{120, 40}, {60, 20}} {
+		ws := newFakeWS()
+		h := newHarness(t, ws, size[0], size[1])
+		a := workspace.Approval{
+			ID: "ap9",
+			// As the panel sends it: JSON escapes, decoded into raw ESCs.
+			Call:    workspace.Call{ID: "call_x", Name: "Bash", Origin: workspace.OriginPanel, Args: `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`},
+			Why:     "echo hello \x1b[8m&& touch X is not on the allowlist",
+			Options: []string{"Always allow Bash commands starting with `echo hello \x1b[8m&&`"},
+			Opened:  epoch,
+		}
+		h.events(
+			chatEvent(events.NewToolCallStartEvent("call_x", "Bash")),
+			chatEvent(events.NewToolCallArgsEvent("call_x", `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`)),
+			workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &a},
+		)
+		frame := h.m.View().Content
+		mustNotEmit(t, frame, "\x1b[8m", "touch X\x1b[0m")
+		screen := strings.Join(drawn(frame, size[0], size[1]), "\n")
+		mustContain(t, screen, `$ echo hello \x1b[8m&& touch X\x1b[0m`, "⚠ has control or bidi")
+		if size[0] >= layout.ColumnsMinWidth {
+			mustContain(t, screen, `Bash echo hello \x1b[8m&& touch X`, // the chat's row
+				`Why: echo hello \x1b[8m&& touch X is not`, "`echo hello \\x1b[8m&&`")
+		}
+	}
+
+	// A clean command has no note.
+	h := newHarness(t, newFakeWS(), 120, 40)
+	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	mustNotContain(t, h.screen(), "control or bidi")
+}
+
+// Finding 2: a raw carriage return in a tool result returned the cursor to
+// the first column and the rest of the line overwrote the chat's border.
+func TestToolResultCarriageReturnKeepsTheFrame(t *testing.T) {
+	const w, ht = 120, 30
+	h := newHarness(t, newFakeWS(), w, ht)
+	h.events(
+		chatEvent(events.NewToolCallStartEvent("c1", "Bash")),
+		chatEvent(events.NewToolCallArgsEvent("c1", `{"command":"./build.sh"}`)),
+		toolDone("c1", "Bash", true, time.Second),
+		chatEvent(events.NewToolCallResultEvent("r1", "c1", "progress 10%\rDONE\x1b[2K\ncol\tumn\r\nend\u202e!")),
+	)
+	check := func(what string) string {
+		t.Helper()
+		frame := h.m.View().Content
+		mustNotEmit(t, frame, "\r", "\x1b[2K", "\u202e")
+		rows := drawn(frame, w, ht)
+		chat := h.m.lay.Chat
+		for y := chat.Y; y < chat.Y+chat.H; y++ {
+			r := []rune(rows[y]) // no wide characters in this frame
+			if ansi.StringWidth(rows[y]) != w || len(r) != w {
+				t.Fatalf("%s: row %d is %d cells: %q", what, y, ansi.StringWidth(rows[y]), rows[y])
+			}
+			left, right := r[chat.X], r[chat.X+chat.W-1]
+			if !strings.ContainsRune("│┃╭╮╰╯┏┓┗┛", left) || !strings.ContainsRune("│┃╭╮╰╯┏┓┗┛", right) {
+				t.Fatalf("%s: row %d lost the chat's border (%q … %q):\n%s", what, y, left, right, strings.Join(rows, "\n"))
+			}
+		}
+		return strings.Join(rows, "\n")
+	}
+	mustContain(t, check("collapsed"), `└ progress 10%\rDONE\x1b[2K (enter: full result)`)
+	h.key("tab", "up", "enter") // the chat, its last row, expanded
+	screen := check("expanded")
+	mustContain(t, screen, `│ progress 10%\rDONE\x1b[2K`, `│ col umn\r`, `│ end\u202e!`)
+}
+
+// Finding 3: a page's <title> reached the browser pane with its escapes.
+// Titles and URLs of the page and of every tab, and the window title the
+// conversation's name sets, are drawn clean.
+func TestPageTitlesReachTheBrowserPaneClean(t *testing.T) {
+	const w, ht = 160, 48
+	ws := newFakeWS()
+	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1\x1b[5m", Since: epoch}
+	h := newHarness(t, ws, w, ht)
+	title := "Evil\x1b[8m hidden\x1b]0;pwned\x07 \u202egnp.exe"
+	url := "https://evil.example/\x1b[2J"
+	h.events(
+		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{
+			{Title: title, URL: url, Controlled: true},
+			{Title: "Mail\u009b2J", URL: "https://mail.example/", Active: true},
+		}},
+		workspace.Event{Kind: workspace.KindBrowserPage, Page: &workspace.Page{URL: url, Title: title}},
+		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#a\x1b[8m", Started: epoch, Err: "no element\r\x1b[1Aoops"}},
+		workspace.Event{Kind: workspace.KindTitle, Text: "Shop\x07\x1b]0;retitled\x07"},
+	)
+	frame := h.m.View().Content
+	mustNotEmit(t, frame, "\x1b[8m", "\x1b[5m", "\x1b]0;", "\x07", "\u202e", "\x1b[2J", "\u009b", "\r", "\x1b[1A")
+	screen := strings.Join(drawn(frame, w, ht), "\n")
+	mustContain(t, screen,
+		`page Evil\x1b[8m hidden\x1b]0;pwned\a \u202egnp.exe`,
+		`▶  Evil\x1b[8m hidden\x1b]0;pwned\a \u202egnp.exe`,
+		`• Mail\u009b2J`,
+		`extension 1.12.1\x1b[5m`,
+		`✗ click #a\x1b[8m`, `no element \x1b[1Aoops`, // whitespace collapsed to one row
+		`Shop\a\x1b]0;retitled\a`, // the header and the chat's title
+	)
+	if wt := h.m.View().WindowTitle; strings.ContainsAny(wt, "\x07\x1b") {
+		t.Fatalf("window title %q would end its OSC and start another", wt)
+	}
+}
+
+// Model text is Markdown: it is made safe before Glamour renders it, and
+// a character reference cannot bring back what was escaped.
+func TestModelTextCannotStyleTheScreen(t *testing.T) {
+	const w, ht = 160, 48
+	h := newHarness(t, newFakeWS(), w, ht)
+	h.events(
+		chatEvent(events.NewReasoningMessageStartEvent("th", "assistant")),
+		chatEvent(events.NewReasoningMessageContentEvent("th", "plan\x1b[8m secret")),
+		chatEvent(events.NewReasoningMessageEndEvent("th")),
+		chatEvent(events.NewTextMessageStartEvent("m", events.WithRole("assistant"))),
+		chatEvent(events.NewTextMessageContentEvent("m", "raw \x1b[8mhidden\x1b[0m, ref &#27;[8mref&#x1b;[0m, mark &rlm;x, cr a\rb\n\n")),
+		chatEvent(events.NewTextMessageContentEvent("m", "`code &#27; stays`\n\n| a\tb |")),
+	)
+	check := func() string {
+		t.Helper()
+		frame := h.m.View().Content
+		mustNotEmit(t, frame, "\x1b[8m", "\u200f", "\r")
+		return strings.Join(drawn(frame, w, ht), "\n")
+	}
+	mustContain(t, check(), `raw \x1b[8mhidden\x1b[0m, ref \x1b[8mref\x1b[0m, mark \u200fx, cr a\rb`)
+	h.events(chatEvent(events.NewTextMessageEndEvent("m"))) // rendered again, whole
+	mustContain(t, check(), `raw \x1b[8mhidden\x1b[0m`, `code \x1b stays`)
+	h.key("tab", "up", "enter") // the chat, the reasoning (the one row that expands), expanded
+	mustContain(t, check(), `plan\x1b[8m secret`)
+}
+
+// Everything else the TUI draws from outside: notices and provider errors,
+// panel messages, stored conversations, the picker's titles, the status bar.
+func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
+	const w, ht = 140, 40
+	ws := newFakeWS()
+	ws.model = "evil\x1b[8m/model"
+	ws.metas = []store.Meta{{ID: "c1", Title: "stored\x1b]0;x\x07 title", MessageCount: 1}}
+	ws.snap = workspace.Snapshot{ID: "c0", Title: "t", Messages: []store.Message{
+		{Role: "assistant", ToolCalls: []store.ToolCall{{ID: "k1", Type: "function",
+			Function: store.FunctionCall{Name: "Mal\x1b[8mware", Arguments: `{"path":"a\u202eb"}`}}}},
+	}}
+	h := newHarness(t, ws, w, ht, func(o *Options) { o.Notices = []string{"warning: bad\x1b[8m config"} })
+	h.events(
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the panel\x1b[2J\rX", Origin: workspace.OriginPanel},
+		workspace.Event{Kind: workspace.KindNotice, Text: "provider error: \x1b]52;c;ZXZpbA==\x07"},
+		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"queued\x1b[8m"}},
+	)
+	h.send(flashMsg{text: "switching the model: 400 \x1b[31mbad\r\nrequest", warn: true})
+	frame := h.m.View().Content
+	mustNotEmit(t, frame, "\x1b[8m", "\x1b[2J", "\x1b]", "\x07", "\r", "\u202e", "\x1b[31mbad")
+	screen := strings.Join(drawn(frame, w, ht), "\n")
+	mustContain(t, screen,
+		`bad\x1b[8m config`, `from the panel\x1b[2J\rX`, `provider error: \x1b]52;c;ZXZpbA==\a`,
+		`queued\x1b[8m`, `Mal\x1b[8mware path=a\u202eb`, `evil\x1b[8m/model`, `400 \x1b[31mbad\r\nrequest`)
+
+	h.key("esc") // drop the flash
+	h.typeText("/resume")
+	h.key("enter")
+	frame = h.m.View().Content
+	mustNotEmit(t, frame, "\x1b]0;", "\x07")
+	mustContain(t, strings.Join(drawn(frame, w, ht), "\n"), `stored\x1b]0;x\a title`)
+}
