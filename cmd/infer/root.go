@@ -67,6 +67,7 @@ func addCommands(root *cobra.Command) {
 		newHeadlessCmd(),
 		newConversationsCmd(),
 		newPermissionsCmd(),
+		newTrustCmd(),
 	)
 }
 

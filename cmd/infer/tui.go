@@ -83,6 +83,11 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	log := slog.New(slog.NewTextHandler(logFile, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	defer quietDefaultLoggers(log)()
 
+	// Before the workspace is built: the answer decides its configuration.
+	if quit, err := askTrustAtStart(ctx, log); err != nil || quit {
+		return err
+	}
+
 	var warnings bytes.Buffer
 	a, err := openApp(appOptions{
 		Bridge: true, Port: o.port, PortSet: o.portSet,

@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"path/filepath"
 	"regexp"
 	"slices"
 	"sort"
@@ -47,49 +46,151 @@ var (
 	envNameRE      = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
 )
 
-// LoadConfig reads <home>/config.yaml and then <projectRoot>/.infer/config.yaml
+// Loaded is what Load read: the configuration in force, and what the
+// project file sets that waits for the person's trust.
+type Loaded struct {
+	// Config is the configuration in force, with defaults applied.
+	Config Config
+	// Warnings are problems that did not stop loading, for the person:
+	// a literal api_key in a project file, and the settings an untrusted
+	// project file sets that were ignored, with how to trust the folder.
+	Warnings []string
+	// Trust is the project file's trust status (NoProjectConfig when
+	// there is none).
+	Trust TrustStatus
+	// NeedsTrust lists the project file's settings that route secrets or
+	// widen what runs without asking, with their values for display:
+	// applied when Trust.State is Trusted, ignored otherwise.
+	NeedsTrust []Setting
+}
+
+// Ignored returns the dotted keys of the project file that were not
+// applied because its folder is not trusted; nil when it is trusted.
+func (l Loaded) Ignored() []string {
+	if l.Trust.State == Trusted {
+		return nil
+	}
+	keys := make([]string, len(l.NeedsTrust))
+	for i, s := range l.NeedsTrust {
+		keys[i] = s.Key
+	}
+	return keys
+}
+
+// LoadConfig is Load for callers that need only the configuration and
+// the warnings, which say what an untrusted project file was not allowed
+// to set.
+func LoadConfig(home, projectRoot string) (Config, []string, error) {
+	l, err := Load(home, projectRoot)
+	return l.Config, l.Warnings, err
+}
+
+// Load reads <home>/config.yaml and then <projectRoot>/.infer/config.yaml
 // (both optional; projectRoot may be empty) and layers the project file over
 // the user's: scalars override, maps merge key by key, lists replace, and a
 // null leaves the lower value. Each file is checked on its own so errors
 // name the file at fault. The result has defaults applied (WithDefaults).
+//
+// A project file comes with the repository, so unless the person trusted
+// its folder (see Trust) only its harmless settings apply; the others
+// (see filterUntrusted) are listed in NeedsTrust and named in a warning.
+// The file is read once, and the same bytes are hashed for the trust check
+// and parsed, so a file swapped in between cannot pass as trusted.
 // Warnings, such as a literal api_key in a project file that may be
 // committed, do not stop loading.
-func LoadConfig(home, projectRoot string) (Config, []string, error) {
-	paths := []string{ConfigPath(home)}
-	if projectRoot != "" {
-		if p := ProjectConfigPath(projectRoot); filepath.Clean(p) != filepath.Clean(paths[0]) {
-			paths = append(paths, p)
-		}
-	}
+func Load(home, projectRoot string) (Loaded, error) {
 	var (
-		merged   *yaml.Node
-		warnings []string
+		out      Loaded
 		errs     []error
+		userDoc  *document
+		userCfg  Config
+		projDoc  *document
+		projCfg  Config
+		projPath = projectConfigFile(home, projectRoot)
 	)
-	for i, path := range paths {
-		doc, cfg, err := readConfigFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			continue
+	userPath := ConfigPath(home)
+	doc, cfg, err := readConfigFile(userPath)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+	case err != nil:
+		errs = append(errs, err)
+	default:
+		userDoc, userCfg = doc, cfg
+		out.Warnings = append(out.Warnings, configWarnings(userPath, doc, cfg, false)...)
+	}
+	paths := []string{userPath}
+	if projPath != "" {
+		paths = append(paths, projPath)
+		st, data, err := projectFileStatus(home, projectRoot)
+		out.Trust = st
+		switch {
+		case err != nil:
+			errs = append(errs, &FieldError{File: DisplayPath(projPath), Problem: "cannot be read: " + unwrapPathError(err), Fix: "check its permissions", Err: err})
+		case data != nil:
+			if projDoc, projCfg, err = parseConfigOver(data, DisplayPath(projPath), userCfg); err != nil {
+				errs = append(errs, err)
+				break
+			}
+			out.Warnings = append(out.Warnings, configWarnings(projPath, projDoc, projCfg, true)...)
+			if err := lookupTrust(home, &out.Trust); err != nil {
+				// Fail closed: a store that cannot be believed trusts nothing.
+				out.Warnings = append(out.Warnings, err.Error()+"; until then no project folder is trusted")
+			}
 		}
-		if err != nil {
-			errs = append(errs, err)
-			continue
-		}
-		warnings = append(warnings, configWarnings(path, doc, cfg, i > 0)...)
-		merged = mergeNodes(merged, doc.root)
 	}
 	if len(errs) > 0 {
-		return Config{}, warnings, errors.Join(errs...)
+		return out, errors.Join(errs...)
 	}
-	var cfg Config
-	if !isNull(merged) {
+	var merged Config
+	if root := mergeNodes(docRoot(userDoc), docRoot(projDoc)); !isNull(root) {
 		// Each file already passed the strict decode; the merged tree holds
 		// only their keys.
-		if err := merged.Decode(&cfg); err != nil {
-			return Config{}, warnings, fmt.Errorf("merge %s: %w", strings.Join(displayAll(paths), " and "), err)
+		if err := root.Decode(&merged); err != nil {
+			return out, fmt.Errorf("merge %s: %w", strings.Join(displayAll(paths), " and "), err)
 		}
 	}
-	return cfg.WithDefaults(), warnings, nil
+	if projDoc != nil {
+		filtered, needs := filterUntrusted(userCfg, projCfg, merged)
+		out.NeedsTrust = needs
+		if out.Trust.State != Trusted {
+			merged = filtered
+			if len(needs) > 0 {
+				out.Warnings = append(out.Warnings, untrustedWarning(out.Trust, needs))
+			}
+		}
+	}
+	out.Config = merged.WithDefaults()
+	return out, nil
+}
+
+func docRoot(d *document) *yaml.Node {
+	if d == nil {
+		return nil
+	}
+	return d.root
+}
+
+// untrustedWarning names what an untrusted project file was not allowed to
+// set and how to allow it. It lists keys only: the values are for `infer
+// trust`, which shows them before the person decides.
+func untrustedWarning(st TrustStatus, ignored []Setting) string {
+	keys := make([]string, len(ignored))
+	for i, s := range ignored {
+		keys[i] = s.Key
+	}
+	why := "this folder is not trusted"
+	if st.State == TrustChanged {
+		why = "it changed since you trusted this folder"
+	}
+	return fmt.Sprintf("%s: ignored %s because %s: %s; read the file, then run `infer trust` in %s to apply them",
+		DisplayPath(st.File), plural(len(keys), "setting"), why, strings.Join(keys, ", "), DisplayPath(st.Folder))
+}
+
+func plural(n int, word string) string {
+	if n == 1 {
+		return "1 " + word
+	}
+	return fmt.Sprintf("%d %ss", n, word)
 }
 
 // LoadConfigFile reads and validates one config.yaml on its own, with
@@ -122,12 +223,20 @@ func readConfigFile(path string) (*document, Config, error) {
 }
 
 func parseConfig(data []byte, file string) (*document, Config, error) {
+	return parseConfigOver(data, file, Config{})
+}
+
+// parseConfigOver is parseConfig for a file layered over lower: a named
+// server that lower gives a base_url needs none here, so a project can
+// list more models for the person's own server without repeating (and,
+// untrusted, without being allowed to change) where it is.
+func parseConfigOver(data []byte, file string, lower Config) (*document, Config, error) {
 	var cfg Config
 	doc, err := parseStrict(data, file, &cfg)
 	if err != nil {
 		return nil, Config{}, err
 	}
-	if err := doc.locate(cfg.validate()); err != nil {
+	if err := doc.locate(cfg.validateOver(lower)); err != nil {
 		return nil, Config{}, err
 	}
 	return doc, cfg, nil
@@ -182,7 +291,11 @@ func (c Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-func (c Config) validate() []*FieldError {
+func (c Config) validate() []*FieldError { return c.validateOver(Config{}) }
+
+// validateOver is validate for a file layered over lower (see
+// parseConfigOver).
+func (c Config) validateOver(lower Config) []*FieldError {
 	var ps []*FieldError
 	add := func(key, problem, fix string) {
 		ps = append(ps, &FieldError{Key: key, Problem: problem, Fix: fix})
@@ -250,7 +363,7 @@ func (c Config) validate() []*FieldError {
 				// The URL itself is not echoed: it may carry credentials.
 				add(key+".base_url", problem, "write a full URL such as http://localhost:11434/v1")
 			}
-		} else if p.KindFor(name) == KindOpenAICompatible && !slices.Contains(builtinProviders, name) {
+		} else if p.KindFor(name) == KindOpenAICompatible && !slices.Contains(builtinProviders, name) && lower.Providers[name].BaseURL == "" {
 			add(key+".base_url", "is required for a named OpenAI-compatible server", "set it to the server's API root, e.g. http://localhost:1234/v1")
 		}
 		if p.APIKeyEnv != "" && !envNameRE.MatchString(p.APIKeyEnv) {

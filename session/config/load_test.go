@@ -58,6 +58,9 @@ tools:
   bash:
     allow: ["make test"]
 `, 0o600)
+	// The layering itself is under test: the folder is trusted, so the
+	// project's widening keys apply too (untrusted_test.go covers the rest).
+	trust(t, home, project)
 
 	cfg, warnings, err := LoadConfig(home, project)
 	if err != nil || len(warnings) != 0 {
@@ -99,7 +102,9 @@ tools:
 func TestLoadConfigProjectOnly(t *testing.T) {
 	project := t.TempDir()
 	writeFile(t, ProjectConfigPath(project), "agent:\n  mode: auto-with-judge\n", 0o600)
-	cfg, _, err := LoadConfig(t.TempDir(), project)
+	home := t.TempDir()
+	trust(t, home, project)
+	cfg, _, err := LoadConfig(home, project)
 	if err != nil || cfg.Agent.Mode != "auto-with-judge" {
 		t.Fatalf("got %+v, %v", cfg.Agent, err)
 	}
@@ -183,6 +188,17 @@ func TestLoadConfigWarnsAboutLiteralKeys(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	secret := "sk-literal-secret-value"
 	writeFile(t, ProjectConfigPath(project), "providers:\n  openai:\n    api_key: "+secret+"\n", 0o644)
+	cfg, untrustedWarnings, err := LoadConfig(home, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Providers["openai"].APIKey != "" {
+		t.Error("an untrusted project's api_key was loaded")
+	}
+	if joined := strings.Join(untrustedWarnings, "\n"); !strings.Contains(joined, "is set in a project file") || strings.Contains(joined, secret) {
+		t.Errorf("untrusted warnings = %q", untrustedWarnings)
+	}
+	trust(t, home, project)
 	cfg, warnings, err := LoadConfig(home, project)
 	if err != nil {
 		t.Fatal(err)

@@ -13,6 +13,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 )
@@ -46,6 +47,8 @@ const (
 	Revoke
 	// Copy puts Text on the clipboard.
 	Copy
+	// TrustFolder trusts the project folder ID (the trust dialog).
+	TrustFolder
 )
 
 // Action is a dialog's answer to a key.
@@ -153,7 +156,9 @@ func (l *list) selectID(id string) {
 }
 
 // lines draws up to h rows around the cursor, w cells wide. The cursor
-// row starts with "›" so selection does not rely on reverse video.
+// row starts with "›" so selection does not rely on reverse video. Rows
+// show conversation titles, model and skill names, grants that quote
+// commands: each goes through termtext.Line as it is drawn.
 func (l *list) lines(th *theme.Theme, w, h int) []string {
 	if len(l.filtered) == 0 {
 		return []string{th.Faint.Render("  nothing matches")}
@@ -166,17 +171,17 @@ func (l *list) lines(th *theme.Theme, w, h int) []string {
 	var out []string
 	for i := start; i < len(l.filtered) && len(out) < h; i++ {
 		r := l.rows[l.filtered[i]]
-		mark := r.Mark
+		mark := termtext.Line(r.Mark)
 		if mark == "" {
 			mark = " "
 		}
 		// The box's borders and padding take 3 cells, the cursor column 2.
 		cw := max(w-5, 1)
-		line := mark + " " + r.Title
+		line := mark + " " + termtext.Line(r.Title)
 		if r.Detail != "" {
 			room := cw - ansi.StringWidth(line) - 2
 			if room > 6 {
-				line += "  " + th.Faint.Render(ansi.Truncate(r.Detail, room, "…"))
+				line += "  " + th.Faint.Render(ansi.Truncate(termtext.Line(r.Detail), room, "…"))
 			}
 		}
 		line = ansi.Truncate(line, cw, "…")
