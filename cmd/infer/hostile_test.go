@@ -445,8 +445,6 @@ func TestHostileUnauthenticatedAndWrongTokenFloods(t *testing.T) {
 	}
 	type outcome struct {
 		code     int
-		answered time.Time
-		closed   time.Time
 		closeErr error
 		reason   string
 		ended    bool
@@ -467,36 +465,39 @@ func TestHostileUnauthenticatedAndWrongTokenFloods(t *testing.T) {
 				o.closeErr = err
 				return
 			}
-			o.code, o.answered = resp.StatusCode, time.Now()
+			o.code = resp.StatusCode
 			if o.code == http.StatusSwitchingProtocols {
 				var code int
 				code, o.reason, o.closeErr = c.closeFrame(hostileGuard)
-				if o.closeErr == nil && code != websocket.ClosePolicyViolation {
+				// 1008 for the hello timeout, 1013 for a socket evicted
+				// to make room for a newer one.
+				if o.closeErr == nil && code != websocket.ClosePolicyViolation && code != websocket.CloseTryAgainLater {
 					o.closeErr = fmt.Errorf("close code %d", code)
 				}
 			}
 			o.ended = c.closedByServer(hostileGuard)
-			o.closed = time.Now()
 		}()
 	}
 	wg.Wait()
-	upgraded, busy := 0, 0
-	var lastBusy, firstClose time.Time
+	// A newcomer evicts the socket that has waited longest for its hello,
+	// so silent sockets cannot keep the extension out: most are evicted,
+	// the last ones to arrive time out, and a newcomer finding every slot
+	// already being freed for others is refused with 503.
+	upgraded, evicted, timedOut, busy := 0, 0, 0, 0
 	for i, o := range outcomes {
 		switch o.code {
 		case http.StatusSwitchingProtocols:
 			upgraded++
-			if !strings.Contains(o.reason, "no browser_hello within") {
-				t.Errorf("silent socket %d closed with %q (%v), want the hello timeout", i, o.reason, o.closeErr)
-			}
-			if firstClose.IsZero() || o.closed.Before(firstClose) {
-				firstClose = o.closed
+			switch {
+			case strings.Contains(o.reason, "no browser_hello within"):
+				timedOut++
+			case strings.Contains(o.reason, "newer connection needed the slot"):
+				evicted++
+			default:
+				t.Errorf("silent socket %d closed with %q (%v), want the hello timeout or an eviction", i, o.reason, o.closeErr)
 			}
 		case http.StatusServiceUnavailable:
 			busy++
-			if o.answered.After(lastBusy) {
-				lastBusy = o.answered
-			}
 		default:
 			t.Errorf("silent socket %d: HTTP %d (%v)", i, o.code, o.closeErr)
 		}
@@ -504,13 +505,11 @@ func TestHostileUnauthenticatedAndWrongTokenFloods(t *testing.T) {
 			t.Errorf("silent socket %d (HTTP %d) was still open %v later", i, o.code, hostileGuard)
 		}
 	}
-	t.Logf("silent sockets: %d upgraded, %d refused with 503", upgraded, busy)
-	if upgraded > maxPending || upgraded+busy != silent {
-		t.Errorf("%d sockets were upgraded at once, want at most %d, the rest 503", upgraded, maxPending)
-	}
-	// The excess is refused at once, not after a pending socket times out.
-	if busy > 0 && !lastBusy.Before(firstClose) {
-		t.Errorf("a 503 came only after the first pending socket timed out")
+	t.Logf("silent sockets: %d upgraded (%d evicted, %d timed out), %d refused with 503", upgraded, evicted, timedOut, busy)
+	// At most maxPending sockets ever wait for a hello at once, so at most
+	// that many can still be waiting when the hello timeout comes.
+	if timedOut > maxPending || upgraded+busy != silent {
+		t.Errorf("%d silent sockets timed out, want at most %d; %d upgraded and %d refused of %d", timedOut, maxPending, upgraded, busy, silent)
 	}
 
 	// 500 wrong tokens from 8 sockets at a time.
@@ -1217,5 +1216,68 @@ func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
 	}
 	if !strings.Contains(r.logs.String(), "kind=token") {
 		t.Errorf("the wrong-token flood is not summed up in the log:\n%.2000s", r.logs.String())
+	}
+}
+
+// TestHostilePanelRaisesTheModeAndRunsACommand is the security review's
+// case: a web page drives the extension to switch infer to auto and then
+// run a command. Both must be in the log and in the conversation file, not
+// only in the status bar, and neither may reach the panel's copy of the
+// conversation, which is what the model reads.
+func TestHostilePanelRaisesTheModeAndRunsACommand(t *testing.T) {
+	r := newHostileRig(t, rigOptions{})
+	ctx := guardCtx(t)
+	if m, err := r.client.SetMode(ctx, "auto"); err != nil || m.Mode != "auto" {
+		t.Fatalf("set_mode auto: %+v %v", m, err)
+	}
+	res, err := r.client.ToolRequest(ctx, "Bash", `{"command":"touch X && id"}`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !res.Success {
+		t.Fatalf("tool_result %+v", res)
+	}
+	if _, err := os.Stat(filepath.Join(r.dir, "X")); err != nil {
+		t.Fatal("the command did not run")
+	}
+
+	logs := r.logs.String()
+	var raised, requested bool
+	for line := range strings.Lines(logs) {
+		raised = raised || (strings.Contains(line, "level=WARN") && strings.Contains(line, "from=standard") &&
+			strings.Contains(line, "to=auto") && strings.Contains(line, "origin=panel"))
+		requested = requested || (strings.Contains(line, "level=INFO") && strings.Contains(line, "origin=panel") &&
+			strings.Contains(line, "tool=Bash") && strings.Contains(line, "touch X && id"))
+	}
+	if !raised || !requested {
+		t.Fatalf("raise logged %v, request logged %v:\n%s", raised, requested, logs)
+	}
+
+	id := r.ws.ActiveConversation()
+	if id == "" {
+		t.Fatal("nothing was recorded in a conversation")
+	}
+	data, err := os.ReadFile(r.store.Path(id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"switched the mode from standard to auto", `asked to run Bash in auto mode: {\"command\":\"touch X && id\"}`} {
+		if !strings.Contains(string(data), want) {
+			t.Errorf("the conversation file lacks %q:\n%s", want, data)
+		}
+	}
+	c, err := r.store.Load(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Notices) != 2 || len(c.Messages) != 0 {
+		t.Fatalf("stored notices %+v, messages %+v", c.Notices, c.Messages)
+	}
+	snap, err := r.client.Resume(ctx, id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(snap.Messages) != 0 {
+		t.Fatalf("the panel's snapshot carries the notices: %+v", snap.Messages)
 	}
 }
