@@ -731,6 +731,21 @@ func TestStartupNoticesAndBridgeOff(t *testing.T) {
 	mustNotContain(t, h.screen(), "infer pair")
 }
 
+// TestStatusBarKeepsAMissingSandboxInSight: without a sandbox every
+// command asks, and the status bar says so for as long as infer runs; the
+// approval box says where a command will run.
+func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
+	ws := newFakeWS()
+	a := bashApproval()
+	a.Sandbox = "If you allow it, it runs once outside the sandbox, with your full permissions."
+	ws.approvals = []workspace.Approval{a}
+	h := newHarness(t, ws, 160, 48, func(o *Options) { o.Unconfined = "no sandbox: commands ask" })
+	h.events(workspace.Event{Kind: workspace.KindResync})
+	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Sandbox: If you allow it, it runs once outside the sandbox")
+	h = newHarness(t, newFakeWS(), 160, 48)
+	mustNotContain(t, h.screen(), "sandbox")
+}
+
 func TestInterruptMarksRunningCalls(t *testing.T) {
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.events(

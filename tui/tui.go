@@ -43,6 +43,10 @@ type Options struct {
 	// do about it (e.g. run `infer init`); "" when it runs. The browser
 	// pane shows it instead of the pairing hint.
 	BrowserOff string
+	// Unconfined says, in a few words, that commands nobody approved are
+	// not confined ("no sandbox", "sandbox off"); the status bar keeps it
+	// in sight as a warning. "" when the sandbox is in force.
+	Unconfined string
 	// Notices are lines for the person from before the TUI started, such
 	// as configuration warnings, shown at the top of the chat: nothing may
 	// write to the terminal while the TUI owns it.

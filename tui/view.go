@@ -7,6 +7,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/layout"
@@ -110,7 +111,7 @@ func firstLine(s string) string {
 
 func (m *Model) header(w int) string {
 	th := m.th
-	title := m.title
+	title := termtext.Line(m.title) // often the model's words
 	if title == "" {
 		title = "new conversation"
 	}
@@ -156,10 +157,14 @@ func browserMark(s browser.State) string {
 // statusBar shows mode, model, the browser, the turn, and any flash.
 func (m *Model) statusBar(w int) string {
 	th := m.th
-	mode := m.mode
+	// Mode and model names come from configuration and providers, and a
+	// flash often quotes an error (a provider's, a file's): all are drawn
+	// through termtext.Line.
+	mode := termtext.Line(m.mode)
 	if mode == "" {
 		mode = "…"
 	}
+	model := termtext.Line(m.model)
 	st := m.browser.Status().State
 	mark, state := browserMark(st), st.String()
 	if m.browser.Off() {
@@ -169,17 +174,20 @@ func (m *Model) statusBar(w int) string {
 	var parts []string
 	if wide {
 		parts = append(parts, th.Key.Render("mode: "+mode)+th.Faint.Render(" (shift+tab)"))
-		if m.model != "" {
-			parts = append(parts, "model: "+m.model)
+		if model != "" {
+			parts = append(parts, "model: "+model)
 		}
 		parts = append(parts, "browser: "+mark+" "+state)
 	} else {
 		// Narrow: the same facts, fewer words.
 		parts = append(parts, th.Key.Render(mode))
-		if m.model != "" {
-			parts = append(parts, m.model)
+		if model != "" {
+			parts = append(parts, model)
 		}
 		parts = append(parts, mark+" browser")
+	}
+	if u := m.opts.Unconfined; u != "" {
+		parts = append(parts, th.Warn.Render("⚠ "+termtext.Line(u)))
 	}
 	if m.busy {
 		parts = append(parts, th.Accent.Render(spinner(m.spinFrame()))+" working · esc stops")
@@ -199,7 +207,7 @@ func (m *Model) statusBar(w int) string {
 	if m.flashWarn {
 		style = th.Warn
 	}
-	flash := style.Render(m.flash)
+	flash := style.Render(termtext.Line(m.flash))
 	// The flash matters more than the tail of the status: it keeps its
 	// room and the status is cut.
 	fw := ansi.StringWidth(flash)

@@ -19,6 +19,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
@@ -58,6 +59,8 @@ type app struct {
 	srv        *bridge.Server
 	sync       *panelsync.Sync
 	log        *slog.Logger
+	sandbox    *sandbox.Sandbox
+	env        *tools.Env
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
@@ -183,7 +186,18 @@ func openApp(opts appOptions) (a *app, err error) {
 		return a, fmt.Errorf("model %q: %w", model, rerr)
 	}
 
-	env := &tools.Env{Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: secretEnv(cfg)}
+	a.sandbox = sandboxFor(cfg)
+	if w := a.sandbox.Warning(); w != "" {
+		fmt.Fprintln(warn, "infer: warning:", w)
+		log.Warn("sandbox: "+w, "sandbox", a.sandbox.String())
+	} else {
+		log.Info("sandbox in force for commands nobody approved", "sandbox", a.sandbox.String(), "network", cfg.Sandbox.NetworkAllowed())
+	}
+	env := &tools.Env{
+		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: secretEnv(cfg),
+		Sandbox: a.sandbox, Confine: confinePolicy(cfg, home),
+	}
+	a.env = env
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
@@ -282,7 +296,48 @@ func (a *app) Close() error {
 	if a.history != nil {
 		errs = append(errs, a.history.Close())
 	}
+	if a.env != nil {
+		errs = append(errs, a.env.Close())
+	}
 	return errors.Join(errs...)
+}
+
+// sandboxFor is the sandbox config.yaml asks for: off, or the best this
+// system has (which may be none; then every command asks).
+func sandboxFor(cfg config.Config) *sandbox.Sandbox {
+	if cfg.Sandbox.Mode == config.SandboxOff {
+		return sandbox.Disabled()
+	}
+	return sandbox.Detect()
+}
+
+// confinePolicy is the sandbox's policy from config.yaml: what may be
+// written beside the project, and what may never be read — infer's home
+// (the bridge token, conversations, grants), the person's secret stores
+// and sandbox.deny_read.
+func confinePolicy(cfg config.Config, home string) sandbox.Policy {
+	userHome, _ := os.UserHomeDir()
+	expand := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			if p == "~" || strings.HasPrefix(p, "~/") {
+				if userHome == "" {
+					continue
+				}
+				p = filepath.Join(userHome, p[1:])
+			}
+			if filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+		return out
+	}
+	deny := append([]string{home}, sandbox.SecretStores(userHome)...)
+	return sandbox.Policy{
+		Writable: expand(cfg.Sandbox.Writable),
+		DenyRead: append(deny, expand(cfg.Sandbox.DenyRead)...),
+		Network:  cfg.Sandbox.NetworkAllowed(),
+	}
 }
 
 // secretEnv names the variables Bash commands must not inherit: every

@@ -55,6 +55,7 @@ type aguiApproval struct {
 	ToolArgs    string `json:"tool_args"`
 	Why         string `json:"why"`
 	JudgeReason string `json:"judge_reason,omitempty"`
+	Sandbox     string `json:"sandbox,omitempty"`
 	Answerable  bool   `json:"answerable"`
 }
 
@@ -67,7 +68,7 @@ type aguiResolved struct {
 }
 
 func (g *aguiOutput) approvalOpened(a session.Approval, answerable bool) error {
-	v := aguiApproval{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args, Why: a.Why, JudgeReason: a.JudgeReason, Answerable: answerable}
+	v := aguiApproval{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args, Why: a.Why, JudgeReason: a.JudgeReason, Sandbox: a.Sandbox, Answerable: answerable}
 	return g.write(events.NewCustomEvent(customApprovalRequest, events.WithValue(v)))
 }
 

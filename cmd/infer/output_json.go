@@ -68,6 +68,7 @@ type (
 		ToolArgs    string `json:"tool_args"`
 		Why         string `json:"why"`
 		JudgeReason string `json:"judge_reason,omitempty"`
+		Sandbox     string `json:"sandbox,omitempty"`
 		Answerable  bool   `json:"answerable"`
 	}
 	jsonApprovalResolved struct {
@@ -137,7 +138,7 @@ func (j *jsonOutput) toolResult(r toolOutcome) error {
 }
 
 func (j *jsonOutput) approvalOpened(a session.Approval, answerable bool) error {
-	return j.emit(jsonApprovalRequest{Type: "approval_request", RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args, Why: a.Why, JudgeReason: a.JudgeReason, Answerable: answerable})
+	return j.emit(jsonApprovalRequest{Type: "approval_request", RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args, Why: a.Why, JudgeReason: a.JudgeReason, Sandbox: a.Sandbox, Answerable: answerable})
 }
 
 func (j *jsonOutput) approvalResolved(a session.Approval) error {

@@ -169,6 +169,9 @@ func (t *textOutput) approvalOpened(a session.Approval, answerable bool) error {
 	if a.Why != "" {
 		msg += "\n  why: " + termSafeLine(a.Why)
 	}
+	if a.Sandbox != "" {
+		msg += "\n  sandbox: " + a.Sandbox
+	}
 	if a.JudgeReason != "" {
 		msg += "\n  judge: " + termSafeLine(a.JudgeReason)
 	}

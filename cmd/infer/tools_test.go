@@ -311,7 +311,8 @@ func TestPanelToolRequestStopsWhenTheExtensionLeaves(t *testing.T) {
 	s.setMode("auto")
 	go s.client.ToolRequest(context.Background(), "Bash", `{"command":"sleep 3 && touch too-late.txt"}`)
 	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(psTree(), "sleep 3") && time.Now().Before(deadline) {
+	// The command itself, not bwrap's or bash's command line naming it.
+	for !strings.Contains(psTree(), "\nsleep 3 \n") && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	s.stop() // the extension goes away while the command runs

@@ -21,6 +21,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui"
 	"github.com/infer-workspace/infer/tui/workspace"
@@ -139,6 +140,12 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		log.Info("infer started without the browser bridge", "project", a.root, "why", opts.BrowserOff)
 	}
 	opts.Notices = startupNotices(warnings.String(), opts.BrowserOff)
+	switch {
+	case a.sandbox.Kind() == sandbox.Off:
+		opts.Unconfined = "sandbox off"
+	case !a.sandbox.Confines():
+		opts.Unconfined = "no sandbox: commands ask"
+	}
 
 	if err := tui.Run(ctx, workspace.FromSession(a.ws), opts); err != nil {
 		log.Error("terminal UI", "err", err)

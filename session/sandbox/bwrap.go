@@ -14,10 +14,10 @@ func bwrapArgs(p Policy, root bool) []string {
 		// The command and everything it starts die with the bwrap that
 		// infer started, and with it when infer dies: the pid namespace's
 		// first process ending takes the whole namespace down.
+		// (No --new-session: the caller starts bwrap in a session of its
+		// own, without the person's terminal, which keeps the command in
+		// bwrap's process group, where a timeout's signal reaches it.)
 		"--die-with-parent",
-		// A session of its own: no controlling terminal, so no TIOCSTI
-		// keystrokes pushed into the person's terminal.
-		"--new-session",
 		// Other processes, infer's included, are not there to read.
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	}

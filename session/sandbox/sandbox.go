@@ -187,6 +187,11 @@ func Detect() *Sandbox { return detect() }
 // with env as the whole environment (the sandbox adds nothing of infer's
 // own). It fails when no sandbox is in force: a caller must never fall
 // back to running the command unconfined.
+//
+// The caller starts it in a session of its own (SysProcAttr.Setsid): then
+// the command has no controlling terminal to push keystrokes into, and it
+// and everything it starts share bwrap's process group, so one signal to
+// the group stops them all.
 func (s *Sandbox) Command(p Policy, env []string, name string, args ...string) (*exec.Cmd, error) {
 	if p.Root == "" || !filepath.IsAbs(p.Root) {
 		return nil, fmt.Errorf("sandbox: the project root %q is not an absolute path", p.Root)

@@ -125,7 +125,7 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	// A process group of its own lets a timeout or interrupt stop
 	// everything the command started, not just bash; the parent-death
 	// signal stops it when infer itself dies.
-	cmd.SysProcAttr = childProcAttr()
+	cmd.SysProcAttr = childProcAttr(inSandbox)
 	cmd.WaitDelay = pipeGrace
 	if err := cmd.Start(); err != nil {
 		return Output{}, fmt.Errorf("could not start bash: %w", err)

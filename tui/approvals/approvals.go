@@ -10,6 +10,7 @@
 package approvals
 
 import (
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -18,6 +19,7 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/chat"
 	"github.com/infer-workspace/infer/tui/diff"
 	"github.com/infer-workspace/infer/tui/frame"
@@ -347,7 +349,7 @@ func (m *Model) View() string {
 				others = append(others, m.th.Faint.Render("  … "+strconv.Itoa(len(m.list)-4)+" more"))
 				break
 			}
-			s := "  " + e.a.Call.Name + " " + toolfmt.Short(e.a.Call.Name, e.a.Call.Args)
+			s := "  " + termtext.Line(e.a.Call.Name+" "+toolfmt.Short(e.a.Call.Name, e.a.Call.Args))
 			others = append(others, m.th.Faint.Render(ansi.Truncate(s, inner, "…")))
 		}
 	}
@@ -379,21 +381,74 @@ func (m *Model) View() string {
 	return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent(body), footer)
 }
 
+// Everything a request holds came from the model, a browser panel or a
+// policy quoting them, so each text goes through termtext where it is
+// drawn: the person must see the whole command, including what a terminal
+// would have hidden or reordered, before they allow it.
+
 func (m *Model) header(w int) []string {
 	a := m.list[0].a
 	th := m.th
-	lines := []string{th.Warn.Render("⚠ ") + th.Bold.Render(a.Call.Name) + th.Faint.Render(" · from the "+a.Call.Origin.Label())}
+	lines := []string{th.Warn.Render("⚠ ") + th.Bold.Render(termtext.Line(a.Call.Name)) + th.Faint.Render(" · from the "+a.Call.Origin.Label())}
+	if hidesText(a.Call) {
+		// Said in words: an escape in a long command is easy to miss.
+		lines = append(lines, th.Warn.Render(ansi.Truncate(hiddenNote, w, "…")))
+	}
 	if why := strings.TrimSpace(a.Why); why != "" {
-		for _, l := range chat.Wrap("Why: "+why, w) {
+		for _, l := range chat.Wrap("Why: "+termtext.Text(why), w) {
 			lines = append(lines, th.Faint.Render(l))
 		}
 	}
+	if sb := strings.TrimSpace(a.Sandbox); sb != "" {
+		// Where the command will run, as the pipeline words it.
+		for _, l := range chat.Wrap("Sandbox: "+termtext.Text(sb), w) {
+			lines = append(lines, th.Warn.Render(l))
+		}
+	}
 	if jr := strings.TrimSpace(a.JudgeReason); jr != "" {
-		for _, l := range chat.Wrap("Judge: "+jr, w) {
+		for _, l := range chat.Wrap("Judge: "+termtext.Text(jr), w) {
 			lines = append(lines, th.Warn.Render(l))
 		}
 	}
 	return lines
+}
+
+// hiddenNote tells the person that the request holds characters a
+// terminal would act on instead of showing, and how they are shown.
+const hiddenNote = `⚠ has control or bidi characters, shown as escapes (\x1b, \r, \u202e…)`
+
+// hidesText reports whether termtext escapes anything in the call: its
+// name, or any string in its decoded arguments (the raw JSON holds the
+// characters as JSON escapes, so it cannot tell).
+func hidesText(c workspace.Call) bool {
+	if termtext.Text(c.Name) != c.Name {
+		return true
+	}
+	var v any
+	if json.Unmarshal([]byte(c.Args), &v) != nil {
+		return termtext.Text(c.Args) != c.Args
+	}
+	return hidesIn(v)
+}
+
+func hidesIn(v any) bool {
+	switch v := v.(type) {
+	case string:
+		return termtext.Text(v) != v
+	case map[string]any:
+		for k, x := range v {
+			if termtext.Text(k) != k || hidesIn(x) {
+				return true
+			}
+		}
+	case []any:
+		for _, x := range v {
+			if hidesIn(x) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (m *Model) footer(w int) []string {
@@ -406,14 +461,14 @@ func (m *Model) footer(w int) []string {
 	switch len(opts) {
 	case 0:
 	case 1:
-		lines = append(lines, chat.Wrap(th.Key.Render("a")+" "+opts[0], w)...)
+		lines = append(lines, chat.Wrap(th.Key.Render("a")+" "+termtext.Line(opts[0]), w)...)
 	default:
 		lines = append(lines, th.Faint.Render("always allow: a or a number"))
 		for i, o := range opts {
 			if i == 9 {
 				break
 			}
-			lines = append(lines, chat.Wrap(th.Key.Render(strconv.Itoa(i+1))+" "+o, w)...)
+			lines = append(lines, chat.Wrap(th.Key.Render(strconv.Itoa(i+1))+" "+termtext.Line(o), w)...)
 		}
 	}
 	// The "always" choices are listed above with their keys; when there
@@ -438,7 +493,7 @@ func (m *Model) detail(w int) []string {
 	args := toolfmt.Args(call.Args)
 	var out []string
 	field := func(label, value string) {
-		for i, l := range chat.Wrap(value, max(w-len(label), 8)) {
+		for i, l := range chat.Wrap(termtext.Text(value), max(w-len(label), 8)) {
 			if i == 0 {
 				out = append(out, th.Faint.Render(label)+l)
 			} else {
@@ -468,7 +523,7 @@ func (m *Model) detail(w int) []string {
 			out = append(out, th.Faint.Render("reading the current file…"))
 			out = append(out, m.diffLines(nil, content, w)...)
 		case f.err != "":
-			out = append(out, th.Warn.Render(ansi.Truncate("cannot read the current file: "+f.err, w, "…")))
+			out = append(out, th.Warn.Render(ansi.Truncate("cannot read the current file: "+termtext.Line(f.err), w, "…")))
 			out = append(out, m.diffLines(nil, content, w)...)
 		case !f.exists:
 			out = append(out, th.Faint.Render("new file"))
@@ -498,19 +553,20 @@ func (m *Model) detail(w int) []string {
 		field("read: ", sel)
 	default:
 		for _, l := range strings.Split(toolfmt.Pretty(call.Args), "\n") {
-			out = append(out, chat.Wrap(l, w)...)
+			out = append(out, chat.Wrap(termtext.Text(l), w)...)
 		}
 	}
 	return out
 }
 
 // diffLines renders a unified diff; the +/- column carries the meaning,
-// colour only helps.
+// colour only helps. The lines are the file's and the model's, made safe
+// one by one (a line never holds a newline).
 func (m *Model) diffLines(a, b []string, w int) []string {
 	th := m.th
 	var out []string
 	for _, l := range diff.Unified(a, b, 3) {
-		l = strings.ReplaceAll(l, "\t", "    ")
+		l = strings.ReplaceAll(termtext.Text(l), "\t", "    ")
 		line := ansi.Truncate(l, w, "…")
 		switch {
 		case strings.HasPrefix(l, "@@"):
