@@ -68,6 +68,7 @@ func addCommands(root *cobra.Command) {
 		newConversationsCmd(),
 		newPermissionsCmd(),
 		newTrustCmd(),
+		newDoctorCmd(),
 	)
 }
 
