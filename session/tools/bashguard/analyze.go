@@ -10,16 +10,25 @@
 //   - Allowed: may this command run without asking in standard or plan mode?
 //     Only a single simple command made of literal words that matches an
 //     allowlist pattern qualifies (see Analyze for everything that does not).
-//   - CheckAuto: does this command hit the deny list, or name a path outside
-//     the project, either of which still asks even in auto mode? Every
-//     command inside the input is checked, including those hidden in chains,
-//     pipes, substitutions and wrappers like `env`.
+//   - CheckAuto: does this command hit the deny list, name a path outside
+//     the project, or do something the guard cannot see (hand code to an
+//     interpreter, compute a path when it runs)? Any of those still asks,
+//     even in auto mode. Every command inside the input is checked,
+//     including those hidden in chains, pipes, substitutions and wrappers
+//     like `env`.
 //   - Prefix / Covers: what would "always allow" save, and does a saved
 //     prefix cover a command? Structurally unsafe commands are never covered.
 //
-// The guard is a guard rail for a person's own machine, not a sandbox: a
-// command that an allowlisted program is tricked into running through its
-// own configuration files is beyond what parsing can see.
+// Paths are judged as the kernel will see them: symbolic links are
+// followed, globs are expanded against the project, and every spot of a
+// word a program may read as a path is looked at. When the guard cannot
+// know what a command touches, it asks.
+//
+// The guard decides when to ask; it is not a sandbox. A command that an
+// allowlisted program is tricked into running through its own
+// configuration files, or a file a program creates and another then runs
+// without either being named, is beyond what parsing can see: the kernel
+// sandbox is what keeps those promises.
 package bashguard
 
 import (
@@ -43,6 +52,9 @@ type Analysis struct {
 	// Unsafe says why the command is not a single literal simple command
 	// (e.g. "it uses a pipe (|)"); empty when it is one.
 	Unsafe string
+	// globbed says, per word, whether it holds an unquoted glob, so the
+	// path check can expand that word and no other.
+	globbed []bool
 }
 
 // parse parses command as Bash, the shell the Bash tool runs.
@@ -57,7 +69,8 @@ func parse(command string) (*syntax.File, error) {
 // variable, tilde, arithmetic and brace expansion, subshells, blocks,
 // control flow, function declarations, environment prefixes (FOO=1 cmd),
 // $'…' quoting, and commands that run other commands or code strings (eval,
-// exec, source, bash -c, xargs, env, find -exec, git -c, …). Unquoted globs
+// exec, source, bash -c, python -c, awk programs that run commands, sed's
+// e, xargs, env, find -exec, git -c, …; see codeRisk). Unquoted globs
 // are literal here but flagged in Glob, because the allowlist treats them
 // per command.
 func Analyze(command string) Analysis {
@@ -79,7 +92,7 @@ func Analyze(command string) Analysis {
 	if why := runsOtherCode(a.words); why != "" {
 		return Analysis{Unsafe: why}
 	}
-	return Analysis{Words: a.words, Glob: a.glob, Inputs: a.inputs}
+	return Analysis{Words: a.words, Glob: a.glob, Inputs: a.inputs, globbed: a.globbed}
 }
 
 func parseMessage(err error) string {
@@ -91,11 +104,12 @@ func parseMessage(err error) string {
 
 // analyzer walks one statement, stopping at the first unsafe construct.
 type analyzer struct {
-	src    string
-	words  []string
-	glob   bool
-	inputs []string
-	unsafe string
+	src     string
+	words   []string
+	globbed []bool
+	glob    bool
+	inputs  []string
+	unsafe  string
 }
 
 func (a *analyzer) fail(format string, args ...any) {
@@ -151,6 +165,7 @@ func (a *analyzer) stmt(s *syntax.Stmt) {
 		lit, glob := a.word(w)
 		a.glob = a.glob || glob
 		a.words = append(a.words, lit)
+		a.globbed = append(a.globbed, glob)
 	}
 }
 
@@ -369,7 +384,10 @@ func unescapeDouble(s string) string {
 }
 
 // shells run a code string given with -c.
-var shells = map[string]bool{"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "mksh": true, "ash": true}
+var shells = map[string]bool{
+	"sh": true, "bash": true, "zsh": true, "dash": true, "ksh": true, "fish": true, "mksh": true, "ash": true,
+	"yash": true, "rbash": true, "csh": true, "tcsh": true,
+}
 
 // codeRunners run another command or a string of code, so what they do is
 // not visible in their own name.
@@ -397,6 +415,9 @@ func runsOtherCode(words []string) string {
 				return "`" + name + " -c` runs a string as code, so it is never auto-approved"
 			}
 		}
+	}
+	if why := codeRisk(words); why != "" {
+		return why
 	}
 	switch name {
 	case "find":

@@ -3,7 +3,6 @@ package bashguard
 import (
 	"bytes"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -13,8 +12,9 @@ import (
 // Config configures a Guard.
 type Config struct {
 	// Root is the project root. Built-in read-only commands that name a
-	// path outside it (an absolute path, ~ or ..) are not auto-approved.
-	// Empty means every absolute or parent path needs approval.
+	// path outside it (an absolute path, ~, .., or a symbolic link that
+	// leads out) are not auto-approved. Empty means every absolute or
+	// parent path needs approval.
 	Root string
 	// Allow adds allowlist patterns (see Pattern) that run without asking
 	// in standard mode only: plan mode uses the built-in read-only list,
@@ -25,21 +25,26 @@ type Config struct {
 }
 
 // Guard answers the allowlist and deny-list questions for one project. It
-// is immutable and safe for concurrent use.
+// is immutable and safe for concurrent use. It reads the file system
+// (to follow symbolic links and expand globs) but never writes.
 type Guard struct {
-	root  string
-	allow []Pattern
-	deny  []denyGlob
+	root string
+	// realRoot is root with its symbolic links resolved, which is what
+	// resolved paths are compared with.
+	realRoot string
+	allow    []Pattern
+	deny     []denyGlob
 }
 
 // New builds a Guard, rejecting malformed patterns with the reason.
 func New(cfg Config) (*Guard, error) {
 	g := &Guard{}
 	if cfg.Root != "" {
-		g.root = cfg.Root
+		g.root = filepath.Clean(cfg.Root)
 		if root, err := filepath.Abs(cfg.Root); err == nil {
 			g.root = root
 		}
+		g.realRoot = resolvePath(g.root)
 	}
 	for _, s := range cfg.Allow {
 		p, err := ParsePattern(s)
@@ -89,6 +94,10 @@ func (g *Guard) Allowed(command string, readOnlyOnly bool) (bool, string) {
 			why = "it uses an unquoted glob, which could expand to a file named like an option"
 		} else if p := g.outside(a); p != "" {
 			why = fmt.Sprintf("it names %s, which is outside the project", p)
+		} else if opt := g.globOption(a); opt != "" {
+			why = fmt.Sprintf("it uses a glob that matches %s, a file named like an option", opt)
+		} else if l := g.followsOut(a.Words); l != "" {
+			why = l
 		} else {
 			return true, "on the read-only allowlist (" + c.pattern.String() + ")"
 		}
@@ -114,65 +123,67 @@ func (g *Guard) Allowed(command string, readOnlyOnly bool) (bool, string) {
 // outside returns the first argument or input file that names a path
 // outside the project (see outsideWord), or "".
 func (g *Guard) outside(a Analysis) string {
-	for _, w := range append(append([]string(nil), a.Words[1:]...), a.Inputs...) {
-		if p := g.outsideWord(w, true); p != "" {
+	sc := g.newScope()
+	for i, w := range a.Words {
+		if i == 0 {
+			continue
+		}
+		if p := g.outsideWord(w, i < len(a.globbed) && a.globbed[i], pathCommands[base(a.Words[0])], sc); p != "" {
+			return p
+		}
+	}
+	for _, in := range a.Inputs {
+		if p := g.outsideWord(in, false, true, sc); p != "" {
 			return p
 		}
 	}
 	return ""
 }
 
-// inside reports whether p, taken relative to the root, stays inside it.
-// Words that are not paths stay inside trivially.
-func (g *Guard) inside(p string) bool {
-	if !filepath.IsAbs(p) && !hasParentElem(p) {
-		return true
-	}
-	if g.root == "" {
-		return false
-	}
-	full := p
-	if !filepath.IsAbs(p) {
-		full = filepath.Join(g.root, p)
-	}
-	rel, err := filepath.Rel(g.root, filepath.Clean(full))
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
-// outsideWord returns the path w names outside the project, or "". A
-// literal word is checked whole and, when it carries a value, by that value
-// too: after its first = (if=/etc/x, --file=/etc/x, DESTDIR=/usr/local) or
-// after a short option's letter (-C/home/me). A value counts when it starts
-// with ~, or looks like a path (see looksLikePath) that resolves outside
-// the root. A word the shell expands is judged by what can be seen before
-// it runs (see outsideExpanding).
-func (g *Guard) outsideWord(w string, literal bool) string {
-	if !literal {
-		return g.outsideExpanding(w)
-	}
-	candidates := []string{w}
-	if _, v, ok := strings.Cut(w, "="); ok {
-		candidates = append(candidates, v)
-	}
-	if len(w) > 2 && w[0] == '-' && w[1] != '-' {
-		candidates = append(candidates, w[2:])
-	}
-	for _, p := range candidates {
-		switch {
-		case strings.HasPrefix(p, "~"):
-			return p
-		case standardStream(p), !looksLikePath(p):
-		case !g.inside(p):
-			return p
+// globOption returns a file name starting with - that an unquoted glob of
+// the command matches, or "": the shell would hand it to the program as
+// an option (a file named --files0-from=list makes `wc *` read the files
+// list names).
+func (g *Guard) globOption(a Analysis) string {
+	budget := maxGlobEntries
+	for i, w := range a.Words {
+		if i == 0 || i >= len(a.globbed) || !a.globbed[i] || g.root == "" {
+			continue
+		}
+		var matches []string
+		start := g.root
+		if filepath.IsAbs(w) {
+			start = "/"
+		}
+		if !expandGlob(start, strings.Split(w, "/"), &matches, &budget) {
+			return w + " (too many files to check)"
+		}
+		for _, m := range matches {
+			if name := filepath.Base(m); strings.HasPrefix(name, "-") {
+				return name
+			}
 		}
 	}
 	return ""
 }
 
-// outsideExpanding judges a word the shell expands: $HOME or ~ at its
-// start, a .. element anywhere ($PWD/../../etc), or a literal start that
-// is already outside (/home/$USER/.ssh) count. Other variables are only
-// known when the command runs, which the guard cannot see.
+// followsOut says why a command that follows symbolic links while it
+// recurses (see followsLinks) would read outside the project, or "".
+func (g *Guard) followsOut(words []string) string {
+	if !followsLinks(words) {
+		return ""
+	}
+	if l := g.outsideLink(); l != "" {
+		return fmt.Sprintf("`%s` follows symbolic links while it walks folders, and %s", base(words[0]), l)
+	}
+	return ""
+}
+
+// outsideExpanding judges a word the shell expands by what can be seen
+// before it runs: $HOME or ~ at its start, a .. element anywhere
+// ($PWD/../../etc), or a literal start that is already outside
+// (/home/$USER/.ssh). Whatever else the word may become is unknown; the
+// caller decides what that means.
 func (g *Guard) outsideExpanding(w string) string {
 	v := strings.TrimPrefix(w, `"`)
 	if strings.HasPrefix(v, "$HOME") || strings.HasPrefix(v, "${HOME}") || strings.HasPrefix(v, "~") || hasParentElem(v) {
@@ -182,275 +193,10 @@ func (g *Guard) outsideExpanding(w string) string {
 	if i := strings.IndexAny(v, "$`"); i >= 0 {
 		lit = v[:i]
 	}
-	if strings.HasPrefix(lit, "/") && !g.inside(lit[:strings.LastIndexByte(lit, '/')+1]) {
+	if strings.HasPrefix(lit, "/") && g.pathOutside(lit[:strings.LastIndexByte(lit, '/')+1], nil, false) != "" {
 		return w
 	}
 	return ""
-}
-
-// redirectOutside returns the file a redirection names outside the
-// project, or "". Here-documents and here-strings name no file, and >&2
-// and <&0 name descriptors.
-func (g *Guard) redirectOutside(r *syntax.Redirect) string {
-	if r.Word == nil {
-		return ""
-	}
-	switch r.Op {
-	case syntax.Hdoc, syntax.DashHdoc, syntax.WordHdoc:
-		return ""
-	}
-	target := render(r.Word)
-	if (r.Op == syntax.DplIn || r.Op == syntax.DplOut) && (isDigits(target) || target == "-") {
-		return ""
-	}
-	return g.outsideWord(target, isQuotedLiteral(r.Word))
-}
-
-// standardStream reports whether p is one of the device files every
-// program may read or write without touching anything: /dev/null, the
-// standard streams, the terminal and /dev/fd/N.
-func standardStream(p string) bool {
-	switch p {
-	case "/dev/null", "/dev/stdin", "/dev/stdout", "/dev/stderr", "/dev/tty", "/dev/zero":
-		return true
-	}
-	return strings.HasPrefix(p, "/dev/fd/")
-}
-
-// looksLikePath reports whether a literal word may be a file path that
-// inside should judge: one on one line, without the anchors, groups and
-// alternations of a regular expression, that leaves its directory through
-// .. or is absolute and starts with a folder that exists (or names a file
-// right under /). Patterns that start with / are common arguments (sed's
-// '/^$/d', awk's '/ERROR/', grep's "/api/users") and name no file, since
-// no /api exists; spaces are allowed ("Application Support").
-func looksLikePath(p string) bool {
-	if strings.ContainsAny(p, "\n^$()|\\") {
-		return false
-	}
-	if hasParentElem(p) {
-		return true
-	}
-	if !strings.HasPrefix(p, "/") {
-		return false
-	}
-	first, _, nested := strings.Cut(p[1:], "/")
-	if !nested || first == "" {
-		return true
-	}
-	_, err := os.Lstat("/" + first)
-	return err == nil
-}
-
-func hasParentElem(p string) bool {
-	for _, e := range strings.Split(p, "/") {
-		if e == ".." {
-			return true
-		}
-	}
-	return false
-}
-
-// CheckAuto reports whether command may run in auto mode. It checks every
-// simple command anywhere in the input (chains, pipes, substitutions,
-// function bodies) against the deny list, looks through wrappers such as
-// env, nohup, timeout, xargs, find -exec, eval and bash -c, and applies
-// structural rules: recursive rm of / or a home directory, piping or
-// feeding code into a shell, and writing to a disk device. A command whose
-// name is computed at run time, or a code string that is not literal,
-// cannot be checked, so it is not allowed either. So is a command that
-// names a path outside the project (see outsideWord), in an argument or a
-// redirection: those ask in every mode. The reason says which rule applied.
-func (g *Guard) CheckAuto(command string) (bool, string) {
-	f, err := parse(command)
-	if err != nil {
-		return false, "it could not be parsed as Bash (" + parseMessage(err) + "), so the deny list cannot be checked"
-	}
-	c := &autoChecker{g: g, src: command}
-	c.file(f, 0)
-	if c.why != "" {
-		return false, c.why
-	}
-	return true, ""
-}
-
-// maxDepth bounds nested code strings (bash -c "eval '…'").
-const maxDepth = 8
-
-type autoChecker struct {
-	g   *Guard
-	src string
-	why string
-}
-
-func (c *autoChecker) deny(format string, args ...any) {
-	if c.why == "" {
-		c.why = fmt.Sprintf(format, args...)
-	}
-}
-
-func (c *autoChecker) file(f *syntax.File, depth int) {
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if c.why != "" {
-			return false
-		}
-		switch n := n.(type) {
-		case *syntax.CallExpr:
-			c.call(n, depth)
-		case *syntax.BinaryCmd:
-			if n.Op == syntax.Pipe || n.Op == syntax.PipeAll {
-				if call, ok := n.Y.Cmd.(*syntax.CallExpr); ok {
-					if name := c.innermostName(call); shells[name] {
-						c.deny("it pipes into a shell (%s), which runs code nobody reviewed", name)
-					}
-				}
-			}
-		case *syntax.WordIter:
-			for _, w := range n.Items {
-				c.word(w)
-			}
-		case *syntax.DeclClause:
-			for _, a := range n.Args {
-				c.assign(a)
-			}
-		case *syntax.Redirect:
-			if n.Op != syntax.RdrIn && n.Word != nil && isDiskDevice(render(n.Word)) {
-				c.deny("it writes to a disk device (%s)", render(n.Word))
-			} else if p := c.g.redirectOutside(n); p != "" {
-				c.deny("it names %s, which is outside the project", p)
-			}
-		}
-		return true
-	})
-}
-
-// innermostName is a piped-into command's name after unwrapping wrappers.
-func (c *autoChecker) innermostName(call *syntax.CallExpr) string {
-	words := renderAll(call.Args)
-	for range maxDepth {
-		if len(words) == 0 {
-			return ""
-		}
-		inner, ok := unwrap(words)
-		if !ok || len(inner) == 0 {
-			return base(words[0])
-		}
-		words = inner
-	}
-	return ""
-}
-
-// word checks a word that is not an argument of a command for a path
-// outside the project: a for loop's list, an assignment's value.
-func (c *autoChecker) word(w *syntax.Word) {
-	if p := c.g.outsideWord(render(w), isQuotedLiteral(w)); p != "" {
-		c.deny("it names %s, which is outside the project", p)
-	}
-}
-
-// assign checks an assignment's value (x=/etc/passwd; cat $x).
-func (c *autoChecker) assign(a *syntax.Assign) {
-	if a != nil && a.Value != nil {
-		c.word(a.Value)
-	}
-}
-
-// call checks one simple command.
-func (c *autoChecker) call(call *syntax.CallExpr, depth int) {
-	for _, a := range call.Assigns {
-		c.assign(a)
-	}
-	if len(call.Args) == 0 {
-		return
-	}
-	if !isQuotedLiteral(call.Args[0]) {
-		c.deny("its command name is computed when it runs (%s), so the deny list cannot be checked", render(call.Args[0]))
-		return
-	}
-	words := renderAll(call.Args)
-	literal := make([]bool, len(call.Args))
-	for i, w := range call.Args {
-		literal[i] = isQuotedLiteral(w)
-	}
-	name := base(words[0])
-	if shells[name] || name == "source" || name == "." {
-		for _, w := range call.Args[1:] {
-			for _, p := range w.Parts {
-				if _, ok := p.(*syntax.ProcSubst); ok {
-					c.deny("it feeds a process substitution to %s, which runs code nobody reviewed", name)
-					return
-				}
-			}
-		}
-	}
-	c.words(words, literal, depth)
-}
-
-// words checks a command given as rendered words; literal says which words
-// hold no expansion (wrappers' inner commands reuse the flags).
-func (c *autoChecker) words(words []string, literal []bool, depth int) {
-	if c.why != "" || len(words) == 0 {
-		return
-	}
-	if depth > maxDepth {
-		c.deny("it nests commands too deeply to check")
-		return
-	}
-	text := strings.Join(words, " ")
-	short := strings.Join(append([]string{base(words[0])}, words[1:]...), " ")
-	for _, d := range c.g.deny {
-		if d.match(text) || d.match(short) {
-			c.deny("it matches the deny list (%s)", string(d))
-			return
-		}
-	}
-	if why := rmDisaster(words); why != "" {
-		c.deny("%s", why)
-		return
-	}
-
-	if code, ok, has := codeString(words, literal); has {
-		if !ok {
-			c.deny("it runs a code string that is not literal (%s), so the deny list cannot be checked", shorten(text, 60))
-			return
-		}
-		f, err := parse(code)
-		if err != nil {
-			c.deny("it runs a code string that could not be parsed (%s)", parseMessage(err))
-			return
-		}
-		c.file(f, depth+1)
-		c.paths(words, literal)
-		return
-	}
-	if inner, ok := unwrap(words); ok && len(inner) > 0 {
-		off := len(words) - len(inner)
-		c.words(inner, literal[off:], depth+1)
-	}
-	for _, cmd := range findExecs(words) {
-		c.words(cmd.words, literal[cmd.offset:cmd.offset+len(cmd.words)], depth+1)
-	}
-	c.paths(words, literal)
-}
-
-// paths checks a command's arguments for paths outside the project. It
-// runs after the commands nested in them are checked, so that a deny-list
-// match inside (find / -exec rm -rf / ;) gives the reason. A cd without a
-// directory goes home, and cd -, pushd and popd to a directory the guard
-// cannot see, so the commands after them could read anything.
-func (c *autoChecker) paths(words []string, literal []bool) {
-	switch name := base(words[0]); {
-	case name == "cd" && (len(words) == 1 || words[1] == "-"),
-		(name == "pushd" || name == "popd") && len(words) == 1,
-		name == "popd":
-		c.deny("it changes to a directory outside the project (%s)", strings.Join(words, " "))
-		return
-	}
-	for i := 1; i < len(words) && c.why == ""; i++ {
-		if p := c.g.outsideWord(words[i], literal[i]); p != "" {
-			c.deny("it names %s, which is outside the project", p)
-		}
-	}
 }
 
 // codeString finds the code string of eval, `sh -c`, `env -S`, alias and
@@ -528,6 +274,7 @@ var wrapperArgs = map[string]struct {
 	"unbuffer": {"", 0},
 	"strace":   {"eoEpsuU", 0},
 	"watch":    {"nd", 0},
+	"busybox":  {"", 0},
 }
 
 // unwrap returns the command a wrapper such as `env X=1 nohup cmd` runs.

@@ -1,9 +1,13 @@
 package bashguard
 
 import (
+	"regexp"
 	"strings"
 	"testing"
 )
+
+// fdDup matches a redirection that duplicates a file descriptor.
+var fdDup = regexp.MustCompile(`[0-9]*[<>]&[0-9]+`)
 
 // FuzzGuard feeds arbitrary command lines to the guard. It must never
 // panic, and whatever it approves without asking must be exactly one
@@ -30,9 +34,11 @@ func FuzzGuard(f *testing.F) {
 			if a.Unsafe != "" || a.Words == nil {
 				t.Fatalf("approved %q (%s) although analysis says unsafe: %q", cmd, why, a.Unsafe)
 			}
-			// The guard deliberately accepts redirections that write nowhere.
+			// The guard deliberately accepts redirections that write nowhere,
+			// including any duplication of a descriptor (>&0, 2>&1).
 			// A single statement may end with ";" or a newline.
-			plain := strings.NewReplacer("2>&1", "", ">&-", "", "2>/dev/null", "", ">/dev/null", "").Replace(cmd)
+			plain := fdDup.ReplaceAllString(cmd, "")
+			plain = strings.NewReplacer(">&-", "", "2>/dev/null", "", ">/dev/null", "").Replace(plain)
 			plain = strings.TrimRight(plain, " \t\n;")
 			for _, bad := range []string{"|", "&&", "||", ";", "`", "$(", ">", "\n"} {
 				if strings.Contains(plain, bad) && !quotedOnly(plain, bad) {
@@ -62,6 +68,12 @@ func quotedOnly(cmd, tok string) bool {
 			continue
 		case c == '"' && !inSingle:
 			inDouble = !inDouble
+			continue
+		case c == '#' && !inSingle && !inDouble && (i == 0 || cmd[i-1] == ' ' || cmd[i-1] == '\t'):
+			// A comment runs to the end of the line.
+			for i < len(cmd) && cmd[i] != '\n' {
+				i++
+			}
 			continue
 		}
 		if strings.HasPrefix(cmd[i:], tok) {

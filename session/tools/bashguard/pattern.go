@@ -115,12 +115,22 @@ func globMatch(pattern, s string) bool {
 
 // readOnlyCommand is a built-in allowlist entry for commands that only
 // read. Forbid lists options that would make it write or run something;
-// globSafe marks commands without any such option, where a glob that
-// expands to a file named like an option cannot do harm.
+// globSafe marks commands where a glob may be used: those without such
+// options, and those whose only forbidden options cannot be spelled by
+// a file name the glob matches (Allowed refuses a glob matching a name
+// that starts with -).
 type readOnlyCommand struct {
 	pattern  Pattern
 	forbid   []string
 	globSafe bool
+	// valued lists the short options that take the rest of their cluster
+	// as a value (sort -t, in -t,o), so the letters after them are not
+	// options and forbidding them would be wrong.
+	valued string
+	// goFlags marks the go command, which parses its flags with Go's flag
+	// package: -flag and --flag are the same, clusters do not exist and
+	// names are never abbreviated.
+	goFlags bool
 }
 
 // builtinReadOnly is the allowlist used in standard and plan modes. printenv
@@ -130,58 +140,67 @@ var builtinReadOnly = func() []readOnlyCommand {
 		pattern  string
 		forbid   []string
 		globSafe bool
+		valued   string
 	}
 	entries := []entry{
-		{"pwd *", nil, false},
-		{"ls *", nil, true},
-		{"cat *", nil, true},
-		{"head *", nil, true},
-		{"tail *", nil, true},
-		{"wc *", nil, true},
-		{"echo *", nil, true},
-		{"date *", []string{"-s", "--set"}, false},
-		{"whoami", nil, false},
-		{"id *", nil, false},
-		{"uname *", nil, false},
-		{"which *", nil, false},
-		{"file *", []string{"-C", "--compile"}, false},
-		{"stat *", nil, true},
-		{"du *", nil, true},
-		{"df *", nil, false},
-		{"basename *", nil, false},
-		{"dirname *", nil, false},
-		{"realpath *", nil, false},
-		{"diff *", nil, false},
-		{"cmp *", nil, false},
-		{"sort *", []string{"-o", "--output", "--compress-program"}, false},
-		{"tree *", []string{"-o", "-R"}, false},
-		{"grep *", nil, false},
-		{"rg *", []string{"--pre"}, false},
-		{"find *", []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls"}, false},
-		{"git status *", nil, false},
-		{"git log *", []string{"--output"}, false},
-		{"git diff *", []string{"--output"}, false},
-		{"git show *", []string{"--output"}, false},
-		{"git blame *", nil, false},
-		{"git ls-files *", nil, false},
-		{"git rev-parse *", nil, false},
-		{"git describe *", nil, false},
-		{"git shortlog *", nil, false},
-		{"git branch", nil, false},
-		{"git branch -a", nil, false},
-		{"git branch -r", nil, false},
-		{"git branch -v", nil, false},
-		{"git branch -vv", nil, false},
-		{"git branch --show-current", nil, false},
-		{"git remote", nil, false},
-		{"git remote -v", nil, false},
-		{"git tag", nil, false},
-		{"git tag -l *", nil, false},
-		{"git tag --list *", nil, false},
-		{"go version", nil, false},
-		{"go env *", []string{"-w", "-u"}, false},
-		{"go list *", []string{"-toolexec", "-exec"}, false},
-		{"go doc *", nil, false},
+		{"pwd *", nil, false, ""},
+		{"ls *", nil, true, "ITw"},
+		{"cat *", nil, true, ""},
+		{"head *", nil, true, "cn"},
+		{"tail *", nil, true, "cns"},
+		// --files0-from reads the names of the files to read from a file,
+		// where the guard cannot see them.
+		{"wc *", []string{"--files0-from"}, true, ""},
+		{"echo *", nil, true, ""},
+		{"date *", []string{"-s", "--set"}, false, "dfIr"},
+		{"whoami", nil, false, ""},
+		{"id *", nil, false, ""},
+		{"uname *", nil, false, ""},
+		{"which *", nil, false, ""},
+		{"file *", []string{"-C", "--compile", "-f", "--files-from"}, false, "eFfmP"},
+		{"stat *", nil, true, "ct"},
+		{"du *", []string{"--files0-from"}, true, "BdtX"},
+		{"df *", nil, false, "Btx"},
+		{"basename *", nil, false, "s"},
+		{"dirname *", nil, false, ""},
+		{"realpath *", nil, false, ""},
+		{"diff *", nil, false, "CDFILSUWx"},
+		{"cmp *", nil, false, "in"},
+		{"sort *", []string{"-o", "--output", "--compress-program", "--files0-from"}, false, "kStT"},
+		{"tree *", []string{"-o", "-R"}, false, "HILPT"},
+		{"grep *", nil, false, "ABCDdefm"},
+		{"rg *", []string{"--pre"}, false, "ABCEefgMmjrTt"},
+		{"find *", []string{"-exec", "-execdir", "-ok", "-okdir", "-delete", "-fprint", "-fprint0", "-fprintf", "-fls", "-files0-from"}, false, ""},
+		{"git status *", nil, false, ""},
+		{"git log *", []string{"--output"}, false, "nSGL"},
+		{"git diff *", []string{"--output"}, false, "SGlU"},
+		{"git show *", []string{"--output"}, false, "SGU"},
+		{"git blame *", nil, false, "LSC"},
+		{"git ls-files *", nil, false, "xX"},
+		{"git rev-parse *", nil, false, ""},
+		{"git describe *", nil, false, ""},
+		{"git shortlog *", nil, false, "w"},
+		{"git branch", nil, false, ""},
+		{"git branch -a", nil, false, ""},
+		{"git branch -r", nil, false, ""},
+		{"git branch -v", nil, false, ""},
+		{"git branch -vv", nil, false, ""},
+		{"git branch --show-current", nil, false, ""},
+		{"git remote", nil, false, ""},
+		{"git remote -v", nil, false, ""},
+		{"git tag", nil, false, ""},
+		{"git tag -l *", nil, false, ""},
+		{"git tag --list *", nil, false, ""},
+		{"go version", nil, false, ""},
+		// go env -w and -u change the person's Go configuration for every
+		// project (GOFLAGS=-toolexec=… would run a program on each build).
+		{"go env *", []string{"-w", "-u"}, false, ""},
+		// -toolexec and -exec run a program; -export and -compiled build
+		// (running cgo and the compiler); -mod=mod rewrites go.mod; -C
+		// moves to another folder first.
+		{"go list *", []string{"-toolexec", "-exec", "-export", "-compiled", "-mod", "-C"}, false, ""},
+		// go doc -http downloads and runs a documentation server.
+		{"go doc *", []string{"-http"}, false, ""},
 	}
 	out := make([]readOnlyCommand, len(entries))
 	for i, e := range entries {
@@ -189,25 +208,59 @@ var builtinReadOnly = func() []readOnlyCommand {
 		if err != nil {
 			panic("bashguard: bad built-in pattern: " + err.Error())
 		}
-		out[i] = readOnlyCommand{pattern: p, forbid: e.forbid, globSafe: e.globSafe}
+		out[i] = readOnlyCommand{pattern: p, forbid: e.forbid, globSafe: e.globSafe, valued: e.valued, goFlags: p.Words[0] == "go"}
 	}
 	return out
 }()
 
-// forbidden returns the first argument that uses a forbidden option.
-// Long options match exactly or with "=value"; single-letter options also
-// match inside clusters such as -ro.
+// forbidden returns the first argument that uses a forbidden option, in
+// any spelling the program accepts:
+//
+//   - GNU long options may be abbreviated to any unambiguous prefix, with
+//     or without =value (sort --out=F, sort --compress=sh, date --se=…,
+//     file --comp). Any prefix counts here, even an ambiguous one: the
+//     program would refuse it, and the guard need not know the others.
+//   - Short options match anywhere in a cluster (sort -uo F), up to a
+//     letter that takes the rest of the cluster as its value.
+//   - find's one-dash words match as prefixes (-fprint catches -fprintf).
+//   - Go's flag package reads -flag and --flag, -flag=v and -flag v alike,
+//     and has no clusters (go env --w, go list --toolexec=…).
 func (c readOnlyCommand) forbidden(args []string) string {
 	for _, a := range args {
+		if len(a) < 2 || a[0] != '-' {
+			continue
+		}
+		if c.goFlags {
+			name, _, _ := strings.Cut(strings.TrimPrefix(a[1:], "-"), "=")
+			for _, f := range c.forbid {
+				if name == strings.TrimLeft(f, "-") {
+					return a
+				}
+			}
+			continue
+		}
+		if long, ok := strings.CutPrefix(a, "--"); ok {
+			name, _, _ := strings.Cut(long, "=")
+			for _, f := range c.forbid {
+				if fl, ok := strings.CutPrefix(f, "--"); ok && name != "" && strings.HasPrefix(fl, name) {
+					return a
+				}
+			}
+			continue
+		}
 		for _, f := range c.forbid {
-			switch {
-			case a == f || strings.HasPrefix(a, f+"="):
+			if len(f) > 2 && f[1] != '-' && strings.HasPrefix(a, f) {
 				return a
-			case len(f) == 2 && isShortCluster(a) && strings.ContainsRune(a[1:], rune(f[1])):
-				return a
-			case len(f) > 2 && f[1] != '-' && strings.HasPrefix(a, f):
-				// find's single-dash words: -fprint also catches -fprintf.
-				return a
+			}
+		}
+		for _, r := range a[1:] {
+			for _, f := range c.forbid {
+				if len(f) == 2 && rune(f[1]) == r {
+					return a
+				}
+			}
+			if strings.ContainsRune(c.valued, r) {
+				break
 			}
 		}
 	}
