@@ -2,10 +2,11 @@ package tools
 
 import (
 	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/infer-workspace/infer/internal/linkpath"
 )
 
 // resolve turns a path argument into an absolute path: relative paths are
@@ -43,61 +44,11 @@ func insideRoot(root, abs string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-// maxLinkHops bounds how many symbolic links realPath follows, so a link
-// loop ends; the kernel refuses such paths anyway (ELOOP).
-const maxLinkHops = 255
-
 // realPath resolves every symbolic link in p and keeps the rest, which
-// does not exist yet (a file about to be written). It walks p one element
-// at a time instead of using filepath.EvalSymlinks, because a dangling
-// link (one whose target does not exist yet) must count as where it
-// points: writing through it creates the target, and a link inside the
-// project naming a new file outside it is outside.
-func realPath(p string) string {
-	p = filepath.Clean(p)
-	vol := filepath.VolumeName(p)
-	resolved := vol + string(filepath.Separator)
-	rest := splitPath(p[len(vol):])
-	for hops := 0; len(rest) > 0; {
-		elem := rest[0]
-		rest = rest[1:]
-		switch elem {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, elem)
-		info, err := os.Lstat(next)
-		if err != nil {
-			// Nothing more exists (or it cannot be inspected, so it
-			// cannot be written either): the rest is taken as written.
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		target, err := os.Readlink(next)
-		if hops++; err != nil || hops > maxLinkHops {
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if filepath.IsAbs(target) {
-			v := filepath.VolumeName(target)
-			resolved = v + string(filepath.Separator)
-			target = target[len(v):]
-		}
-		rest = append(splitPath(target), rest...)
-	}
-	return resolved
-}
-
-// splitPath splits a path into its elements, leaving empty ones for
-// realPath to skip.
-func splitPath(p string) []string {
-	return strings.Split(filepath.ToSlash(p), "/")
-}
+// does not exist yet (a file about to be written); a dangling link counts
+// as where it points, because writing through it creates the target (see
+// linkpath).
+func realPath(p string) string { return linkpath.Real(filepath.Clean(p)) }
 
 // display shows a path relative to the root when it is inside it.
 func display(env *Env, abs string) string {

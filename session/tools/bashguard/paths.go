@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+
+	"github.com/infer-workspace/infer/internal/linkpath"
 )
 
 // This file answers "does this path stay inside the project?" the way the
@@ -14,60 +16,15 @@ import (
 // where a program may find a path in it (after =, after a short option's
 // letter).
 
-// maxLinkHops bounds how many symbolic links resolvePath follows, so that
-// a link loop ends; the kernel refuses such paths anyway (ELOOP).
-const maxLinkHops = 64
-
 // resolvePath returns where the absolute path p leads once every symbolic
-// link in it is followed. It walks p one element at a time, as the kernel
-// does, so that .. after a link climbs out of the link's target rather
-// than out of the folder holding the link (filepath.Clean would get that
-// wrong). What does not exist is kept as written (a file about to be
-// created), and a dangling link counts as the place it points to, because
-// writing through it creates its target there.
-func resolvePath(p string) string {
-	return resolveFrom(string(filepath.Separator), p)
-}
+// link in it is followed, as the kernel will walk it (see linkpath): ..
+// after a link climbs out of the link's target, what does not exist is
+// kept as written, and a dangling link counts as the place it points to.
+func resolvePath(p string) string { return linkpath.Real(p) }
 
 // resolveFrom resolves rel (or an absolute path) starting in the already
-// resolved folder dir; see resolvePath.
-func resolveFrom(dir, rel string) string {
-	resolved := dir
-	if filepath.IsAbs(rel) {
-		resolved = string(filepath.Separator)
-	}
-	rest := strings.Split(filepath.ToSlash(rel), "/")
-	for hops := 0; len(rest) > 0; {
-		elem := rest[0]
-		rest = rest[1:]
-		switch elem {
-		case "", ".":
-			continue
-		case "..":
-			resolved = filepath.Dir(resolved)
-			continue
-		}
-		next := filepath.Join(resolved, elem)
-		info, err := os.Lstat(next)
-		if err != nil {
-			// Nothing further exists, so nothing further is a link.
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if info.Mode()&fs.ModeSymlink == 0 {
-			resolved = next
-			continue
-		}
-		target, err := os.Readlink(next)
-		if hops++; err != nil || hops > maxLinkHops {
-			return filepath.Join(append([]string{next}, rest...)...)
-		}
-		if filepath.IsAbs(target) {
-			resolved = string(filepath.Separator)
-		}
-		rest = append(strings.Split(filepath.ToSlash(target), "/"), rest...)
-	}
-	return resolved
-}
+// resolved folder dir.
+func resolveFrom(dir, rel string) string { return linkpath.From(dir, rel) }
 
 // under reports whether p is dir or below it; both must be clean.
 func under(dir, p string) bool {
