@@ -870,7 +870,11 @@ func TestHostilePanelFloodOfUserMessages(t *testing.T) {
 	r := newHostileRig(t, rigOptions{session: func(o *session.Options) {
 		o.Catalog = demoOnly{&demo.Model{Delay: 0}}
 	}})
-	ctx := guardCtx(t)
+	// One guard covers 10,000 frames and 100 turns: under the race
+	// detector on a busy 2-vCPU machine that took longer than the 10 s
+	// meant for a single step (the flaky-test hunt saw it twice).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
 	// A turn waiting on an approval keeps the agent busy while the
 	// flood arrives, so exactly the cap is accepted.
 	if err := r.client.SendUserMessage(ctx, "run touch held.txt"); err != nil {
