@@ -842,6 +842,8 @@ func (ap approver) Approve(ctx context.Context, req tools.ApprovalRequest) (tool
 			err = ctx.Err()
 		}
 	}
+	// The panel is a web page: what it allows still runs confined.
+	got.d.Remote = got.by == FromPanel
 	resolved := opened
 	resolved.Decision, resolved.By = got.d, got.by
 	w.publish(Event{Kind: KindApprovalResolved, Approval: &resolved})

@@ -54,3 +54,38 @@ echo "[$OPENAI_API_KEY]"
 		t.Error("the script wrote outside the project")
 	}
 }
+
+// TestAPanelApprovalDoesNotLiftTheSandbox is the review's escape: the
+// panel asks for a command and approves it itself. Allowed from the
+// panel, a web page, it runs, but confined; only an answer at infer's own
+// terminal would run it outside.
+func TestAPanelApprovalDoesNotLiftTheSandbox(t *testing.T) {
+	needSandbox(t)
+	s := serveInProcess(t, "", "")
+	outside := filepath.Join(s.home, "escaped.txt")
+	done := make(chan string, 1)
+	go func() {
+		res, err := s.client.ToolRequest(context.Background(), "Bash", fmt.Sprintf(`{"command": "echo ran; echo x > %s"}`, outside))
+		if err != nil {
+			done <- err.Error()
+			return
+		}
+		done <- res.Output
+	}()
+	a := s.nextApproval()
+	if err := s.client.Approve(s.ctx(), a.RequestID); err != nil {
+		t.Fatal(err)
+	}
+	var out string
+	select {
+	case out = <-done:
+	case <-time.After(30 * time.Second):
+		t.Fatal("the approved request never finished")
+	}
+	if !strings.Contains(out, "ran") {
+		t.Fatalf("the approved command did not run: %q", out)
+	}
+	if _, err := os.Stat(outside); err == nil {
+		t.Error("a command approved from the panel wrote outside the project")
+	}
+}

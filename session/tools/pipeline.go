@@ -32,6 +32,11 @@ type Decision struct {
 	// Option picks which of the request's Options AllowAlways saves; an
 	// index out of range means the first (narrowest).
 	Option int
+	// Remote is set when the answer came from the browser panel: a web
+	// page can drive the extension, so a call allowed there still runs in
+	// the sandbox. Only an answer given at infer itself (its terminal, or
+	// headless's stdin) lifts the sandbox for that call.
+	Remote bool
 }
 
 // ApprovalRequest asks the person about one call.
@@ -306,7 +311,10 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 		deny(out, reason, text)
 		return false, false
 	}
-	return true, true
+	if d.Remote {
+		out.Approval += " in the browser panel"
+	}
+	return true, !d.Remote
 }
 
 // askJudge calls the judge with its own timeout, turning a missing judge,
@@ -443,7 +451,7 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 	if !p.env.Confine.Network {
 		net = "network off"
 	}
-	note := "If you allow it, it runs once outside the sandbox, with your full permissions"
+	note := "If you allow it here, it runs once outside the sandbox, with your full permissions (allowed from the browser panel, it runs inside)"
 	if len(perm.Options) > 0 {
 		note += "; \"Always\" lets later matching commands run without asking, inside the sandbox (" + net + ")"
 	}

@@ -105,6 +105,12 @@ func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
 		t.Errorf("judge called %d times", judge.calls)
 	}
 
+	// Allowed from the browser panel, a web page: still confined.
+	approver.decision = Decision{Kind: AllowOnce, Remote: true}
+	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != confined || !strings.Contains(out.Approval, "browser panel") {
+		t.Errorf("a panel approval: confinement %d (%+v)", rec.last(), out)
+	}
+
 	// A saved grant: the person approved the kind, not this call.
 	approver.decision = Decision{Kind: AllowAlways}
 	p.Run(ctx, call, Standard)
