@@ -337,6 +337,7 @@ func confinePolicy(cfg config.Config, home string) sandbox.Policy {
 		Writable: expand(cfg.Sandbox.Writable),
 		DenyRead: append(deny, expand(cfg.Sandbox.DenyRead)...),
 		Network:  cfg.Sandbox.NetworkAllowed(),
+		Home:     userHome,
 	}
 }
 

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 )
@@ -9,7 +10,7 @@ import (
 // mounts cover earlier ones, so the order is the policy: the whole file
 // system read-only, then what may be written, then what must stay
 // read-only inside that, then what may not be read at all.
-func bwrapArgs(p Policy, root bool) []string {
+func bwrapArgs(p Policy, root bool) ([]string, error) {
 	a := []string{
 		// The command and everything it starts die with the bwrap that
 		// infer started, and with it when infer dies: the pid namespace's
@@ -25,6 +26,7 @@ func bwrapArgs(p Policy, root bool) []string {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
+	a = append(a, hideRuntime()...)
 	if p.TempDir != "" && !p.ReadOnly {
 		a = append(a, "--bind", resolved(p.TempDir), "/tmp")
 	} else {
@@ -34,7 +36,7 @@ func bwrapArgs(p Policy, root bool) []string {
 		a = append(a, "--tmpfs", "/var/tmp")
 	}
 	rootDir := resolved(p.Root)
-	if p.ReadOnly {
+	if p.ReadOnly || !writableRoot(rootDir, p.Home) {
 		// Bound again: a project under /tmp would otherwise be hidden by
 		// the private /tmp.
 		a = append(a, "--ro-bind", rootDir, rootDir)
@@ -44,7 +46,11 @@ func bwrapArgs(p Policy, root bool) []string {
 			a = append(a, "--bind", w, w)
 		}
 		a = append(a, "--bind", rootDir, rootDir)
-		a = append(a, protect(rootDir)...)
+		prot, err := protect(rootDir)
+		if err != nil {
+			return nil, err
+		}
+		a = append(a, prot...)
 	}
 	for _, d := range existing(append(append([]string(nil), p.DenyRead...), hostSockets...)) {
 		d = resolved(d)
@@ -60,27 +66,70 @@ func bwrapArgs(p Policy, root bool) []string {
 		a = append(a, "--cap-drop", "ALL")
 	}
 	a = append(a, "--chdir", rootDir, "--setenv", "TMPDIR", "/tmp")
+	return a, nil
+}
+
+// hideRuntime covers /run (and a /var/run that is not a link to it) with
+// an empty tmpfs: it holds the sockets of services that act for whoever
+// connects — the session bus (systemd-run starts programs outside any
+// sandbox), the system bus and systemd (which trust uid 0), gpg and ssh
+// agents, Wayland, rootless container engines. Only the resolver's folders
+// come back, read-only, because /etc/resolv.conf often links into them.
+func hideRuntime() []string {
+	var a []string
+	for _, dir := range []string{"/run", "/var/run"} {
+		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
+			continue // missing, or /var/run → /run, already covered
+		}
+		a = append(a, "--tmpfs", dir)
+	}
+	for _, keep := range []string{"/run/systemd/resolve", "/run/resolvconf", "/run/NetworkManager/resolv.conf"} {
+		if _, err := os.Stat(keep); err == nil {
+			a = append(a, "--ro-bind", keep, keep)
+		}
+	}
+	if len(a) > 0 {
+		a = append(a, "--remount-ro", "/run")
+	}
 	return a
 }
 
+// writableRoot reports whether a project at root may be bound writable.
+// Not when it is / or the person's home or above it: infer started in the
+// home (or under a dotfiles repository there) would otherwise let
+// commands rewrite ~/.bashrc and every tool's configuration.
+func writableRoot(root, home string) bool {
+	if root == string(filepath.Separator) {
+		return false
+	}
+	if home == "" {
+		return true
+	}
+	home = resolved(home)
+	rel, err := filepath.Rel(root, home)
+	return err != nil || rel != "." && (rel == ".." || filepath.IsAbs(rel) || len(rel) >= 3 && rel[:3] == ".."+string(filepath.Separator))
+}
+
 // protect keeps root's ProtectedPaths read-only inside a writable project.
-// A missing .infer or .git/hooks folder is covered by an empty read-only
-// one, or the command could create it; bwrap leaves an empty folder behind
-// as the mount point. A missing .git/config is left alone: inventing one
-// would change what git sees.
-func protect(root string) []string {
+// A missing one is covered by an empty read-only folder, or the command
+// could create it (git init, then a hook); bwrap leaves an empty folder
+// behind as the mount point, which git and infer both ignore. A protected
+// path that is a symbolic link cannot be covered (a mount follows it, and
+// the command could replace the link), so the command is not run.
+func protect(root string) ([]string, error) {
 	var a []string
 	for _, p := range ProtectedPaths(root) {
-		if _, err := os.Lstat(p); err == nil {
+		fi, err := os.Lstat(p)
+		switch {
+		case err == nil && fi.Mode()&os.ModeSymlink != 0:
+			return nil, fmt.Errorf("sandbox: %s is a symbolic link, which the sandbox cannot keep read-only; ask the person to run the command", p)
+		case err == nil:
 			a = append(a, "--ro-bind", p, p)
-			continue
+		default:
+			a = append(a, "--tmpfs", p, "--remount-ro", p)
 		}
-		if filepath.Base(p) == "config" || !isDir(filepath.Dir(p)) {
-			continue
-		}
-		a = append(a, "--tmpfs", p, "--remount-ro", p)
 	}
-	return a
+	return a, nil
 }
 
 func isDir(p string) bool {

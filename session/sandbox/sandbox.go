@@ -21,6 +21,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -61,30 +62,46 @@ type Policy struct {
 	// TempDir is the private temp folder, seen as /tmp inside; empty
 	// means a fresh empty one that is gone when the command ends.
 	TempDir string
+	// Home is the person's home folder. A project that is the home or
+	// above it stays read-only: it holds every tool's configuration.
+	Home string
 }
 
 // ProtectedPaths are the paths inside a project that stay read-only even
-// where the project is writable: what runs git's hooks, what configures
-// git (core.fsmonitor, core.hooksPath and aliases run programs), and
-// infer's own project settings. A command that could write them could make
-// the person's next `git commit` or the next infer start run its code.
+// where the project is writable: the whole .git (a folder, or the file of
+// a worktree or submodule) and infer's own project settings. Git runs
+// programs that its repository names — hooks, core.fsmonitor,
+// core.hooksPath, filters, aliases — and finds them through more files
+// than hooks/ and config (commondir, config.worktree, info/attributes,
+// modules/*), so a command that could write any of .git could make the
+// person's next `git status` run its code. Commits therefore need the
+// person's approval, which runs them outside the sandbox.
 func ProtectedPaths(root string) []string {
 	return []string{
-		filepath.Join(root, ".git", "hooks"),
-		filepath.Join(root, ".git", "config"),
+		filepath.Join(root, ".git"),
 		filepath.Join(root, ".infer"),
 	}
 }
 
 // IsProtected reports whether abs (an absolute, cleaned path with links
-// resolved) is one of root's ProtectedPaths or inside one.
+// resolved) is one of root's ProtectedPaths or inside one. On systems
+// whose file systems ignore case by default, .GIT is .git.
 func IsProtected(root, abs string) bool {
 	for _, p := range ProtectedPaths(root) {
-		if abs == p || strings.HasPrefix(abs, p+string(filepath.Separator)) {
+		if samePath(abs, p) || len(abs) > len(p) && samePath(abs[:len(p)], p) && abs[len(p)] == filepath.Separator {
 			return true
 		}
 	}
 	return false
+}
+
+// samePath compares paths as the file system will: ignoring case on
+// macOS and Windows, whose default file systems do.
+func samePath(a, b string) bool {
+	if runtime.GOOS == "darwin" || runtime.GOOS == "windows" {
+		return strings.EqualFold(a, b)
+	}
+	return a == b
 }
 
 // SecretStores are the folders and files of the person's home that hold
@@ -96,10 +113,23 @@ func SecretStores(home string) []string {
 		return nil
 	}
 	rel := []string{
-		".ssh", ".aws", ".gnupg", ".netrc", ".docker/config.json", ".kube",
+		// Keys and cloud credentials.
+		".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube",
 		".config/gcloud", ".azure", ".password-store", ".git-credentials",
 		".config/git/credentials", ".npmrc", ".pypirc", ".cargo/credentials.toml",
-		".cargo/credentials",
+		".cargo/credentials", ".vault-token", ".terraform.d", ".pgpass",
+		".m2/settings.xml", ".gradle/gradle.properties", ".1password",
+		".local/share/keyrings", "Library/Keychains",
+		// Other agents' logins.
+		".claude", ".codex", ".config/github-copilot",
+		// The display server's key (keystrokes into the person's windows)
+		// and shell histories (tokens typed on command lines).
+		".Xauthority", ".bash_history", ".zsh_history", ".python_history",
+		".psql_history", ".mysql_history", ".node_repl_history",
+		// Browser profiles: the person's sessions on every site.
+		".mozilla", ".config/google-chrome", ".config/chromium",
+		".config/BraveSoftware", ".config/microsoft-edge",
+		"Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
 	}
 	out := make([]string, len(rel))
 	for i, r := range rel {
@@ -199,7 +229,11 @@ func (s *Sandbox) Command(p Policy, env []string, name string, args ...string) (
 	var argv []string
 	switch s.Kind() {
 	case Bubblewrap:
-		argv = append([]string{s.program}, bwrapArgs(p, os.Geteuid() == 0)...)
+		args, err := bwrapArgs(p, os.Geteuid() == 0)
+		if err != nil {
+			return nil, err
+		}
+		argv = append([]string{s.program}, args...)
 		argv = append(argv, "--", name)
 	case Seatbelt:
 		argv = []string{s.program, "-p", seatbeltProfile(p), name}

@@ -90,7 +90,7 @@ func newWorldIn(t *testing.T, base string) world {
 
 func (w world) policy() Policy {
 	deny := append([]string{w.inferHome}, SecretStores(w.home)...)
-	return Policy{Root: w.project, DenyRead: deny, Network: true, TempDir: w.tmp}
+	return Policy{Root: w.project, DenyRead: deny, Network: true, TempDir: w.tmp, Home: w.home}
 }
 
 // run runs script with bash in the sandbox and returns its output and
@@ -200,6 +200,12 @@ func TestProtectedPathsStayReadOnlyInsideTheProject(t *testing.T) {
 		"echo evil >> .git/hooks/pre-commit",
 		"echo evil > .git/hooks/post-checkout",
 		"echo '[core] hooksPath = /x' >> .git/config",
+		// Git finds its config and hooks through more than hooks/ and
+		// config: the whole .git stays read-only.
+		"echo ../evil > .git/commondir",
+		"echo '[core] fsmonitor = x' > .git/config.worktree",
+		"mkdir -p .git/info && echo '* filter=x' > .git/info/attributes",
+		"mv .git .git-old",
 		"echo 'agent: {mode: auto}' > .infer/config.yaml",
 		"rm -rf .infer",
 		"mkdir .infer/skills",
@@ -214,9 +220,8 @@ func TestProtectedPathsStayReadOnlyInsideTheProject(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(w.project, ".git", "hooks", "post-checkout")); err == nil {
 		t.Error("a new git hook was written")
 	}
-	// The rest of .git stays writable, for commits made under a grant.
-	if out, ok := run(t, sb, p, "echo ref > .git/HEAD"); !ok {
-		t.Errorf("writing .git/HEAD failed: %s", out)
+	if _, err := os.Stat(filepath.Join(w.project, ".git", "commondir")); err == nil {
+		t.Error(".git/commondir was written")
 	}
 
 	// A project without .infer gets an empty, read-only one while the
@@ -229,6 +234,94 @@ func TestProtectedPathsStayReadOnlyInsideTheProject(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(filepath.Join(w.project, ".infer")); len(entries) != 0 {
 		t.Errorf(".infer has %d entries after the command", len(entries))
+	}
+
+	// A project that is not a repository yet cannot become one with a
+	// planted config (git init, then core.fsmonitor).
+	if err := os.RemoveAll(filepath.Join(w.project, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := run(t, sb, p, "git init -q . && echo '[core] fsmonitor = x' >> .git/config"); ok {
+		t.Errorf("git init succeeded: %s", out)
+	}
+	if _, err := os.Stat(filepath.Join(w.project, ".git", "config")); err == nil {
+		t.Error("a .git/config was planted")
+	}
+
+	// A worktree's .git is a file naming the real one: read-only too.
+	if err := os.RemoveAll(filepath.Join(w.project, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(w.project, ".git"), []byte("gitdir: /elsewhere\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if out, ok := run(t, sb, p, "echo 'gitdir: evil' > .git"); ok {
+		t.Errorf("rewriting the .git file succeeded: %s", out)
+	}
+
+	// A protected path that is a link cannot be held: the command does
+	// not run.
+	if err := os.Remove(filepath.Join(w.project, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(w.outside, filepath.Join(w.project, ".git")); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sb.Command(p, nil, "true"); err == nil || !strings.Contains(err.Error(), "symbolic link") {
+		t.Errorf("a linked .git: %v", err)
+	}
+}
+
+// TestServicesOutsideAreOutOfReach: sockets under /run (the session and
+// system buses, agents, Wayland) are hidden, and the variables that point
+// at them are not passed on by infer (see tools.confinedEnv).
+func TestServicesOutsideAreOutOfReach(t *testing.T) {
+	sb := confined(t)
+	w := newWorld(t)
+	dir := filepath.Join("/run", fmt.Sprintf("infer-sandbox-test-%d", os.Getpid()))
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Skipf("cannot make a folder under /run: %v", err)
+	}
+	defer os.RemoveAll(dir)
+	sock := filepath.Join(dir, "bus")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			c.Write([]byte("reached\n"))
+			c.Close()
+		}
+	}()
+	out, _ := run(t, sb, w.policy(), "ls "+dir+" 2>&1; cat /etc/resolv.conf >/dev/null && echo resolver-ok")
+	if strings.Contains(out, "bus") && !strings.Contains(out, "No such file") {
+		t.Errorf("a socket under /run is visible: %q", out)
+	}
+	if _, err := os.Stat("/etc/resolv.conf"); err == nil && !strings.Contains(out, "resolver-ok") {
+		t.Errorf("name resolution's config is gone: %q", out)
+	}
+}
+
+// TestAHomeProjectStaysReadOnly: infer started in the home folder (or
+// above it) must not let commands rewrite ~/.bashrc.
+func TestAHomeProjectStaysReadOnly(t *testing.T) {
+	sb := confined(t)
+	w := newWorld(t)
+	for _, root := range []string{w.home, filepath.Dir(w.home)} {
+		p := w.policy()
+		p.Root = root
+		if out, ok := run(t, sb, p, "echo evil >> "+filepath.Join(w.home, ".bashrc")); ok {
+			t.Errorf("project %s: writing ~/.bashrc succeeded: %s", root, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(w.home, ".bashrc")); err == nil {
+		t.Error("~/.bashrc was written")
 	}
 }
 
@@ -359,7 +452,7 @@ func TestSeatbeltProfileFollowsThePolicy(t *testing.T) {
 	for _, want := range []string{
 		"(deny file-write*)",
 		"(subpath " + sbQuote(resolved(w.project)) + ")",
-		"(subpath " + sbQuote(filepath.Join(resolved(w.project), ".git", "hooks")) + ")",
+		"(subpath " + sbQuote(filepath.Join(resolved(w.project), ".git")) + ")",
 		"(deny file-read* file-write*",
 		"(subpath " + sbQuote(resolved(filepath.Join(w.home, ".ssh"))) + ")",
 		"(deny network*)",
@@ -385,8 +478,9 @@ func TestIsProtected(t *testing.T) {
 	root := "/p"
 	for path, want := range map[string]bool{
 		"/p/.git/hooks": true, "/p/.git/hooks/pre-commit": true, "/p/.git/config": true,
-		"/p/.infer": true, "/p/.infer/config.yaml": true, "/p/.git/HEAD": false,
-		"/p/.inferx": false, "/p/src/.infer": false, "/p/.git/configs": false,
+		"/p/.infer": true, "/p/.infer/config.yaml": true, "/p/.git/HEAD": true,
+		"/p/.git": true, "/p/.git/commondir": true, "/p/.gitignore": false,
+		"/p/.inferx": false, "/p/src/.infer": false, "/p/.github/x": false,
 	} {
 		if got := IsProtected(root, path); got != want {
 			t.Errorf("IsProtected(%s) = %v", path, got)

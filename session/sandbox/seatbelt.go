@@ -14,10 +14,10 @@ func seatbeltProfile(p Policy) string {
 	b.WriteString("(allow file-write*\n")
 	b.WriteString("  (literal \"/dev/null\") (literal \"/dev/zero\") (literal \"/dev/dtracehelper\")\n")
 	b.WriteString("  (regex #\"^/dev/tty\") (regex #\"^/dev/fd/\")")
-	if p.TempDir != "" {
+	if p.TempDir != "" && !p.ReadOnly {
 		b.WriteString("\n  (subpath " + sbQuote(resolved(p.TempDir)) + ")")
 	}
-	if !p.ReadOnly {
+	if !p.ReadOnly && writableRoot(resolved(p.Root), p.Home) {
 		b.WriteString("\n  (subpath " + sbQuote(resolved(p.Root)) + ")")
 		for _, w := range existing(p.Writable) {
 			b.WriteString("\n  (subpath " + sbQuote(resolved(w)) + ")")
@@ -29,7 +29,7 @@ func seatbeltProfile(p Policy) string {
 		b.WriteString("\n  (subpath " + sbQuote(pp) + ")")
 	}
 	b.WriteString(")\n")
-	if deny := existing(p.DenyRead); len(deny) > 0 {
+	if deny := existing(append(append([]string(nil), p.DenyRead...), hostSockets...)); len(deny) > 0 {
 		b.WriteString("(deny file-read* file-write*")
 		for _, d := range deny {
 			b.WriteString("\n  (subpath " + sbQuote(resolved(d)) + ")")

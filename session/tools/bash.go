@@ -181,7 +181,7 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	if code != 0 {
 		res.Text += fmt.Sprintf("\n\nExit code: %d", code)
 		if inSandbox && sandboxRefusal(text) {
-			res.Text += "\n\nThis command ran in infer's sandbox, which lets commands write only the project (not .git/hooks, .git/config or .infer/), the sandbox's own /tmp and the folders in sandbox.writable, and read no secret stores. If it needs more, ask the person to run it: a command they approve runs outside the sandbox."
+			res.Text += "\n\nThis command ran in infer's sandbox, which lets commands write only the project (not .git or .infer/, so commits need the person), the sandbox's own /tmp and the folders in sandbox.writable, and read no secret stores. If it needs more, ask the person to run it: a command they approve runs outside the sandbox."
 		}
 	}
 	return res, nil
@@ -208,11 +208,55 @@ func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inS
 	if p.TempDir, err = env.privateTemp(); err != nil {
 		return nil, false, err
 	}
-	cmd, err = env.Sandbox.Command(p, env.commandEnv(), "bash", "-c", command)
+	cmd, err = env.Sandbox.Command(p, confinedEnv(env.commandEnv()), "bash", "-c", command)
 	if err != nil {
 		return nil, false, err
 	}
 	return cmd, true, nil
+}
+
+// confinedEnv is the environment of a confined command: env (nil means
+// infer's own) without what points at services outside the sandbox (the
+// session bus, ssh and gpg agents, the display, a Docker daemon) and
+// without variables whose names say they hold a secret, except the GitHub
+// tokens gh needs. A person's approval runs a command with all of it.
+func confinedEnv(env []string) []string {
+	if env == nil {
+		env = os.Environ()
+	}
+	out := make([]string, 0, len(env))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if !hiddenFromSandbox(name) {
+			out = append(out, kv)
+		}
+	}
+	return out
+}
+
+// outsideServices are variables that lead a command to a service which
+// acts outside the sandbox for whoever connects.
+var outsideServices = map[string]bool{
+	"DBUS_SESSION_BUS_ADDRESS": true, "DBUS_SYSTEM_BUS_ADDRESS": true,
+	"SSH_AUTH_SOCK": true, "GPG_AGENT_INFO": true, "DISPLAY": true,
+	"WAYLAND_DISPLAY": true, "XAUTHORITY": true, "DOCKER_HOST": true,
+	"CONTAINER_HOST": true,
+}
+
+func hiddenFromSandbox(name string) bool {
+	if outsideServices[name] {
+		return true
+	}
+	if name == "GH_TOKEN" || name == "GITHUB_TOKEN" {
+		return false // gh api must keep working (the extension relies on it)
+	}
+	upper := strings.ToUpper(name)
+	for _, word := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "CREDENTIAL", "ACCESS_KEY"} {
+		if strings.Contains(upper, word) {
+			return true
+		}
+	}
+	return false
 }
 
 // sandboxRefusal reports whether a failed command's output looks like the

@@ -18,9 +18,9 @@ import (
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
-// confinedEnv is newEnv with the system's sandbox, skipping where there
+// sandboxedEnv is newEnv with the system's sandbox, skipping where there
 // is none except under CI, which installs bubblewrap.
-func confinedEnv(t *testing.T) *Env {
+func sandboxedEnv(t *testing.T) *Env {
 	t.Helper()
 	sb := sandbox.Detect()
 	if !sb.Confines() {
@@ -129,7 +129,7 @@ func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
 }
 
 func TestBashRunsInTheSandboxUnlessAPersonApprovedIt(t *testing.T) {
-	env := confinedEnv(t)
+	env := sandboxedEnv(t)
 	outside := filepath.Join(filepath.Dir(env.Root), "outside.txt")
 	t.Setenv("INFER_TEST_SECRET", "sekrit-value")
 	env.SecretEnv = []string{"INFER_TEST_SECRET"}
@@ -171,10 +171,44 @@ func TestBashRunsInTheSandboxUnlessAPersonApprovedIt(t *testing.T) {
 	}
 }
 
+// TestConfinedCommandsGetNoSecretsOrServiceAddresses: variables that
+// point at services outside the sandbox or whose names say they hold a
+// secret stay out of confined commands; gh's token and the rest pass.
+func TestConfinedCommandsGetNoSecretsOrServiceAddresses(t *testing.T) {
+	env := sandboxedEnv(t)
+	for name, value := range map[string]string{
+		"SSH_AUTH_SOCK": "/run/user/0/agent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
+		"DISPLAY": ":0", "HF_TOKEN": "hf-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
+		"DB_PASSWORD": "db-secret", "GH_TOKEN": "gh-kept", "EDITOR": "vi-kept",
+	} {
+		t.Setenv(name, value)
+	}
+	script := `{"command": "env"}`
+	res, err := bashTool{}.runConfined(context.Background(), env, json.RawMessage(script), confined)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, hidden := range []string{"agent", "unix:path", "DISPLAY=", "hf-secret", "aws-secret", "db-secret"} {
+		if strings.Contains(res.Text, hidden) {
+			t.Errorf("%s reached the confined command", hidden)
+		}
+	}
+	for _, kept := range []string{"gh-kept", "vi-kept", "PATH="} {
+		if !strings.Contains(res.Text, kept) {
+			t.Errorf("%s did not reach the confined command", kept)
+		}
+	}
+	// Approved by a person: their whole environment, as before.
+	res, err = bashTool{}.runConfined(context.Background(), env, json.RawMessage(script), unconfined)
+	if err != nil || !strings.Contains(res.Text, "db-secret") {
+		t.Errorf("unconfined: %v", err)
+	}
+}
+
 // TestThePipelineSaysWhereACommandRan: the outcome and the approval box
 // say whether the sandbox applies.
 func TestThePipelineSaysWhereACommandRan(t *testing.T) {
-	env := confinedEnv(t)
+	env := sandboxedEnv(t)
 	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
 	if err != nil {
@@ -289,7 +323,7 @@ func TestBashChildrenDieWithInfer(t *testing.T) {
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			if c.sandboxed {
-				confinedEnv(t) // skips where there is no sandbox
+				sandboxedEnv(t) // skips where there is no sandbox
 			}
 			helper := exec.Command(os.Args[0], "-test.run=^TestBashChildHelper$")
 			helper.Env = append(os.Environ(), "INFER_BASH_HELPER="+c.command, "INFER_BASH_HELPER_SANDBOX="+fmt.Sprint(c.sandboxed), "INFER_BASH_HELPER_ROOT="+t.TempDir())
