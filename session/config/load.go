@@ -3,6 +3,7 @@ package config
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"net/url"
 	"os"
@@ -212,7 +213,7 @@ func ParseConfig(data []byte, file string) (Config, error) {
 
 func readConfigFile(path string) (*document, Config, error) {
 	shown := DisplayPath(path)
-	data, err := os.ReadFile(path)
+	data, err := readSmallFile(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return nil, Config{}, &FieldError{File: shown, Problem: "does not exist", Fix: "run `infer init` to create a commented one", Err: err}
@@ -501,4 +502,34 @@ func (c Config) WithDefaults() Config {
 		c.Providers = providers
 	}
 	return c
+}
+
+// maxConfigBytes bounds a config file: far above any real one, it keeps a
+// cloned project's config.yaml that links to /dev/zero (or is a huge
+// file) from eating memory before anyone is asked to trust it.
+const maxConfigBytes = 1 << 20
+
+// readSmallFile reads a regular file of at most maxConfigBytes. Anything
+// else (a device, a FIFO that would block, a socket) is refused: a config
+// file is only ever a file.
+func readSmallFile(path string) ([]byte, error) {
+	// Checked before opening: opening a FIFO would already block.
+	if fi, err := os.Stat(path); err != nil {
+		return nil, err
+	} else if !fi.Mode().IsRegular() {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: errors.New("not a regular file")}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	data, err := io.ReadAll(io.LimitReader(f, maxConfigBytes+1))
+	if err != nil {
+		return nil, err
+	}
+	if len(data) > maxConfigBytes {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxConfigBytes)}
+	}
+	return data, nil
 }

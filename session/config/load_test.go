@@ -356,3 +356,23 @@ func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
 		}
 	}
 }
+
+// TestConfigMustBeASmallRegularFile: a cloned project's config.yaml that
+// links to /dev/zero, or is huge, is refused before it is read whole.
+func TestConfigMustBeASmallRegularFile(t *testing.T) {
+	dir := t.TempDir()
+	link := filepath.Join(dir, "zero.yaml")
+	if err := os.Symlink("/dev/zero", link); err != nil {
+		t.Skip(err)
+	}
+	if _, err := LoadConfigFile(link); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+		t.Errorf("/dev/zero: %v", err)
+	}
+	huge := filepath.Join(dir, "huge.yaml")
+	if err := os.WriteFile(huge, []byte("# "+strings.Repeat("x", maxConfigBytes)+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadConfigFile(huge); err == nil || !strings.Contains(err.Error(), "larger than") {
+		t.Errorf("a huge file: %v", err)
+	}
+}

@@ -143,7 +143,7 @@ func projectFileStatus(home, projectRoot string) (TrustStatus, []byte, error) {
 	if path == "" {
 		return st, nil, nil
 	}
-	data, err := os.ReadFile(path)
+	data, err := readSmallFile(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return st, nil, nil
 	}
