@@ -15,11 +15,13 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/session/config"
-	"go.uber.org/goleak"
+	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	// Started by a script as `infer` (script_test.go), the test binary is
+	// infer and runs main; otherwise it runs the tests, then goleak's check.
+	testscript.Main(leakChecked{m}, scriptCommands)
 }
 
 // newHome points INFER_HOME at a fresh directory for one test.
