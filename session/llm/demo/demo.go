@@ -212,8 +212,13 @@ func parseCommand(part string) (llm.ToolCall, bool) {
 	lower := strings.ToLower(part)
 	rest := func(prefix string) string { return strings.TrimSpace(part[len(prefix):]) }
 	call := func(name string, args map[string]any) (llm.ToolCall, bool) {
-		b, _ := json.Marshal(args)
-		return llm.ToolCall{Name: name, Arguments: string(b)}, true
+		// Not json.Marshal: its HTML escaping turns a command's && into
+		// \u0026\u0026, which every front end then shows as written.
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false)
+		_ = enc.Encode(args)
+		return llm.ToolCall{Name: name, Arguments: strings.TrimSuffix(b.String(), "\n")}, true
 	}
 	for _, p := range []string{"navigate ", "open ", "go to "} {
 		if strings.HasPrefix(lower, p) && rest(p) != "" {
