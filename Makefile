@@ -19,9 +19,7 @@ FUZZ_TARGETS := \
 	./session/config:FuzzParseConfig \
 	./session/skills:FuzzFrontMatter \
 	./session/tools/bashguard:FuzzGuard \
-	./session/store:FuzzFastDecoder \
-	./session/store:FuzzFastMeta \
-	./session/store:FuzzInPlaceDecoding \
+	./session/store:FuzzDecodeRecords \
 	./session/llm/openai:FuzzChatChunk \
 	./session/llm/openai:FuzzAppendString
 FUZZTIME ?= 30s

@@ -2,8 +2,10 @@ package store
 
 import (
 	"bytes"
-	"encoding/json"
 	"fmt"
+
+	jsonv2 "github.com/go-json-experiment/json"
+	"github.com/go-json-experiment/json/jsontext"
 )
 
 // damage describes the unreadable lines found while reading a file.
@@ -40,10 +42,6 @@ func (d damage) describe(file string) error {
 // not a valid record is counted and skipped, never fatal: one bad line (a
 // stray edit, a disk hiccup) must not cost the rest of the conversation. The
 // last line may lack its newline after a crash; it is used if it parses.
-//
-// When st keeps messages, decodeRecords takes data over: the decoded
-// strings share its memory, and escaped ones are unescaped in place, so
-// the caller must neither change data nor use it afterwards.
 func decodeRecords(data []byte, st *state) damage {
 	var d damage
 	if st.keep && st.messages == nil {
@@ -51,23 +49,13 @@ func decodeRecords(data []byte, st *state) damage {
 		// large slice while resuming a long conversation.
 		st.messages = make([]Message, 0, bytes.Count(data, []byte{'\n'})+1)
 	}
-	fast := fastDecoder{inPlace: st.keep}
-	var r record
 	for n := 1; len(data) > 0; n++ {
 		line, rest, terminated := data, []byte(nil), false
 		if i := bytes.IndexByte(data, '\n'); i >= 0 {
 			line, rest, terminated = data[:i], data[i+1:], true
 		}
 		data = rest
-		if fast.record(line, &r) && fast.pos == len(line) {
-			fast.commit(&r)
-			if !st.apply(&r) {
-				d.note(n, terminated, fmt.Errorf("%s record without its data", r.Kind))
-			}
-			continue
-		}
-		line = bytes.TrimSpace(line)
-		if len(line) == 0 {
+		if line = bytes.TrimSpace(line); len(line) == 0 {
 			continue
 		}
 		if err := decodeRecord(line, st); err != nil {
@@ -93,11 +81,27 @@ func (d *damage) note(n int, terminated bool, err error) {
 // decodeRecord parses one line and folds it into st.
 func decodeRecord(line []byte, st *state) error {
 	var r record
-	if err := json.Unmarshal(line, &r); err != nil {
+	if err := unmarshal(line, &r); err != nil {
 		return err
 	}
 	if !st.apply(&r) {
 		return fmt.Errorf("%s record without its data", r.Kind)
 	}
 	return nil
+}
+
+// readOptions make the store's reading as forgiving as encoding/json's was,
+// where that saves a person's text: a string with invalid UTF-8 (a
+// corrupted byte, a careless edit) loads with U+FFFD in its place instead
+// of costing its whole line, and a repeated key is read, the later value
+// winning, instead of failing the line. Keys match exactly, as the store
+// writes them (encoding/json also took them in any case).
+var readOptions = jsonv2.JoinOptions(jsontext.AllowInvalidUTF8(true), jsontext.AllowDuplicateNames(true))
+
+// unmarshal decodes the JSON value data, and nothing after it, into v. It
+// uses JSON v2 (github.com/go-json-experiment/json), not encoding/json:
+// on a long conversation's lines it decodes more than twice as fast, and
+// decoding is most of what resuming costs (docs/performance.md).
+func unmarshal(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, readOptions)
 }
