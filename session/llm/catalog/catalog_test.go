@@ -71,8 +71,16 @@ func newInternet(t *testing.T, routes map[string]string) *internet {
 	}))
 	addr := in.srv.Listener.Addr().String()
 	tr := &http.Transport{
-		DialContext: func(ctx context.Context, network, _ string) (net.Conn, error) {
+		DialContext: func(ctx context.Context, network, to string) (net.Conn, error) {
 			var d net.Dialer
+			// Only HTTPS hosts are the internet. Anything else, such as
+			// the local Ollama probe sent to closedURL, is dialled as
+			// addressed: sending it here instead reached this TLS server
+			// in plain HTTP, which logged a handshake error and failed the
+			// probe for the wrong reason.
+			if _, port, err := net.SplitHostPort(to); err != nil || port != "443" {
+				return d.DialContext(ctx, network, to)
+			}
 			return d.DialContext(ctx, network, addr)
 		},
 		TLSClientConfig: &tls.Config{InsecureSkipVerify: true},
@@ -269,12 +277,21 @@ func TestDiscoveryTimeoutDoesNotBlock(t *testing.T) {
 		case <-release:
 		}
 	})
+	// Deferred, so that the servers are gone before the leak check even
+	// when the test fails (t.Cleanup would run after it).
+	defer slow.Close()
+	defer close(release)
 	fast := lt.New(t, lt.JSON(openAIList("fast-1", "fast-2")))
+	defer fast.Close()
 	cfg := config.Config{Providers: map[string]config.ProviderConfig{
 		"slow": {BaseURL: slow.URL + "/v1", Models: []string{"configured"}},
 		"fast": {BaseURL: fast.URL + "/v1"},
 	}}
-	c := New(cfg, Options{Getenv: env{}.get, HTTPClient: fast.Client, DiscoveryTimeout: 150 * time.Millisecond, Offline: offline{}})
+	// The timeout is the window in which the fast provider must answer
+	// for its models to be kept, so it must hold a local request on a
+	// loaded machine under -race with room to spare: 150ms did not. The
+	// hanging provider proves the timeout ends Refresh, however long it is.
+	c := New(cfg, Options{Getenv: env{}.get, HTTPClient: fast.Client, DiscoveryTimeout: 2 * time.Second, Offline: offline{}})
 	c.by["ollama"].baseURL = closedURL(t)
 
 	done := make(chan error, 1)
@@ -304,9 +321,6 @@ func TestDiscoveryTimeoutDoesNotBlock(t *testing.T) {
 	if got := c.Models(); !reflect.DeepEqual(got, want) {
 		t.Fatalf("Models() = %v, want %v", got, want)
 	}
-	close(release)
-	slow.Close()
-	fast.Close()
 }
 
 func TestCacheAndTTL(t *testing.T) {
