@@ -354,7 +354,7 @@ func (b *Browser) pageCommand(ctx context.Context, cmd wire.BrowserCommand) (wir
 	)
 	switch cmd.Action {
 	case wire.ActionNavigate:
-		pr, err = b.navigate(rctx, cmd.URL)
+		pr, err = b.navigate(rctx, t, cmd.URL)
 	case wire.ActionClick:
 		pr, err = b.click(rctx, t, cmd.Selector)
 	case wire.ActionType:
@@ -542,8 +542,8 @@ func (b *Browser) evaluate(ctx context.Context, args pageArgs) (pageResult, erro
 	return pr, nil
 }
 
-func (b *Browser) navigate(ctx context.Context, url string) (pageResult, error) {
-	if err := chromedp.Do(ctx, chromedp.Navigate(url)); err != nil {
+func (b *Browser) navigate(ctx context.Context, t *tab, url string) (pageResult, error) {
+	if err := load(ctx, t, url); err != nil {
 		var le *chromedp.LoadError
 		if errors.As(err, &le) {
 			// A blocked load leaves the old page; a failed one shows
@@ -561,6 +561,101 @@ func (b *Browser) navigate(ctx context.Context, url string) (pageResult, error) 
 		return pageResult{}, err
 	}
 	return b.evaluate(ctx, pageArgs{Action: "info"})
+}
+
+// load navigates the tab to url and waits for the new document's load
+// event, or returns a *chromedp.LoadError when the navigation fails.
+//
+// It knows its own navigation by the loader id Page.navigate answers with.
+// A navigation that an earlier command gave up on (its timeout ran out) may
+// still be under way in the tab; starting this one aborts it, and its
+// document request and that abort (net::ERR_ABORTED) can arrive while this
+// one waits. chromedp.Navigate takes the first document request it then
+// sees for its own, so it reported the old navigation's abort as this one's
+// failure although this page loaded: an error a person in the browser would
+// never see.
+func load(ctx context.Context, t *tab, url string) error {
+	w := &docWatch{main: cdp.FrameID(t.id), loaded: map[cdp.LoaderID]bool{}, changed: make(chan struct{}, 1)}
+	lctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	// Listening starts before the navigation, so that a load that finishes
+	// before Page.navigate's answer arrives is not missed.
+	if err := chromedp.Listen(lctx, w.record); err != nil {
+		return err
+	}
+	res, err := chromedp.Run(ctx, func(ctx context.Context, ct *chromedp.Target) (page.NavigateResult, error) {
+		return cdp.Call(ctx, ct, page.Navigate, page.NavigateParams{URL: url})
+	})
+	switch {
+	case err != nil:
+		return err
+	case res.ErrorText != "":
+		return &chromedp.LoadError{ErrorText: res.ErrorText}
+	case res.LoaderID == "":
+		return nil // a same-document navigation (a fragment): nothing loads
+	}
+	for !w.loadedSince(res.LoaderID) {
+		select {
+		case <-w.changed:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	return nil
+}
+
+// docWatch follows the documents committed in a tab's main frame and
+// which of them finished loading.
+type docWatch struct {
+	main    cdp.FrameID
+	changed chan struct{} // holds a signal after each recorded event
+
+	mu     sync.Mutex
+	docs   []cdp.LoaderID // in the order committed
+	loaded map[cdp.LoaderID]bool
+}
+
+func (w *docWatch) record(ev any) {
+	w.mu.Lock()
+	switch ev := ev.(type) {
+	case *page.EventLifecycleEvent:
+		if ev.FrameID != w.main {
+			break
+		}
+		switch ev.Name {
+		case "init":
+			w.docs = append(w.docs, ev.LoaderID)
+		case "load":
+			w.loaded[ev.LoaderID] = true
+		}
+	case *page.EventFrameStoppedLoading:
+		// The frame stopped loading without a load event (window.stop,
+		// say): the current document is as loaded as it gets. Events
+		// arrive in order, so this is about the latest document.
+		if ev.FrameID == w.main && len(w.docs) > 0 {
+			w.loaded[w.docs[len(w.docs)-1]] = true
+		}
+	}
+	w.mu.Unlock()
+	select {
+	case w.changed <- struct{}{}:
+	default:
+	}
+}
+
+// loadedSince reports whether the document of loader committed and the
+// main frame's latest document has loaded since: that document, or one
+// that replaced it before it loaded (a script that redirects at once),
+// whose load a person would wait for just the same.
+func (w *docWatch) loadedSince(loader cdp.LoaderID) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	for _, id := range w.docs {
+		if id == loader {
+			return w.loaded[w.docs[len(w.docs)-1]]
+		}
+	}
+	return false
 }
 
 // targetInfo is the browser's own description of the controlled tab, or

@@ -243,6 +243,26 @@ func TestNavigationErrorsAreReportedLikeChromium(t *testing.T) {
 	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
 }
 
+func TestANavigateGivenUpOnDoesNotSpoilTheNext(t *testing.T) {
+	b := browserForTest(t)
+	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
+	// A navigate whose command gives up within milliseconds leaves its
+	// navigation starting in the tab: its document request is sent, then
+	// aborted by the next navigate, while that one waits. The next
+	// navigate must report its own page, not the abort. How far the old
+	// navigation got varies, so several cut-off points are tried; the
+	// timeouts are inputs, nothing here is timed.
+	for i := range 20 {
+		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+5*(i%4))*time.Millisecond)
+		b.Do(ctx, wire.BrowserCommand{ID: "given-up", Action: wire.ActionNavigate, URL: site.URL + "/hang"})
+		cancel()
+		res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/article.html"})
+		if res.URL != site.URL+"/article.html" {
+			t.Fatalf("after a navigate given up on, navigate showed %q", res.URL)
+		}
+	}
+}
+
 func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 	b := browserForTest(t)
 	fake, err := fakebrowser.New(fakebrowser.Options{})
