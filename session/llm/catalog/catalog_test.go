@@ -271,7 +271,10 @@ func TestBaseURLFromEnvironment(t *testing.T) {
 func TestDiscoveryTimeoutDoesNotBlock(t *testing.T) {
 	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
 	release := make(chan struct{})
+	asked := make(chan struct{})
+	var askedOnce sync.Once
 	slow := lt.New(t, func(w http.ResponseWriter, r *http.Request) {
+		askedOnce.Do(func() { close(asked) })
 		select {
 		case <-r.Context().Done():
 		case <-release:
@@ -288,15 +291,24 @@ func TestDiscoveryTimeoutDoesNotBlock(t *testing.T) {
 		"fast": {BaseURL: fast.URL + "/v1"},
 	}}
 	// The timeout is the window in which the fast provider must answer
-	// for its models to be kept, so it must hold a local request on a
-	// loaded machine under -race with room to spare: 150ms did not. The
-	// hanging provider proves the timeout ends Refresh, however long it is.
+	// for its models to be kept: milliseconds, but a loaded machine under
+	// -race can stall for longer than the 150ms this once had. The
+	// hanging provider shows that the timeout ends Refresh whatever its
+	// length.
 	c := New(cfg, Options{Getenv: env{}.get, HTTPClient: fast.Client, DiscoveryTimeout: 2 * time.Second, Offline: offline{}})
 	c.by["ollama"].baseURL = closedURL(t)
 
 	done := make(chan error, 1)
 	go func() { done <- c.Refresh(context.Background()) }()
 
+	// Once the slow provider holds its request, discovery is under way,
+	// and it stays so until the timeout: Models must answer meanwhile, so
+	// Refresh must not have ended when it does.
+	select {
+	case <-asked:
+	case <-time.After(time.Minute):
+		t.Fatal("Refresh never asked the slow provider")
+	}
 	listed := make(chan []string, 1)
 	go func() { listed <- c.Models() }()
 	select {
@@ -304,8 +316,13 @@ func TestDiscoveryTimeoutDoesNotBlock(t *testing.T) {
 		if got[0] != "slow/configured" || got[len(got)-1] != OfflineID {
 			t.Fatalf("Models() during discovery = %v", got)
 		}
-	case <-time.After(5 * time.Second):
+	case <-time.After(time.Minute):
 		t.Fatal("Models() blocked on discovery")
+	}
+	select {
+	case <-done:
+		t.Fatal("Models() answered only once discovery had ended")
+	default:
 	}
 
 	var err error
