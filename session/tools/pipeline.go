@@ -311,6 +311,11 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 		deny(out, reason, text)
 		return false, false
 	}
+	if d.Remote && perm.LocalOnly {
+		deny(out, "only a person at infer itself can approve this; the browser panel cannot",
+			"The call was not run: "+perm.Why+", and the approval came from the browser panel, which cannot approve it. Ask the person to approve it in infer's terminal.")
+		return false, false
+	}
 	if d.Remote {
 		out.Approval += " in the browser panel"
 	}

@@ -73,6 +73,10 @@ type Permission struct {
 	// Options are the grants an "always allow" answer may save, narrowest
 	// first; empty when none applies (e.g. outside the project).
 	Options []GrantOption
+	// LocalOnly is set on Ask when only an answer at infer itself counts:
+	// the browser panel (a web page) cannot approve the call. Writes to
+	// .git and .infer run in-process, where no sandbox could hold them.
+	LocalOnly bool
 }
 
 // GrantOption is one "always allow" choice offered with an approval.
@@ -138,7 +142,11 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 		if mode == Plan && !t.ReadOnly() {
 			return p.planRefusal(t, args)
 		}
-		return Permission{Kind: Ask, Why: fmt.Sprintf("%s would touch %s, which is outside the project (%s)", t.Name(), outside, p.env.Root)}
+		// Read, Write and the rest run in infer's own process, where no
+		// sandbox holds them: only a person at infer may let them out of
+		// the project, not the panel (Bash, confined when the panel
+		// allows it, may be).
+		return Permission{Kind: Ask, LocalOnly: !isBash(t), Why: fmt.Sprintf("%s would touch %s, which is outside the project (%s)", t.Name(), outside, p.env.Root)}
 	}
 	if isBash(t) && !p.env.unaskedBashOK() {
 		if mode == Plan {
@@ -157,7 +165,7 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 		}
 		// Never the judge, never "always": a change here would let the
 		// next git command or infer start run what the agent wrote.
-		return Permission{Kind: Ask, Why: fmt.Sprintf("%s would change %s, which infer protects (git hooks and config, infer's project settings): a person approves each change", t.Name(), prot)}
+		return Permission{Kind: Ask, LocalOnly: true, Why: fmt.Sprintf("%s would change %s, which infer protects (git's repository folder, infer's project settings): a person approves each change at infer itself", t.Name(), prot)}
 	}
 	switch mode {
 	case Plan:

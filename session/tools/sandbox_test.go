@@ -299,6 +299,31 @@ func TestProtectedPathsAskEveryTime(t *testing.T) {
 			}
 		}
 	}
+	// The browser panel cannot approve them: a web page could otherwise
+	// plant a git hook through an in-process Write.
+	panel := &scriptedApprover{decision: Decision{Kind: AllowOnce, Remote: true}}
+	pp := NewPipeline(PipelineConfig{Env: env, Approver: panel})
+	out := pp.Run(context.Background(), Call{ID: "w", Name: "Write", Args: `{"path": ".git/hooks/pre-commit", "content": "#!/bin/sh\nevil\n"}`}, Auto)
+	if out.Success || !out.Denied || !strings.Contains(out.Output, "browser panel") {
+		t.Errorf("a panel approval of a hook: %+v", out)
+	}
+	if b, _ := os.ReadFile(filepath.Join(env.Root, ".git", "hooks", "pre-commit")); len(b) > 0 {
+		t.Errorf("the hook was written: %q", b)
+	}
+	// Nor can it let Read or Write out of the project.
+	outside := filepath.Join(filepath.Dir(env.Root), "outside-secret.txt")
+	if err := os.WriteFile(outside, []byte("outside secret"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out = pp.Run(context.Background(), Call{ID: "r", Name: "Read", Args: fmt.Sprintf(`{"path": %q}`, outside)}, Standard)
+	if out.Success || strings.Contains(out.Output, "outside secret") {
+		t.Errorf("a panel approval of a Read outside: %+v", out)
+	}
+	local := NewPipeline(PipelineConfig{Env: env, Approver: &scriptedApprover{decision: Decision{Kind: AllowOnce}}})
+	if out := local.Run(context.Background(), Call{ID: "w2", Name: "Write", Args: `{"path": ".infer/config.yaml", "content": "model: x\n"}`}, Auto); !out.Success {
+		t.Errorf("a local approval of .infer/config.yaml: %+v", out)
+	}
+
 	// Elsewhere the Write grant still applies, and reading is not held up.
 	if perm := p.Check(Call{Name: "Write", Args: `{"path": "src/a.go", "content": "x"}`}, Standard); perm.Kind != Allow {
 		t.Errorf("Write src/a.go with a grant: %+v", perm)
