@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -289,16 +290,7 @@ func TestServicesOutsideAreOutOfReach(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("reached\n"))
-			c.Close()
-		}
-	}()
+	go greet(ln, "reached\n")
 	out, _ := run(t, sb, w.policy(), "ls "+dir+" 2>&1; cat /etc/resolv.conf >/dev/null && echo resolver-ok")
 	if strings.Contains(out, "bus") && !strings.Contains(out, "No such file") {
 		t.Errorf("a socket under /run is visible: %q", out)
@@ -361,14 +353,13 @@ func TestOtherProcessesAreInvisible(t *testing.T) {
 	sb := confined(t)
 	w := newWorld(t)
 	// This test process stands for infer: its environment holds keys.
-	out, ok := run(t, sb, w.policy(), fmt.Sprintf("cat /proc/%d/environ; ls /proc | grep -c '^[0-9]'", os.Getpid()))
+	out, _ := run(t, sb, w.policy(), fmt.Sprintf("cat /proc/%d/environ; ls /proc | grep -c '^[0-9]'", os.Getpid()))
 	if strings.Contains(out, "PATH=") {
 		t.Errorf("the parent's environment was readable: %q", out)
 	}
-	_ = ok
 	fields := strings.Fields(out)
-	if n := fields[len(fields)-1]; n > "4" || len(n) > 1 {
-		t.Errorf("the sandbox sees %s processes, want only its own (bwrap, bash, ls, grep)", n)
+	if n, err := strconv.Atoi(fields[len(fields)-1]); err != nil || n > 4 {
+		t.Errorf("the sandbox sees %q processes, want only its own (bwrap, bash, ls, grep)", fields[len(fields)-1])
 	}
 }
 
@@ -380,16 +371,7 @@ func TestNetworkCanBeCutOff(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	go func() {
-		for {
-			c, err := ln.Accept()
-			if err != nil {
-				return
-			}
-			c.Write([]byte("hello\n"))
-			c.Close()
-		}
-	}()
+	go greet(ln, "hello\n")
 	port := ln.Addr().(*net.TCPAddr).Port
 	script := fmt.Sprintf("exec 3<>/dev/tcp/127.0.0.1/%d && head -1 <&3", port)
 	p := w.policy()
@@ -412,16 +394,32 @@ func TestCommandsDieWithTheirParent(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
-	before := sleepers(t)
+	var before int
+	for deadline := time.Now().Add(10 * time.Second); before < 2; time.Sleep(20 * time.Millisecond) {
+		if before = sleepers(t); time.Now().After(deadline) {
+			t.Fatalf("the command's two sleeps never started (%d seen)", before)
+		}
+	}
 	cmd.Process.Kill()
 	cmd.Wait()
 	deadline := time.Now().Add(5 * time.Second)
-	for sleepers(t) >= before && before > 0 && time.Now().Before(deadline) {
+	for sleepers(t) >= before && time.Now().Before(deadline) {
 		time.Sleep(20 * time.Millisecond)
 	}
-	if n := sleepers(t); n >= before && before > 0 {
+	if n := sleepers(t); n >= before {
 		t.Errorf("%d `sleep 60` processes outlived the sandbox (%d before)", n, before)
+	}
+}
+
+// greet answers every connection to ln with reply, until ln closes.
+func greet(ln net.Listener, reply string) {
+	for {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		c.Write([]byte(reply))
+		c.Close()
 	}
 }
 
