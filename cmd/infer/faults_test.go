@@ -1157,15 +1157,14 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	const cmd = "run sleep 600 & echo $! > %s && wait"
 
 	rg.app.ws.Send(fmt.Sprintf(cmd, "timeout.pid"), session.FromTerminal)
-	pid := faultReadPID(t, filepath.Join(rg.project, "timeout.pid"))
+	// The pid the command writes is its own sandbox's, so it only says
+	// that the command started; its child is found by its command line.
+	faultReadPID(t, filepath.Join(rg.project, "timeout.pid"))
 	run := watch.run()
 	msgs := rg.toolMessages()
 	if !run.finished() || len(msgs) != 1 || !strings.Contains(msgs[0], "timed out after 1s") {
 		t.Fatalf("timeout: run %v, result %q", run.terminal.Type(), msgs)
 	}
-	// The pid the command wrote is its own sandbox's; the child is found
-	// by its command line instead.
-	_ = pid
 	faultSettles(t, "the timed-out command's child", 0, func() int { return faultLiveCommands("sleep 600") })
 
 	// The default budget (2m), so only the interrupt can stop it.
@@ -1173,7 +1172,7 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	rg.setMode("auto")
 	watch = rg.watch(t)
 	rg.app.ws.Send(fmt.Sprintf(cmd, "interrupt.pid"), session.FromTerminal)
-	pid = faultReadPID(t, filepath.Join(rg.project, "interrupt.pid"))
+	faultReadPID(t, filepath.Join(rg.project, "interrupt.pid"))
 	rg.app.ws.Interrupt()
 	run = watch.run()
 	msgs = rg.toolMessages()
@@ -1183,7 +1182,6 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], "interrupted and stopped") {
 		t.Fatalf("interrupt: result %q", msgs)
 	}
-	_ = pid
 	faultSettles(t, "the interrupted command's child", 0, func() int { return faultLiveCommands("sleep 600") })
 }
 
