@@ -105,12 +105,9 @@ func (m *Model) submit(text string) tea.Cmd {
 	case "temperature", "temp":
 		return m.setTemperature(arg)
 	case "skills":
-		rows := make([]dialog.Row, 0, len(m.skills))
-		for _, s := range m.skills {
-			rows = append(rows, dialog.Row{ID: s.Name, Title: s.Name, Detail: strings.TrimSpace("[" + s.Scope + "] " + toolfmt.OneLine(s.Description))})
-		}
-		m.dialog = dialog.NewPicker(m.th, "Skills · enter puts one in the editor", rows, "", dialog.Insert, true)
-		return nil
+		// Read afresh: skills added while infer runs belong in the list.
+		ws := m.ws
+		return func() tea.Msg { return skillsMsg(ws.Skills()) }
 	case "permissions":
 		if m.opts.Grants == nil {
 			m.flash, m.flashWarn = "saved permissions are not available in this session", true
@@ -289,4 +286,16 @@ func (m *Model) handleDialogAction(a dialog.Action) tea.Cmd {
 		return tea.SetClipboard(a.Text)
 	}
 	return nil
+}
+
+// openSkills shows the skills picker over a freshly read list and keeps the
+// editor's completions in step with it.
+func (m *Model) openSkills(list []workspace.Skill) {
+	m.skills = list
+	m.input.SetCompletions(commandCompletions(list))
+	rows := make([]dialog.Row, 0, len(list))
+	for _, s := range list {
+		rows = append(rows, dialog.Row{ID: s.Name, Title: s.Name, Detail: strings.TrimSpace("[" + s.Scope + "] " + toolfmt.OneLine(s.Description))})
+	}
+	m.dialog = dialog.NewPicker(m.th, "Skills · enter puts one in the editor", rows, "", dialog.Insert, true)
 }

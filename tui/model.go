@@ -192,6 +192,7 @@ type (
 		warn bool
 	}
 	historyMsg  []string
+	skillsMsg   []workspace.Skill
 	outcomesMsg map[string]bool
 	fileMsg     struct {
 		id, content string
@@ -244,6 +245,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.flash, m.flashWarn = "reasoning effort: "+string(msg), false
 	case historyMsg:
 		m.input.SetHistory(msg)
+	case skillsMsg:
+		m.openSkills(msg)
 	case outcomesMsg:
 		m.chat.Reconcile(msg)
 	case fileMsg:

@@ -928,3 +928,22 @@ func TestTemperatureCommand(t *testing.T) {
 		t.Fatal("default did not restore the provider's temperature")
 	}
 }
+
+// TestSkillsListIsReadWhenOpened: a skill added while infer runs shows in
+// /skills and completes after "/" without a restart.
+func TestSkillsListIsReadWhenOpened(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	ws.mu.Lock()
+	ws.skills = []workspace.Skill{{Name: "fresh", Description: "added while running", Scope: "project"}}
+	ws.mu.Unlock()
+	h.typeText("/skills")
+	h.key("enter")
+	mustContain(t, h.screen(), "fresh", "[project] added while running")
+	h.key("esc")
+	h.typeText("/fre")
+	h.key("tab")
+	if got := h.m.input.Value(); got != "/fresh " {
+		t.Fatalf("completion after /skills read the new skill: %q", got)
+	}
+}

@@ -155,10 +155,9 @@ func openApp(opts appOptions) (a *app, err error) {
 	}
 	a.catalog = catalog.New(cfg, catalog.Options{Offline: demo.New(), CacheDir: cacheDir, ConfigPath: config.DisplayPath(config.ConfigPath(home))})
 
-	skillList, skillWarnings := skills.Discover(skills.Options{ProjectRoot: root, Home: home, Catalog: assets.Skills()})
-	for _, w := range skillWarnings {
-		log.Warn("skill skipped", "err", w)
-	}
+	liveSkills := skills.NewLive(skills.Options{ProjectRoot: root, Home: home, Catalog: assets.Skills()},
+		func(err error) { log.Warn("skill skipped", "err", err) })
+	liveSkills.List() // warn about broken skills at start, not at first listing
 
 	mode := tools.Standard
 	for _, m := range []string{cfg.Agent.Mode, opts.Mode} {
@@ -226,7 +225,7 @@ func openApp(opts appOptions) (a *app, err error) {
 			Env: env, Guard: guard, Grants: a.grants, Timeouts: timeouts,
 			Judge: session.Judge{Catalog: a.catalog, Model: judgeModel},
 		},
-		Skills: func() []skills.Skill { return skillList },
+		Skills: liveSkills.List,
 		Titler: session.ModelTitler(a.catalog),
 		Logger: log,
 	})

@@ -73,7 +73,6 @@ func (c demoCatalog) Resolve(id string) (llm.Provider, string, error) {
 func Start(t testing.TB, opts Options) *Infer {
 	t.Helper()
 	dir := t.TempDir()
-	root := filepath.Join(dir, "project")
 	home := filepath.Join(dir, "home")
 	st, err := store.Open(filepath.Join(home, "conversations"), store.Options{})
 	if err != nil {
@@ -87,14 +86,14 @@ func Start(t testing.TB, opts Options) *Infer {
 	if delay <= 0 {
 		delay = time.Millisecond
 	}
-	skillList, _ := skills.Discover(skills.Options{ProjectRoot: root, Home: home, Catalog: assets.Skills()})
+	liveSkills := skills.NewLive(skills.Options{ProjectRoot: dir, Home: home, Catalog: assets.Skills()}, nil)
 	env := &tools.Env{Root: dir, ArtifactsDir: filepath.Join(home, "artifacts")}
 	catalog := demoCatalog{delay: delay}
 	ws, err := session.New(session.Options{
 		Store: st, History: hist, Catalog: catalog, Titler: session.ModelTitler(catalog),
 		Model: demo.ID, Mode: opts.Mode,
 		Tools:  tools.PipelineConfig{Env: env},
-		Skills: func() []skills.Skill { return skillList },
+		Skills: liveSkills.List,
 	})
 	if err != nil {
 		t.Fatal(err)
