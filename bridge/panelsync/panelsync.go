@@ -41,6 +41,15 @@ type Sync struct {
 	// extension's, and a reconnect does not resurrect old ones); a request
 	// still running for an old connection clears its id from the old map.
 	inflight map[string]bool
+	// shown is the conversation whose snapshot the panel was last sent;
+	// "" before any. A panel outlives infer: after a restart it still
+	// shows the transcript of a conversation this process never opened.
+	shown    string
+	hasShown bool
+	// unsure is set by a snapshot sent unasked: it may have gone to a
+	// connection already dead but not yet noticed, so the next connection
+	// is sent the active conversation again rather than trusting it.
+	unsure bool
 	// A flood of refused panel messages is logged as a line for the
 	// first and one line summing up the rest of each refusalLogInterval.
 	refusedQuietUntil time.Time
@@ -118,6 +127,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if ev.Conversation != s.w.ActiveConversation() {
 			return nil // a cancelled turn of a conversation the panel left
 		}
+		s.follow(ev.Conversation)
 		if err := s.reopen(snd, ev.Chat); err != nil {
 			return err
 		}
@@ -129,6 +139,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if ev.Origin == session.FromPanel || ev.Conversation != s.w.ActiveConversation() {
 			return nil
 		}
+		s.follow(ev.Conversation)
 		ce := events.NewCustomEvent("infer.user_message", events.WithValue(map[string]string{"content": ev.Text, "origin": string(ev.Origin)}))
 		b, err := ce.ToJSON()
 		if err != nil {
@@ -162,13 +173,35 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if ev.Origin == session.FromPanel {
 			return nil // answered directly
 		}
-		return snd.SendSnapshot(snapshotFrame(*ev.Snapshot))
+		return s.sendSnapshot(snd, *ev.Snapshot, true)
 	case session.KindResync:
 		// Events were dropped for this subscriber: the snapshot restores
 		// the panel's view rather than leaving a silent gap.
-		return snd.SendSnapshot(snapshotFrame(s.w.Snapshot()))
+		return s.sendSnapshot(snd, s.w.Snapshot(), true)
 	}
 	return nil
+}
+
+// sendSnapshot sends snap and remembers that the panel shows it; unasked
+// says the panel did not ask for it on this connection.
+func (s *Sync) sendSnapshot(snd bridge.Sender, snap session.Snapshot, unasked bool) error {
+	if err := snd.SendSnapshot(snapshotFrame(snap)); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.shown, s.hasShown, s.unsure = snap.ID, true, unasked
+	s.mu.Unlock()
+	return nil
+}
+
+// follow notes that the panel, shown a new conversation before it had an
+// id, now watches it under the id its first stored message gave it.
+func (s *Sync) follow(id string) {
+	s.mu.Lock()
+	if s.hasShown && s.shown == "" {
+		s.shown = id
+	}
+	s.mu.Unlock()
 }
 
 // sendEvent encodes one AG-UI event for the panel.
@@ -241,6 +274,20 @@ func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 	if err := snd.SendMode(string(s.w.Mode())); err != nil {
 		return
 	}
+	// The contract lets the panel pick what it shows, and it does, by
+	// resuming after every reconnect what the person picked. A panel that
+	// picked nothing keeps whatever it showed before, which after an infer
+	// restart (or a /new while it was away) is a transcript the model no
+	// longer has. Only then is the active conversation's snapshot sent
+	// unasked; a resume that follows replaces it.
+	s.mu.Lock()
+	stale := !s.hasShown || s.unsure || s.shown != s.w.ActiveConversation()
+	s.mu.Unlock()
+	if stale {
+		if err := s.sendSnapshot(snd, s.w.Snapshot(), false); err != nil {
+			return
+		}
+	}
 	for _, a := range s.w.PendingApprovals() {
 		if snd.SendApprovalRequest(approvalFrame(a)) != nil {
 			return
@@ -269,7 +316,7 @@ func (s *Sync) ResumeConversation(snd bridge.Sender, id string) {
 		s.log.Debug("panel resume ignored", "id", id, "err", err)
 		return
 	}
-	_ = snd.SendSnapshot(snapshotFrame(snap))
+	_ = s.sendSnapshot(snd, snap, false)
 }
 
 // NewSession starts a fresh conversation and answers with its empty
@@ -277,7 +324,7 @@ func (s *Sync) ResumeConversation(snd bridge.Sender, id string) {
 // after it lands in the new conversation.
 func (s *Sync) NewSession(snd bridge.Sender) {
 	snap := s.w.NewSession(session.FromPanel)
-	_ = snd.SendSnapshot(snapshotFrame(snap))
+	_ = s.sendSnapshot(snd, snap, false)
 }
 
 // UserMessage queues the panel's message; "/clear" and "/cls" start a new
