@@ -792,7 +792,7 @@ func TestHostileDeepAndHugeJSON(t *testing.T) {
 	// the panel is told. Moving 60 MiB through the race detector takes
 	// seconds on a loaded machine, so this part has a guard of its own
 	// rather than what is left of the nested frames'.
-	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	huge := strings.Repeat("a", 60<<20)
 	if err := c.SendRaw(ctx, wire.MustEncode(wire.UserMessage{Content: huge})); err != nil {
@@ -820,7 +820,10 @@ func TestHostileDeepAndHugeJSON(t *testing.T) {
 	}
 
 	// A 70 MiB frame is over the 64 MiB limit: closed with 1009; the
-	// extension reconnects.
+	// extension reconnects. Its own guard again: the step above may have
+	// used most of its own on a loaded machine (it once took 62 s).
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
 	c.SendRaw(ctx, []byte(`{"type":"user_message","content":"`+strings.Repeat("b", 70<<20)+`"}`))
 	for c.Connects() < 2 {
 		if ctx.Err() != nil {
