@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 	"path"
+	"strconv"
 	"strings"
 )
 
@@ -86,4 +87,12 @@ func contentType(name string, f io.ReadSeeker) (string, error) {
 		return "", err
 	}
 	return http.DetectContentType(head[:n]), nil
+}
+
+// artifactBase is where handleArtifact is reached from the browser.
+func (s *Server) artifactBase() string {
+	if s.opts.ArtifactsDir == "" {
+		return ""
+	}
+	return "http://127.0.0.1:" + strconv.Itoa(s.port)
 }

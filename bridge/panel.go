@@ -56,4 +56,9 @@ type Sender interface {
 	SendApprovalRequest(req wire.ApprovalRequest) error
 	SendApprovalResolved(requestID string) error
 	SendToolResult(res wire.ToolResult) error
+	// ArtifactBase is the address the artifacts route is served under,
+	// "http://127.0.0.1:<port>" ("" when none is served): the panel is a
+	// web page elsewhere, so a root-relative /artifacts/ link means
+	// nothing to it.
+	ArtifactBase() string
 }

@@ -51,6 +51,9 @@ func (c *conn) Done() <-chan struct{} { return c.done }
 
 func (c *conn) SendMode(mode string) error { return c.send(wire.Mode{Mode: mode}) }
 
+// ArtifactBase implements Sender.
+func (c *conn) ArtifactBase() string { return c.srv.artifactBase() }
+
 // SendConversations implements Sender. A nil list goes out as [] since the
 // extension iterates it.
 func (c *conn) SendConversations(list []wire.ConversationInfo) error {
@@ -122,6 +125,8 @@ func (l liveSender) with(send func(Sender) error) error {
 	}
 	return send(c)
 }
+
+func (l liveSender) ArtifactBase() string { return l.s.artifactBase() }
 
 func (l liveSender) SendMode(mode string) error {
 	return l.with(func(s Sender) error { return s.SendMode(mode) })

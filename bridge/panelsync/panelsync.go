@@ -36,6 +36,9 @@ type Sync struct {
 	// connection openFor has seen start.
 	open    map[string]bool
 	openFor bridge.Sender
+	// links makes artifact links absolute in what the panel is sent; it
+	// too runs on the mirror goroutine.
+	links linkRewriter
 	// inflight holds the tool_request ids being served on the live
 	// connection. Each connection gets a fresh map (ids are the
 	// extension's, and a reconnect does not resurrect old ones); a request
@@ -131,7 +134,12 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if err := s.reopen(snd, ev.Chat); err != nil {
 			return err
 		}
-		return sendEvent(snd, ev.Chat)
+		for _, e := range s.links.panelText(ev.Chat, snd.ArtifactBase()) {
+			if err := sendEvent(snd, e); err != nil {
+				return err
+			}
+		}
+		return nil
 	case session.KindUserMessage:
 		// The panel shows its own messages; opentask renders user-role text
 		// events as assistant bubbles, so other front ends' messages travel
@@ -185,7 +193,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
 // says the panel did not ask for it on this connection.
 func (s *Sync) sendSnapshot(snd bridge.Sender, snap session.Snapshot, unasked bool) error {
-	if err := snd.SendSnapshot(snapshotFrame(snap)); err != nil {
+	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase())); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -252,10 +260,10 @@ func approvalFrame(a session.Approval) wire.ApprovalRequest {
 	return wire.ApprovalRequest{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args}
 }
 
-func snapshotFrame(snap session.Snapshot) wire.ConversationSnapshot {
+func snapshotFrame(snap session.Snapshot, artifactBase string) wire.ConversationSnapshot {
 	msgs := make([]wire.Message, 0, len(snap.Messages))
 	for _, m := range snap.Messages {
-		wm := wire.Message{Role: m.Role, Content: m.Content, ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		wm := wire.Message{Role: m.Role, Content: absoluteArtifacts(m.Content, artifactBase), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
 		for _, c := range m.ToolCalls {
 			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
 		}

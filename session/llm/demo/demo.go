@@ -13,6 +13,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -179,16 +180,33 @@ func (s *streamer) summarise(msgs []llm.Message) (llm.Completion, error) {
 			names[c.ID] = c.Name
 		}
 	}
-	var lines []string
+	var lines, images []string
 	for _, m := range msgs[start:] {
 		name := names[m.ToolCallID]
 		if name == "" {
 			name = "tool"
 		}
-		lines = append(lines, "- "+name+": "+oneLine(m.Content, 200))
+		// A picture the tool offers to show is shown, as a model would,
+		// on a line of its own; the summary line keeps the rest, so a long
+		// line is never cut in the middle of the picture's name.
+		content := m.Content
+		if img := imageLink.FindString(content); img != "" {
+			images = append(images, img)
+			content = imageLink.ReplaceAllString(content, "")
+			content = strings.TrimSuffix(strings.TrimSpace(content), "Show it to the person with .")
+		}
+		lines = append(lines, "- "+name+": "+oneLine(content, 200))
 	}
-	return s.done(s.say(llm.TextDelta, "Done.\n"+strings.Join(lines, "\n")))
+	text := "Done.\n" + strings.Join(lines, "\n")
+	if len(images) > 0 {
+		text += "\n\n" + strings.Join(images, "\n")
+	}
+	return s.done(s.say(llm.TextDelta, text))
 }
+
+// imageLink finds the Markdown image a tool result offers to show, such as
+// the screenshot tool's ![screenshot](/artifacts/…).
+var imageLink = regexp.MustCompile(`!\[[^\]]*\]\(/artifacts/[^)\s]+\)`)
 
 // ParseCommands turns a message into tool calls, or reports false when any
 // part of it is not a tool command.

@@ -1,0 +1,44 @@
+package panelsync
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+)
+
+// Every way of cutting a link across deltas gives the panel the absolute
+// link, and nothing is lost or sent twice.
+func TestArtifactLinksSurviveAnySplit(t *testing.T) {
+	const base = "http://127.0.0.1:52789"
+	in := "Here: ![screenshot](/artifacts/screenshots/a.png) and ![x](/artifacts/b.png)] (/artifacts/ stays"
+	want := strings.ReplaceAll(in, "](/artifacts/", "]("+base+"/artifacts/")
+	for cut1 := 0; cut1 <= len(in); cut1++ {
+		for _, cut2 := range []int{cut1, min(cut1+3, len(in)), min(cut1+13, len(in))} {
+			var r linkRewriter
+			var got strings.Builder
+			for _, d := range []string{in[:cut1], in[cut1:cut2], in[cut2:]} {
+				for _, e := range r.panelText(events.NewTextMessageContentEvent("m1", d), base) {
+					got.WriteString(e.(*events.TextMessageContentEvent).Delta)
+				}
+			}
+			for _, e := range r.panelText(events.NewTextMessageEndEvent("m1"), base) {
+				if c, ok := e.(*events.TextMessageContentEvent); ok {
+					got.WriteString(c.Delta)
+				}
+			}
+			if got.String() != want {
+				t.Fatalf("cut at %d,%d: %q", cut1, cut2, got.String())
+			}
+		}
+	}
+}
+
+// With no artifacts route there is nothing to point at: text goes as it is.
+func TestArtifactLinksWithoutARoute(t *testing.T) {
+	var r linkRewriter
+	e := events.NewTextMessageContentEvent("m1", "![s](/artifacts/a.png")
+	if got := r.panelText(e, ""); len(got) != 1 || got[0] != e {
+		t.Fatalf("%v", got)
+	}
+}
