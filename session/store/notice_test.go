@@ -31,10 +31,12 @@ func TestNoticesAreKeptBesideMessages(t *testing.T) {
 			if len(c.Notices) != 2 {
 				t.Fatalf("notices %+v", c.Notices)
 			}
-			if n := c.Notices[0]; n.Text != "⚠ first" || n.Origin != "panel" || n.After != 0 || n.At.IsZero() {
+			// A notice written before Warn existed, with a leading sign,
+			// reads as a warning without it.
+			if n := c.Notices[0]; n.Text != "first" || !n.Warn || n.Origin != "panel" || n.After != 0 || n.At.IsZero() {
 				t.Errorf("first notice %+v", n)
 			}
-			if n := c.Notices[1]; n.Text != "second" || n.After != 1 {
+			if n := c.Notices[1]; n.Text != "second" || n.Warn || n.After != 1 {
 				t.Errorf("second notice %+v", n)
 			}
 		})

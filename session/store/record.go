@@ -123,6 +123,11 @@ func (s *state) apply(r *record) bool {
 		if s.keep {
 			n := *r.Notice
 			n.At, n.After = r.At, len(s.messages)
+			// Notices recorded before Warn existed said so with a
+			// leading sign; they are read as the field says it now.
+			if rest, ok := strings.CutPrefix(n.Text, "⚠"); ok && !n.Warn {
+				n.Text, n.Warn = strings.TrimLeft(rest, " "), true
+			}
 			s.notices = append(s.notices, n)
 		}
 	}

@@ -175,6 +175,9 @@ type Notice struct {
 	Text string `json:"text"`
 	// Origin is the front end that caused it (tools.Origin's spelling).
 	Origin string `json:"origin,omitempty"`
+	// Warn marks a notice that needs the person's attention, so that no
+	// reader has to recognise one by its text.
+	Warn bool `json:"warn,omitempty"`
 	// At is when it was recorded and After how many messages preceded it,
 	// so a front end can show it in place; both are set on load.
 	At    time.Time `json:"-"`
