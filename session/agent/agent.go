@@ -59,6 +59,11 @@ type ToolResult struct {
 type Hooks struct {
 	// Emit receives every AG-UI event of the turn, in order.
 	Emit func(events.Event)
+	// Notice, when set, receives instead of Emit the events of the short
+	// text message that closes an interrupted or failed run (for panels
+	// that leave their working state only on TEXT_MESSAGE_END), so that
+	// the workspace can mark them as no part of the conversation.
+	Notice func(events.Event)
 	// Record receives each completed message (assistant, tool) as soon as it
 	// is final, so the conversation is saved as the turn progresses. A
 	// Record error ends the turn as Failed: losing messages silently would
@@ -287,10 +292,14 @@ func (t *turn) closeOpen() {
 // conversation (it is never recorded or sent to the model).
 func (t *turn) notice(text string) {
 	t.closeOpen()
+	emit := t.hooks.Notice
+	if emit == nil {
+		emit = t.hooks.Emit
+	}
 	id := uuid.NewString()
-	t.hooks.Emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
-	t.hooks.Emit(events.NewTextMessageContentEvent(id, text))
-	t.hooks.Emit(events.NewTextMessageEndEvent(id))
+	emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
+	emit(events.NewTextMessageContentEvent(id, text))
+	emit(events.NewTextMessageEndEvent(id))
 }
 
 func (t *turn) record(m llm.Message) error {
