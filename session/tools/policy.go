@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools/bashguard"
 	"github.com/infer-workspace/infer/session/tools/grants"
@@ -24,6 +25,27 @@ const (
 	OriginShell    Origin = "shell"    // a `!cmd` message
 	OriginHeadless Origin = "headless" // `infer headless`
 )
+
+// Label is how people read an origin ("answered in the browser panel").
+func (o Origin) Label() string {
+	switch o {
+	case OriginAgent:
+		return "agent"
+	case OriginPanel:
+		return "browser panel"
+	case OriginTerminal:
+		return "terminal"
+	case OriginShell:
+		return "shell (!command)"
+	case OriginHeadless:
+		return "headless"
+	case "":
+		return "unknown"
+	}
+	// An origin from elsewhere is drawn on terminals: made safe like any
+	// other foreign string.
+	return termtext.Line(string(o))
+}
 
 // Call is one request to run a tool.
 type Call struct {
