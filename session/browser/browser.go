@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"time"
+	"unicode/utf8"
 )
 
 // Action is one of the six browser actions of the bridge contract.
@@ -139,4 +140,19 @@ type CommandRecord struct {
 	Started time.Time
 	Latency time.Duration
 	Err     string // empty on success
+}
+
+// Target is what a command acts on, for a log line: the URL of a
+// navigation, the selector otherwise, cut to 80 characters.
+func (c Command) Target() string {
+	t := c.Selector
+	if c.Action == Navigate {
+		t = c.URL
+	}
+	const maxRunes = 80
+	if utf8.RuneCountInString(t) <= maxRunes {
+		return t
+	}
+	r := []rune(t)
+	return string(r[:maxRunes-1]) + "…"
 }
