@@ -9,7 +9,6 @@ import (
 	"strings"
 	"sync"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 	"github.com/gorilla/websocket"
@@ -30,22 +29,7 @@ const resultGrace = 500 * time.Millisecond
 // grace) passes, and with ctx's error when ctx ends first. A failure the
 // extension reports is a *browser.CommandError. Safe for concurrent use.
 func (s *Server) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
-	if s.opts.OnCommand == nil {
-		return s.do(ctx, cmd)
-	}
-	started := time.Now()
-	res, err := s.do(ctx, cmd)
-	rec := browser.CommandRecord{
-		Action:  cmd.Action,
-		Target:  commandTarget(cmd),
-		Started: started,
-		Latency: time.Since(started),
-	}
-	if err != nil {
-		rec.Err = err.Error()
-	}
-	s.opts.OnCommand(rec)
-	return res, err
+	return s.do(ctx, cmd)
 }
 
 func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
@@ -340,21 +324,6 @@ func decodeImage(image, mime string) ([]byte, string, error) {
 		mime = "image/png"
 	}
 	return img[:n], mime, nil
-}
-
-// commandTarget is the URL or selector a command acts on, shortened for the
-// browser pane's log.
-func commandTarget(cmd browser.Command) string {
-	t := cmd.Selector
-	if cmd.Action == browser.Navigate {
-		t = cmd.URL
-	}
-	const maxRunes = 80
-	if utf8.RuneCountInString(t) <= maxRunes {
-		return t
-	}
-	r := []rune(t)
-	return string(r[:maxRunes-1]) + "…"
 }
 
 // Navigate opens url in the controlled tab.

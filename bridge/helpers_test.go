@@ -56,7 +56,6 @@ type testServer struct {
 	*Server
 	logs     *syncBuffer
 	statuses chan browser.Status
-	commands chan browser.CommandRecord
 }
 
 // startServer runs a server with test-friendly defaults; adjust may change
@@ -66,7 +65,6 @@ func startServer(t *testing.T, adjust func(*Options)) *testServer {
 	ts := &testServer{
 		logs:     &syncBuffer{},
 		statuses: make(chan browser.Status, 1024),
-		commands: make(chan browser.CommandRecord, 1024),
 	}
 	opts := Options{
 		Token:      testToken,
@@ -75,12 +73,6 @@ func startServer(t *testing.T, adjust func(*Options)) *testServer {
 		OnStatus: func(st browser.Status) {
 			select {
 			case ts.statuses <- st:
-			default:
-			}
-		},
-		OnCommand: func(r browser.CommandRecord) {
-			select {
-			case ts.commands <- r:
 			default:
 			}
 		},

@@ -37,9 +37,6 @@ type Options struct {
 	// are made in order from one goroutine; they may call Status but must
 	// not block for long, nor call Close (which waits for them).
 	OnStatus func(browser.Status)
-	// OnCommand is told of every finished browser command, from the
-	// goroutine that called Do.
-	OnCommand func(browser.CommandRecord)
 
 	// HelloTimeout is how long a new socket may take to send browser_hello
 	// (default 5s, the contract's figure). It also bounds how long any

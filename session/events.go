@@ -13,97 +13,180 @@ import (
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// Kind says what an Event reports.
-type Kind int
+// Event is one fact the workspace publishes. The set is sealed (like
+// wire.Frame): only this package's types implement it, so a consumer's type
+// switch names every fact it handles, and each fact has exactly one type
+// and one place that publishes it.
+type Event interface{ sessionEvent() }
 
-// Event kinds.
-const (
-	// KindChat carries one AG-UI event of the active conversation (Chat).
-	KindChat Kind = iota
-	// KindUserMessage: a user message entered the conversation (Text,
-	// Origin); front ends other than its origin show it.
-	KindUserMessage
-	// KindQueue: the messages waiting for the current turn changed (Queue).
-	KindQueue
-	// KindConversation: the active conversation changed (Snapshot): a new
-	// session or a resume.
-	KindConversation
-	// KindBusy: a turn started or ended (Busy).
-	KindBusy
-	// KindInterrupted: a turn ended cancelled.
-	KindInterrupted
-	// KindApprovalOpened and KindApprovalResolved track approval requests
-	// (Approval).
-	KindApprovalOpened
-	KindApprovalResolved
-	// KindMode: the agent mode changed (Mode).
-	KindMode
-	// KindModel: the current model or the model list changed (Model).
-	KindModel
-	// KindTitle: a conversation's title changed (Text, Conversation).
-	KindTitle
-	// KindBrowserStatus: the extension connection changed (Browser).
-	KindBrowserStatus
-	// KindBrowserCommand: a browser command finished (Command).
-	KindBrowserCommand
-	// KindNotice: a line for the person outside any turn (Text).
-	KindNotice
-	// KindResync: this subscriber fell so far behind that queued events
-	// were discarded; it must re-read the workspace state (Snapshot, etc.).
-	KindResync
-	// KindToolDone: a tool call of the active conversation finished (Tool),
-	// so front ends need not guess success from the result text.
-	KindToolDone
-	// KindBrowserTabs: the extension reported its open tabs (Tabs).
-	KindBrowserTabs
-	// KindBrowserPage: the controlled tab changed page (Page).
-	KindBrowserPage
-	// KindScreenshot: the extension returned a screenshot (Screenshot).
-	KindScreenshot
-	// KindUsage: a turn finished and used these tokens (Usage).
-	KindUsage
-)
-
-// Origin says which front end an intent came from.
-type Origin = tools.Origin
-
-// Event is one thing that happened in the workspace.
-type Event struct {
-	Kind         Kind
-	Conversation string // the conversation it concerns, if any
-	Chat         events.Event
+// UserMessage: a user message entered the conversation, published by the
+// runner when its turn starts. Origin is who wrote it.
+type UserMessage struct {
+	Conversation string
 	Text         string
 	Origin       Origin
-	Queue        []string
-	Snapshot     *Snapshot
-	Approval     *Approval
-	Mode         tools.Mode
-	Model        string
-	Busy         bool
-	Browser      browser.Status
-	Command      browser.CommandRecord
-	Tool         *ToolDone
-	Tabs         []browser.Tab
-	Page         *Page
-	Screenshot   *Screenshot
-	Usage        llm.Usage
-
-	// merged holds the deltas of following events of the same message
-	// while the event waits in a subscriber's queue; they are joined once,
-	// when the event is delivered, so coalescing stays linear.
-	merged *strings.Builder
 }
 
-// ToolDone describes a finished tool call.
-type ToolDone struct {
-	CallID string
-	Name   string
-	OK     bool
+// Chat carries one AG-UI event of a turn, published by the runner.
+type Chat struct {
+	Conversation string
+	Event        events.Event
+	// Notice marks the events of a text message that is a notice for the
+	// browser panel (an interruption, a run error, a moved conversation),
+	// not part of the conversation: opentask leaves its working state
+	// only on TEXT_MESSAGE_END, so such notices travel as text; other
+	// front ends have the fact from its own event and may skip them.
+	Notice bool
+}
+
+// ToolFinished: a tool call of the conversation got its result and the
+// result is recorded. The recorder publishes it for every call, calls an
+// interrupt skipped included, always after the call's result event.
+type ToolFinished struct {
+	Conversation string
+	CallID       string
+	Name         string
+	OK           bool
 	// Duration is how long the tool ran, without any wait for approval.
 	Duration time.Duration
 	// Artifacts are files the call saved, relative to the artifacts dir.
 	Artifacts []string
+	// Skipped says the call never ran: the turn was interrupted first.
+	Skipped bool
 }
+
+// ApprovalOpened: a tool call waits for the person (the approvals broker).
+type ApprovalOpened struct{ Approval Approval }
+
+// ApprovalResolved: an approval request was answered or withdrawn; its
+// Decision and By are set (the approvals broker).
+type ApprovalResolved struct{ Approval Approval }
+
+// BrowserStatusChanged: the extension connection changed (browser view).
+type BrowserStatusChanged struct{ Status browser.Status }
+
+// PageChanged: the controlled tab is on a page (the watched driver).
+type PageChanged struct{ Page Page }
+
+// TabsChanged: the extension reported its open tabs (the watched driver).
+type TabsChanged struct{ Tabs []browser.Tab }
+
+// ScreenshotTaken: the extension returned a screenshot (the watched
+// driver).
+type ScreenshotTaken struct{ Screenshot Screenshot }
+
+// BrowserCommandDone: a browser command finished, for the browser pane's
+// log (the watched driver).
+type BrowserCommandDone struct{ Record browser.CommandRecord }
+
+// Level says how a notice reads to the person.
+type Level int
+
+// Notice levels.
+const (
+	// Info is an ordinary line.
+	Info Level = iota
+	// Warn needs the person's attention: something changed that they did
+	// not do, or something they did failed.
+	Warn
+)
+
+// NoticePosted: a line for the person outside any turn.
+type NoticePosted struct {
+	Conversation string
+	Text         string
+	Level        Level
+	// Origin is the front end whose action the notice reports, if any.
+	Origin Origin
+}
+
+// Setting names one of the workspace's settings.
+type Setting int
+
+// Settings a SettingsChanged may report.
+const (
+	SettingMode Setting = iota
+	SettingModel
+	// SettingModels: the model list changed (discovery finished).
+	SettingModels
+	SettingEffort
+	SettingTemperature
+)
+
+// Settings are the agent's settings for the next turn.
+type Settings struct {
+	Mode        tools.Mode
+	Model       string
+	Effort      llm.Effort
+	Temperature *float64
+}
+
+// SettingsChanged answers every request to change a setting, from any
+// front end, refused ones included (Settings is then unchanged), so the
+// one that asked learns the outcome from the same event as everyone else.
+type SettingsChanged struct {
+	Settings Settings
+	Changed  Setting
+}
+
+// ConversationChanged: the active conversation changed (a new session, a
+// resume, a move; see claim), published by the conversation lifecycle.
+type ConversationChanged struct {
+	Snapshot Snapshot
+	// Same is set when a resume named the conversation whose turn is
+	// running: nothing changed, and Snapshot is its state so far, for a
+	// front end that lost the stream (a reconnected panel); one that
+	// follows the stream already has it.
+	Same bool
+}
+
+// QueueChanged: the messages waiting for the running turn changed.
+type QueueChanged struct{ Queue []string }
+
+// BusyChanged: a turn started or ended; Interrupted says it ended
+// cancelled.
+type BusyChanged struct {
+	Busy        bool
+	Interrupted bool
+}
+
+// TitleChanged: a conversation's title changed.
+type TitleChanged struct {
+	Conversation string
+	Title        string
+}
+
+// UsageReported: a turn finished and used these tokens.
+type UsageReported struct {
+	Conversation string
+	Usage        llm.Usage
+}
+
+// Resync: this subscriber fell so far behind that queued events were
+// discarded; it must re-read the workspace state (Snapshot, etc.).
+type Resync struct{}
+
+func (UserMessage) sessionEvent()          {}
+func (Chat) sessionEvent()                 {}
+func (ToolFinished) sessionEvent()         {}
+func (ApprovalOpened) sessionEvent()       {}
+func (ApprovalResolved) sessionEvent()     {}
+func (BrowserStatusChanged) sessionEvent() {}
+func (PageChanged) sessionEvent()          {}
+func (TabsChanged) sessionEvent()          {}
+func (ScreenshotTaken) sessionEvent()      {}
+func (BrowserCommandDone) sessionEvent()   {}
+func (NoticePosted) sessionEvent()         {}
+func (SettingsChanged) sessionEvent()      {}
+func (ConversationChanged) sessionEvent()  {}
+func (QueueChanged) sessionEvent()         {}
+func (BusyChanged) sessionEvent()          {}
+func (TitleChanged) sessionEvent()         {}
+func (UsageReported) sessionEvent()        {}
+func (Resync) sessionEvent()               {}
+
+// Origin says which front end an intent came from.
+type Origin = tools.Origin
 
 // Page is the controlled tab's page after a browser command.
 type Page struct {
@@ -120,18 +203,18 @@ type Screenshot struct {
 
 // maxQueued bounds a subscriber's backlog after coalescing. Streaming text
 // coalesces into one event per message, so only a subscriber that stopped
-// reading for a long time reaches it; it then gets KindResync instead of an
+// reading for a long time reaches it; it then gets Resync instead of an
 // unbounded queue, never a silent gap.
 const maxQueued = 8192
 
 // Subscription is one front end's view of the event stream. The workspace
 // never blocks on a subscriber: events queue per subscriber, consecutive
 // text, reasoning and tool-argument deltas of the same message merge while
-// they wait, and a backlog beyond maxQueued is replaced by one KindResync.
+// they wait, and a backlog beyond maxQueued is replaced by one Resync.
 type Subscription struct {
 	hub   *hub
 	mu    sync.Mutex
-	queue []Event
+	queue []pending
 	ready chan struct{}
 	done  bool
 }
@@ -139,16 +222,28 @@ type Subscription struct {
 // Ready is signalled when events are waiting; call Drain after it fires.
 func (s *Subscription) Ready() <-chan struct{} { return s.ready }
 
+// pending is a queued event; merged holds the deltas of following events
+// of the same message while it waits, joined once when it is delivered, so
+// coalescing stays linear.
+type pending struct {
+	ev     Event
+	merged *strings.Builder
+}
+
 // Drain returns every waiting event, oldest first.
 func (s *Subscription) Drain() []Event {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	q := s.queue
 	s.queue = nil
-	for i := range q {
-		q[i] = q[i].materialize()
+	if len(q) == 0 {
+		return nil
 	}
-	return q
+	out := make([]Event, len(q))
+	for i := range q {
+		out[i] = q[i].materialize()
+	}
+	return out
 }
 
 // Next waits for the next event. It returns ctx's error when ctx ends and
@@ -158,7 +253,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 		s.mu.Lock()
 		if len(s.queue) > 0 {
 			e := s.queue[0]
-			s.queue[0] = Event{}
+			s.queue[0] = pending{}
 			s.queue = s.queue[1:]
 			s.mu.Unlock()
 			return e.materialize(), nil
@@ -166,11 +261,11 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 		done := s.done
 		s.mu.Unlock()
 		if done {
-			return Event{}, ErrClosed
+			return nil, ErrClosed
 		}
 		select {
 		case <-ctx.Done():
-			return Event{}, ctx.Err()
+			return nil, ctx.Err()
 		case <-s.ready:
 		}
 	}
@@ -199,73 +294,75 @@ func (s *Subscription) push(e Event) {
 		s.mu.Unlock()
 		return
 	}
-	if n := len(s.queue); n > 0 && coalesce(&s.queue[n-1], e) {
+	if n := len(s.queue); n > 0 && s.queue[n-1].coalesce(e) {
 		s.mu.Unlock()
 		s.signal()
 		return
 	}
 	if len(s.queue) >= maxQueued {
-		s.queue = append(s.queue[:0], Event{Kind: KindResync})
+		s.queue = append(s.queue[:0], pending{ev: Resync{}})
 	} else {
-		s.queue = append(s.queue, e)
+		s.queue = append(s.queue, pending{ev: e})
 	}
 	s.mu.Unlock()
 	s.signal()
 }
 
-// coalesce merges next into prev when both are deltas of the same
-// message, so a slow subscriber's backlog grows by text, not by events.
-func coalesce(prev *Event, next Event) bool {
-	if prev.Kind != KindChat || next.Kind != KindChat {
+// coalesce merges next into p when both are deltas of the same message,
+// so a slow subscriber's backlog grows by text, not by events.
+func (p *pending) coalesce(next Event) bool {
+	a, ok := p.ev.(Chat)
+	b, ok2 := next.(Chat)
+	if !ok || !ok2 || a.Conversation != b.Conversation || a.Notice != b.Notice {
 		return false
 	}
 	var delta string
-	switch a := prev.Chat.(type) {
+	switch x := a.Event.(type) {
 	case *events.TextMessageContentEvent:
-		b, ok := next.Chat.(*events.TextMessageContentEvent)
-		if !ok || a.MessageID != b.MessageID {
+		y, ok := b.Event.(*events.TextMessageContentEvent)
+		if !ok || x.MessageID != y.MessageID {
 			return false
 		}
-		delta = b.Delta
+		delta = y.Delta
 	case *events.ReasoningMessageContentEvent:
-		b, ok := next.Chat.(*events.ReasoningMessageContentEvent)
-		if !ok || a.MessageID != b.MessageID {
+		y, ok := b.Event.(*events.ReasoningMessageContentEvent)
+		if !ok || x.MessageID != y.MessageID {
 			return false
 		}
-		delta = b.Delta
+		delta = y.Delta
 	case *events.ToolCallArgsEvent:
-		b, ok := next.Chat.(*events.ToolCallArgsEvent)
-		if !ok || a.ToolCallID != b.ToolCallID {
+		y, ok := b.Event.(*events.ToolCallArgsEvent)
+		if !ok || x.ToolCallID != y.ToolCallID {
 			return false
 		}
-		delta = b.Delta
+		delta = y.Delta
 	default:
 		return false
 	}
-	if prev.merged == nil {
-		prev.merged = new(strings.Builder)
+	if p.merged == nil {
+		p.merged = new(strings.Builder)
 	}
-	prev.merged.WriteString(delta)
+	p.merged.WriteString(delta)
 	return true
 }
 
 // materialize returns the event with its merged deltas appended, as a new
-// event value (the original may be shared with other subscribers).
-func (e Event) materialize() Event {
-	if e.merged == nil {
-		return e
+// value (the original may be shared with other subscribers).
+func (p pending) materialize() Event {
+	if p.merged == nil {
+		return p.ev
 	}
-	more := e.merged.String()
-	e.merged = nil
-	switch a := e.Chat.(type) {
+	c := p.ev.(Chat)
+	more := p.merged.String()
+	switch a := c.Event.(type) {
 	case *events.TextMessageContentEvent:
-		e.Chat = events.NewTextMessageContentEvent(a.MessageID, a.Delta+more)
+		c.Event = events.NewTextMessageContentEvent(a.MessageID, a.Delta+more)
 	case *events.ReasoningMessageContentEvent:
-		e.Chat = events.NewReasoningMessageContentEvent(a.MessageID, a.Delta+more)
+		c.Event = events.NewReasoningMessageContentEvent(a.MessageID, a.Delta+more)
 	case *events.ToolCallArgsEvent:
-		e.Chat = events.NewToolCallArgsEvent(a.ToolCallID, a.Delta+more)
+		c.Event = events.NewToolCallArgsEvent(a.ToolCallID, a.Delta+more)
 	}
-	return e
+	return c
 }
 
 // hub fans events out to subscribers.

@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 func TestSendRefusesBeyondTheQueueCapAndKeepsTheRest(t *testing.T) {
@@ -14,16 +16,16 @@ func TestSendRefusesBeyondTheQueueCapAndKeepsTheRest(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	// The first message starts a long turn; the next three wait.
-	if err := f.w.Send("stream 100000", FromPanel); err != nil {
+	if err := f.w.Send("stream 100000", tools.OriginPanel); err != nil {
 		t.Fatal(err)
 	}
-	collect(t, sub, func(e Event) bool { return e.Kind == KindBusy && e.Busy })
+	collect(t, sub, busy)
 	for i := range 3 {
-		if err := f.w.Send(fmt.Sprintf("waiting %d", i), FromPanel); err != nil {
+		if err := f.w.Send(fmt.Sprintf("waiting %d", i), tools.OriginPanel); err != nil {
 			t.Fatalf("message %d within the cap: %v", i, err)
 		}
 	}
-	err := f.w.Send("one too many", FromPanel)
+	err := f.w.Send("one too many", tools.OriginPanel)
 	if !errors.Is(err, ErrQueueFull) {
 		t.Fatalf("fourth waiting message: %v, want ErrQueueFull", err)
 	}
@@ -53,14 +55,14 @@ func TestSendRefusesBeyondTheQueueCapAndKeepsTheRest(t *testing.T) {
 
 func TestSendRefusesAnOversizedMessage(t *testing.T) {
 	f := newFixture(t, "", func(o *Options) { o.MaxMessageBytes = 1000 })
-	err := f.w.Send(strings.Repeat("x", 1001), FromPanel)
+	err := f.w.Send(strings.Repeat("x", 1001), tools.OriginPanel)
 	if !errors.Is(err, ErrMessageTooLarge) || !strings.Contains(err.Error(), "1001 bytes") {
 		t.Fatalf("oversized message: %v", err)
 	}
 	if len(f.w.History()) != 0 || len(f.w.Queue()) != 0 || f.w.Busy() {
 		t.Fatal("an oversized message was recorded or queued")
 	}
-	if err := f.w.Send(strings.Repeat("y", 1000), FromPanel); err != nil {
+	if err := f.w.Send(strings.Repeat("y", 1000), tools.OriginPanel); err != nil {
 		t.Fatalf("a message at the cap: %v", err)
 	}
 }

@@ -17,7 +17,7 @@ import (
 // (set_mode) and run tools themselves (tool_request). The browser panel is
 // one, and a web page can drive the extension, so the person must be able
 // to see what it did: such an action becomes a notice in every front end
-// (KindNotice), a notice recorded in the active conversation (store.Notice,
+// (NoticePosted), a notice recorded in the active conversation (store.Notice,
 // which the model never reads), and a line in the log.
 
 // Bounds on what a notice or a log line quotes of a tool request: the
@@ -32,20 +32,15 @@ const (
 // terminal's own (and those that name no origin, the TUI's) are what the
 // person just did.
 func announced(origin Origin) bool {
-	return origin != "" && origin != FromTerminal
+	return origin != "" && origin != tools.OriginTerminal
 }
 
 // originName names an origin in a sentence ("The browser panel …").
 func originName(origin Origin) string {
-	switch origin {
-	case FromPanel:
-		return "browser panel"
-	case FromHeadless:
+	if origin == tools.OriginHeadless {
 		return "headless run"
-	case tools.OriginAgent:
-		return "agent"
 	}
-	return string(origin)
+	return origin.Label()
 }
 
 // runsWithoutAsking reports whether mode m runs commands without asking
@@ -84,7 +79,7 @@ func (w *Workspace) modeChanged(old, cur tools.Mode, origin Origin) {
 	who := "The " + originName(origin)
 	if !raise {
 		w.log.Info("agent mode changed", "from", old, "to", cur, "origin", origin)
-		w.notice(who+" switched the mode from "+string(old)+" to "+string(cur)+".", origin)
+		w.notice(who+" switched the mode from "+string(old)+" to "+string(cur)+".", Info, origin)
 		return
 	}
 	w.log.Warn("agent mode raised outside the terminal", "from", old, "to", cur, "origin", origin)
@@ -92,7 +87,7 @@ func (w *Workspace) modeChanged(old, cur tools.Mode, origin Origin) {
 	if cur == tools.AutoWithJudge {
 		what = "commands will run without asking you when the judge model lets them"
 	}
-	w.notice("⚠ "+who+" switched the mode from "+string(old)+" to "+string(cur)+": "+what, origin)
+	w.notice(who+" switched the mode from "+string(old)+" to "+string(cur)+": "+what, Warn, origin)
 }
 
 // toolRequested announces a tool call a front end asked for (the panel's
@@ -106,13 +101,15 @@ func (w *Workspace) toolRequested(id, name, args string, origin Origin, mode too
 		return
 	}
 	text := "The " + originName(origin) + " asked to run " + name
+	level := Info
 	if runsWithoutAsking(mode) {
-		text = "⚠ " + text + " in " + string(mode) + " mode"
+		text += " in " + string(mode) + " mode"
+		level = Warn
 	}
 	if quoted != "" {
 		text += ": " + quoted
 	}
-	w.notice(text, origin)
+	w.notice(text, level, origin)
 }
 
 // toolRequestDone logs how a requested tool call ended, so that the log
@@ -172,12 +169,12 @@ func quote(s string, limit int) string {
 // A conversation another process holds (shown read-only, see "One writer
 // per conversation") is that process's to write: the notice is then only
 // shown and logged.
-func (w *Workspace) notice(text string, origin Origin) {
+func (w *Workspace) notice(text string, level Level, origin Origin) {
 	w.mu.Lock()
 	conv := w.conv
 	held := conv.heldBy
 	w.mu.Unlock()
-	n := store.Notice{Text: text, Origin: string(origin)}
+	n := store.Notice{Text: text, Origin: string(origin), Warn: level == Warn}
 	var err error
 	if held == nil {
 		err = w.ensureStored(conv)
@@ -199,5 +196,5 @@ func (w *Workspace) notice(text string, origin Origin) {
 		conv.notices = append(conv.notices, n)
 		w.mu.Unlock()
 	}
-	w.publish(Event{Kind: KindNotice, Conversation: id, Text: text, Origin: origin})
+	w.publish(NoticePosted{Conversation: id, Text: text, Level: level, Origin: origin})
 }

@@ -55,7 +55,7 @@ func withLog(sink *logSink) func(*Options) {
 	}
 }
 
-func isNotice(e Event) bool { return e.Kind == KindNotice }
+func isNotice(e Event) bool { _, ok := e.(NoticePosted); return ok }
 
 // TestPanelModeChangesAreAnnouncedRecordedAndLogged: the panel raising the
 // mode to auto is a warning notice in every front end, a notice recorded
@@ -70,13 +70,13 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 
-	if m, ok := f.w.SetModeFrom("auto", FromPanel); !ok || m != tools.Auto {
+	if m, ok := f.w.SetMode("auto", tools.OriginPanel); !ok || m != tools.Auto {
 		t.Fatalf("set_mode auto: %v %v", m, ok)
 	}
 	evs := collect(t, sub, isNotice)
-	raised := evs[len(evs)-1]
-	if !strings.HasPrefix(raised.Text, "⚠ The browser panel switched the mode from standard to auto") ||
-		!strings.Contains(raised.Text, "without asking") || raised.Origin != FromPanel {
+	raised := evs[len(evs)-1].(NoticePosted)
+	if !strings.HasPrefix(raised.Text, "The browser panel switched the mode from standard to auto") || raised.Level != Warn ||
+		!strings.Contains(raised.Text, "without asking") || raised.Origin != tools.OriginPanel {
 		t.Fatalf("notice %+v", raised)
 	}
 	id := f.w.ActiveConversation()
@@ -87,7 +87,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(c.Notices) != 1 || c.Notices[0].Text != raised.Text || c.Notices[0].Origin != "panel" || len(c.Messages) != 0 {
+	if len(c.Notices) != 1 || c.Notices[0].Text != raised.Text || c.Notices[0].Origin != "panel" || !c.Notices[0].Warn || len(c.Messages) != 0 {
 		t.Fatalf("stored %+v", c)
 	}
 	if line := sink.logLine("level=WARN", "from=standard", "to=auto", "origin=panel"); line == "" {
@@ -95,34 +95,34 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	}
 
 	// Setting the mode it already has changes nothing and says nothing.
-	f.w.SetModeFrom("auto", FromPanel)
-	f.w.SetModeFrom("standard", FromPanel)
+	f.w.SetMode("auto", tools.OriginPanel)
+	f.w.SetMode("standard", tools.OriginPanel)
 	evs = collect(t, sub, isNotice)
-	lowered := evs[len(evs)-1]
-	if lowered.Text != "The browser panel switched the mode from auto to standard." {
+	lowered := evs[len(evs)-1].(NoticePosted)
+	if lowered.Text != "The browser panel switched the mode from auto to standard." || lowered.Level != Info {
 		t.Fatalf("notice %+v", lowered)
 	}
 	for _, e := range evs[:len(evs)-1] {
-		if e.Kind == KindNotice {
+		if isNotice(e) {
 			t.Fatalf("a notice for a mode that did not change: %+v", e)
 		}
 	}
 
 	// The terminal's changes are the person's own: logged, not announced.
-	f.w.SetMode("plan")
-	f.w.SetModeFrom("auto", FromTerminal)
+	f.w.SetMode("plan", tools.OriginTerminal)
+	f.w.SetMode("auto", tools.OriginTerminal)
 	if line := sink.logLine("level=INFO", "from=plan", "to=auto", "origin=terminal"); line == "" {
 		t.Fatalf("no INFO line for the terminal's change in:\n%s", sink)
 	}
 
 	// A message afterwards lands in the same conversation; the model reads
 	// the message, not the notices.
-	if err := f.w.Send("hello", FromTerminal); err != nil {
+	if err := f.w.Send("hello", tools.OriginTerminal); err != nil {
 		t.Fatal(err)
 	}
 	evs = collect(t, sub, idle)
 	for _, e := range evs {
-		if e.Kind == KindNotice {
+		if isNotice(e) {
 			t.Fatalf("a notice for the terminal's change: %+v", e)
 		}
 	}
@@ -139,7 +139,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	// Resumed after a restart, the notices are in place.
 	f.w.Close()
 	g := newFixture(t, dir, func(o *Options) { o.Catalog = oneCatalog{rp} })
-	snap, err := g.w.Resume(id, FromTerminal)
+	snap, err := g.w.Resume(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -156,7 +156,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 	sink := &logSink{}
 	f := newFixture(t, "", withLog(sink))
-	f.w.SetMode("auto")
+	f.w.SetMode("auto", tools.OriginTerminal)
 	sub := f.w.Subscribe()
 	defer sub.Close()
 
@@ -165,7 +165,7 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 	args := `{"command":` + mustQuote(t, cmd) + `}`
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	o := f.w.RunTool(ctx, "req-1", "Bash", args, FromPanel)
+	o := f.w.RunTool(ctx, "req-1", "Bash", args, tools.OriginPanel)
 	if !o.Success {
 		t.Fatalf("outcome %+v", o)
 	}
@@ -173,9 +173,9 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 		t.Fatal("the command did not run")
 	}
 	evs := collect(t, sub, isNotice)
-	n := evs[len(evs)-1]
-	if !strings.HasPrefix(n.Text, `⚠ The browser panel asked to run Bash in auto mode: {"command":"touch X && id`) ||
-		!strings.HasSuffix(n.Text, "…") || n.Origin != FromPanel {
+	n := evs[len(evs)-1].(NoticePosted)
+	if !strings.HasPrefix(n.Text, `The browser panel asked to run Bash in auto mode: {"command":"touch X && id`) || n.Level != Warn ||
+		!strings.HasSuffix(n.Text, "…") || n.Origin != tools.OriginPanel {
 		t.Fatalf("notice %q", n.Text)
 	}
 	for what, s := range map[string]string{"notice": n.Text, "log": sink.String()} {
@@ -201,11 +201,11 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 	}
 
 	// In standard mode the request is an ordinary notice (it asks first).
-	f.w.SetMode("standard")
-	f.w.RunTool(ctx, "req-2", "Read", `{"path":"X"}`, FromPanel)
+	f.w.SetMode("standard", tools.OriginTerminal)
+	f.w.RunTool(ctx, "req-2", "Read", `{"path":"X"}`, tools.OriginPanel)
 	evs = collect(t, sub, isNotice)
-	if got := evs[len(evs)-1].Text; got != `The browser panel asked to run Read: {"path":"X"}` {
-		t.Fatalf("notice %q", got)
+	if got := evs[len(evs)-1].(NoticePosted); got.Text != `The browser panel asked to run Read: {"path":"X"}` || got.Level != Info {
+		t.Fatalf("notice %+v", got)
 	}
 }
 
@@ -226,8 +226,8 @@ func TestNoticeAndFirstMessageShareOneConversation(t *testing.T) {
 		f := newFixture(t, "")
 		sub := f.w.Subscribe()
 		var wg sync.WaitGroup
-		wg.Go(func() { f.w.SetModeFrom("auto", FromPanel) })
-		if err := f.w.Send("hello", FromTerminal); err != nil {
+		wg.Go(func() { f.w.SetMode("auto", tools.OriginPanel) })
+		if err := f.w.Send("hello", tools.OriginTerminal); err != nil {
 			t.Fatal(err)
 		}
 		collect(t, sub, idle)

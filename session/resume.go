@@ -145,7 +145,7 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 			if active {
 				// What the front ends show may be behind what the holder
 				// added before it let go.
-				w.publish(Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap})
+				w.publish(ConversationChanged{Snapshot: snap})
 			}
 			return conv, ""
 		}
@@ -174,13 +174,13 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 // notice opens the turn's run, so that the browser panel, which shows only
 // chat events, says why too. The notice is not recorded: it is no part of
 // the conversation the model reads.
-func (w *Workspace) movedTo(conv *conversation, notice string, emit func(events.Event)) func(events.Event) {
+func (w *Workspace) movedTo(conv *conversation, text string, emit, notice func(events.Event)) func(events.Event) {
 	w.mu.Lock()
 	active := w.conv == conv
 	snap := w.snapshotLocked()
 	w.mu.Unlock()
 	if active {
-		w.publish(Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap})
+		w.publish(ConversationChanged{Snapshot: snap})
 	}
 	told := false
 	return func(e events.Event) {
@@ -188,9 +188,9 @@ func (w *Workspace) movedTo(conv *conversation, notice string, emit func(events.
 		if _, ok := e.(*events.RunStartedEvent); ok && !told {
 			told = true
 			id := newID()
-			emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
-			emit(events.NewTextMessageContentEvent(id, notice))
-			emit(events.NewTextMessageEndEvent(id))
+			notice(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
+			notice(events.NewTextMessageContentEvent(id, text))
+			notice(events.NewTextMessageEndEvent(id))
 		}
 	}
 }
@@ -201,7 +201,7 @@ func (w *Workspace) movedTo(conv *conversation, notice string, emit func(events.
 // A conversation resumed from the store was recovered already; this
 // catches calls a failed save left open in this process (a full disk
 // while a tool ran).
-func (w *Workspace) answerOpenCalls(conv *conversation, rec recorder) error {
+func (w *Workspace) answerOpenCalls(conv *conversation, rec *recorder) error {
 	w.mu.Lock()
 	open := store.UnansweredCalls(conv.messages)
 	w.mu.Unlock()

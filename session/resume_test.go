@@ -9,6 +9,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 func callsMsg(ids ...string) store.Message {
@@ -60,7 +61,7 @@ func TestResumeAnswersCallsACrashLeftOpen(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	snap, err := f.w.Resume(id, FromTerminal)
+	snap, err := f.w.Resume(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,14 +78,14 @@ func TestResumeAnswersCallsACrashLeftOpen(t *testing.T) {
 	if c, err := f.st.Load(id); err != nil || len(c.Messages) != 4 {
 		t.Fatalf("stored %+v, %v", c.Messages, err)
 	}
-	again, err := f.w.Resume(id, FromTerminal)
+	again, err := f.w.Resume(id)
 	if err != nil || len(again.Messages) != 4 {
 		t.Fatalf("second resume: %d messages, %v", len(again.Messages), err)
 	}
 
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("go on", FromTerminal)
+	f.w.Send("go on", tools.OriginTerminal)
 	collect(t, sub, idle)
 	if len(rp.reqs) != 1 {
 		t.Fatalf("%d requests", len(rp.reqs))
@@ -114,7 +115,7 @@ func TestTurnAnswersCallsLeftOpenInMemory(t *testing.T) {
 	f := newFixture(t, "", func(o *Options) { o.Catalog = oneCatalog{rp} })
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("first", FromTerminal)
+	f.w.Send("first", tools.OriginTerminal)
 	collect(t, sub, idle)
 	id := f.w.ActiveConversation()
 	// What recorder.llmMessage leaves when the tool message that should
@@ -127,7 +128,7 @@ func TestTurnAnswersCallsLeftOpenInMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	f.w.Send("second", FromTerminal)
+	f.w.Send("second", tools.OriginTerminal)
 	collect(t, sub, idle)
 	checkAnswered(t, rp.reqs[1].Messages)
 	c, err := f.st.Load(id)
@@ -158,14 +159,14 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	b := newFixture(t, dir)
 	subA := a.w.Subscribe()
 	defer subA.Close()
-	a.w.Send("stream 3", FromTerminal)
+	a.w.Send("stream 3", tools.OriginTerminal)
 	collect(t, subA, idle)
 	id := a.w.ActiveConversation()
 	before := len(a.w.Snapshot().Messages)
 
 	subB := b.w.Subscribe()
 	defer subB.Close()
-	snap, err := b.w.Resume(id, FromPanel)
+	snap, err := b.w.Resume(id)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -173,16 +174,16 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	if !strings.Contains(snap.HeldBy, holder) || len(snap.Messages) != before {
 		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(snap.Messages))
 	}
-	notice := collect(t, subB, func(e Event) bool { return e.Kind == KindNotice })
-	if text := notice[len(notice)-1].Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
+	notice := collect(t, subB, isNotice)
+	if text := notice[len(notice)-1].(NoticePosted).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
 		t.Fatalf("notice %q", text)
 	}
-	if err := b.w.DeleteConversation(id, FromPanel); !errors.Is(err, store.ErrHeld) {
+	if err := b.w.DeleteConversation(id); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("deleting a conversation open elsewhere: %v", err)
 	}
 
 	// The message moves to a new conversation, and the person is told.
-	b.w.Send("stream 2", FromPanel)
+	b.w.Send("stream 2", tools.OriginPanel)
 	evs := collect(t, subB, idle)
 	moved := b.w.ActiveConversation()
 	if moved == id || moved == "" {
@@ -190,8 +191,8 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	}
 	switched := false
 	for _, e := range evs {
-		if e.Kind == KindConversation && e.Snapshot != nil && e.Snapshot.ID == moved {
-			switched = len(e.Snapshot.Messages) > 0 && e.Snapshot.Messages[0].Content == "stream 2"
+		if c, ok := e.(ConversationChanged); ok && c.Snapshot.ID == moved {
+			switched = len(c.Snapshot.Messages) > 0 && c.Snapshot.Messages[0].Content == "stream 2"
 		}
 	}
 	if !switched {
@@ -209,11 +210,11 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 
 	// Resumed read-only again, then let go by its holder: the next message
 	// claims it and continues it.
-	if snap, err := b.w.Resume(id, FromTerminal); err != nil || snap.HeldBy == "" {
+	if snap, err := b.w.Resume(id); err != nil || snap.HeldBy == "" {
 		t.Fatalf("resume while still held: %q, %v", snap.HeldBy, err)
 	}
 	a.w.Close()
-	b.w.Send("stream 2", FromTerminal)
+	b.w.Send("stream 2", tools.OriginTerminal)
 	collect(t, subB, idle)
 	if got := b.w.ActiveConversation(); got != id {
 		t.Fatalf("active %s, want the released conversation %s", got, id)
@@ -226,7 +227,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	if _, err := a.st.Hold(id); !errors.Is(err, store.ErrHeld) {
 		t.Fatalf("Hold while the second workspace writes it: %v", err)
 	}
-	b.w.NewSession(FromTerminal) // switching away lets go
+	b.w.NewSession() // switching away lets go
 	h, err := a.st.Hold(id)
 	if err != nil {
 		t.Fatalf("Hold after the second workspace switched away: %v", err)

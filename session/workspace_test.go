@@ -84,12 +84,24 @@ func collect(t *testing.T, sub *Subscription, pred func(Event) bool) []Event {
 	}
 }
 
-func idle(e Event) bool { return e.Kind == KindBusy && !e.Busy }
+func idle(e Event) bool { b, ok := e.(BusyChanged); return ok && !b.Busy }
+
+func opened(e Event) bool { _, ok := e.(ApprovalOpened); return ok }
+
+func busy(e Event) bool { b, ok := e.(BusyChanged); return ok && b.Busy }
+
+// chat is e's AG-UI event, nil for other events.
+func chat(e Event) events.Event {
+	if c, ok := e.(Chat); ok {
+		return c.Event
+	}
+	return nil
+}
 
 func chatText(evs []Event) string {
 	var b strings.Builder
 	for _, e := range evs {
-		if c, ok := e.Chat.(*events.TextMessageContentEvent); ok {
+		if c, ok := chat(e).(*events.TextMessageContentEvent); ok {
 			b.WriteString(c.Delta)
 		}
 	}
@@ -102,7 +114,7 @@ func TestSendRunsATurnAndSavesIt(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	if err := f.w.Send("hello there", FromTerminal); err != nil {
+	if err := f.w.Send("hello there", tools.OriginTerminal); err != nil {
 		t.Fatal(err)
 	}
 	evs := collect(t, sub, idle)
@@ -127,18 +139,18 @@ func TestMessagesSentWhileBusyAreQueuedInOrder(t *testing.T) {
 	f.model.Delay = 2 * time.Millisecond
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("stream 200", FromTerminal)
+	f.w.Send("stream 200", tools.OriginTerminal)
 	// Wait for the turn to be running before queueing.
-	collect(t, sub, func(e Event) bool { return e.Kind == KindBusy && e.Busy })
-	f.w.Send("first queued", FromPanel)
-	f.w.Send("second queued", FromTerminal)
+	collect(t, sub, busy)
+	f.w.Send("first queued", tools.OriginPanel)
+	f.w.Send("second queued", tools.OriginTerminal)
 	var users []string
 	sawQueue := false
 	collect(t, sub, func(e Event) bool {
-		switch e.Kind {
-		case KindQueue:
+		switch e := e.(type) {
+		case QueueChanged:
 			sawQueue = sawQueue || len(e.Queue) == 2
-		case KindUserMessage:
+		case UserMessage:
 			users = append(users, e.Text)
 		}
 		return len(users) == 3
@@ -167,18 +179,18 @@ func TestInterruptMidStreamKeepsPartialAndSignals(t *testing.T) {
 	f.model.Delay = time.Millisecond
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("stream 100000", FromTerminal)
-	collect(t, sub, func(e Event) bool { _, ok := e.Chat.(*events.TextMessageContentEvent); return ok })
+	f.w.Send("stream 100000", tools.OriginTerminal)
+	collect(t, sub, func(e Event) bool { _, ok := chat(e).(*events.TextMessageContentEvent); return ok })
 	f.w.Interrupt()
 	evs := collect(t, sub, idle)
 	sawInterrupted := false
 	for _, e := range evs {
-		if e.Kind == KindInterrupted {
+		if b, ok := e.(BusyChanged); ok && b.Interrupted {
 			sawInterrupted = true
 		}
 	}
 	if !sawInterrupted {
-		t.Fatal("no KindInterrupted")
+		t.Fatal("no interrupted BusyChanged")
 	}
 	msgs := f.w.Snapshot().Messages
 	if len(msgs) != 2 || !strings.HasPrefix(msgs[1].Content, "1 ") || strings.Contains(msgs[1].Content, "100000") {
@@ -195,18 +207,18 @@ func TestClearStartsAFreshConversation(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("hello", FromPanel)
+	f.w.Send("hello", tools.OriginPanel)
 	collect(t, sub, idle)
 	first := f.w.ActiveConversation()
 	for _, cmd := range []string{"/clear", " /CLS ", "/new"} {
-		f.w.Send(cmd, FromPanel)
-		evs := collect(t, sub, func(e Event) bool { return e.Kind == KindConversation })
-		snap := evs[len(evs)-1].Snapshot
+		f.w.Send(cmd, tools.OriginPanel)
+		evs := collect(t, sub, func(e Event) bool { _, ok := e.(ConversationChanged); return ok })
+		snap := evs[len(evs)-1].(ConversationChanged).Snapshot
 		if len(snap.Messages) != 0 || snap.ID != "" {
 			t.Fatalf("%q: snapshot %+v", cmd, snap)
 		}
 	}
-	f.w.Send("again", FromPanel)
+	f.w.Send("again", tools.OriginPanel)
 	collect(t, sub, idle)
 	if f.w.ActiveConversation() == first {
 		t.Fatal("new message landed in the old conversation")
@@ -224,14 +236,14 @@ func TestResumeAfterRestart(t *testing.T) {
 	dir := t.TempDir()
 	f := newFixture(t, dir)
 	sub := f.w.Subscribe()
-	f.w.Send("tabs", FromTerminal) // read-only: runs, and fails with no browser
+	f.w.Send("tabs", tools.OriginTerminal) // read-only: runs, and fails with no browser
 	collect(t, sub, idle)
 	sub.Close()
 	before := f.w.Snapshot()
 	f.w.Close()
 
 	g := newFixture(t, dir)
-	snap, err := g.w.Resume(before.ID, FromPanel)
+	snap, err := g.w.Resume(before.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -243,16 +255,16 @@ func TestResumeAfterRestart(t *testing.T) {
 			t.Fatalf("tool result %s recorded as success without a browser", id)
 		}
 	}
-	if _, err := g.w.Resume("", FromPanel); !errors.Is(err, ErrUnknownConversation) {
+	if _, err := g.w.Resume(""); !errors.Is(err, ErrUnknownConversation) {
 		t.Fatalf("empty id: %v", err)
 	}
-	if _, err := g.w.Resume("00000000-0000-4000-8000-000000000000", FromPanel); !errors.Is(err, ErrUnknownConversation) {
+	if _, err := g.w.Resume("00000000-0000-4000-8000-000000000000"); !errors.Is(err, ErrUnknownConversation) {
 		t.Fatalf("unknown id: %v", err)
 	}
 	// The resumed history feeds the next turn.
 	sub2 := g.w.Subscribe()
 	defer sub2.Close()
-	g.w.Send("tabs", FromTerminal)
+	g.w.Send("tabs", tools.OriginTerminal)
 	collect(t, sub2, idle)
 	if n := len(g.w.Snapshot().Messages); n <= len(before.Messages) {
 		t.Fatalf("resumed conversation did not grow: %d", n)
@@ -268,7 +280,7 @@ func TestSlowSubscriberNeitherStallsNorLosesText(t *testing.T) {
 	defer slow.Close()
 	fast := f.w.Subscribe()
 	defer fast.Close()
-	f.w.Send("stream 20000", FromTerminal)
+	f.w.Send("stream 20000", tools.OriginTerminal)
 	collect(t, fast, idle) // the turn finished while slow read nothing
 	evs := slow.Drain()
 	text := chatText(evs)
@@ -289,11 +301,11 @@ func TestOverflowingSubscriberGetsResync(t *testing.T) {
 	s := h.subscribe()
 	defer s.Close()
 	for i := 0; i < maxQueued+10; i++ {
-		h.publish(Event{Kind: KindNotice, Text: "x"})
+		h.publish(NoticePosted{Text: "x"})
 	}
 	evs := s.Drain()
-	if evs[0].Kind != KindResync {
-		t.Fatalf("first event %v, want resync", evs[0].Kind)
+	if _, ok := evs[0].(Resync); !ok {
+		t.Fatalf("first event %T, want resync", evs[0])
 	}
 	if len(evs) > maxQueued {
 		t.Fatalf("backlog %d beyond bound", len(evs))
@@ -305,17 +317,17 @@ func TestApprovalFirstAnswerWins(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	for i := 0; i < 20; i++ {
-		f.w.Send("run touch file-"+fmt.Sprint(i), FromTerminal)
-		evs := collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
-		id := evs[len(evs)-1].Approval.ID
+		f.w.Send("run touch file-"+fmt.Sprint(i), tools.OriginTerminal)
+		evs := collect(t, sub, opened)
+		id := evs[len(evs)-1].(ApprovalOpened).Approval.ID
 		var wins atomic.Int32
 		var wg sync.WaitGroup
-		for _, by := range []Origin{FromPanel, FromTerminal} {
+		for _, by := range []Origin{tools.OriginPanel, tools.OriginTerminal} {
 			wg.Add(1)
 			go func(by Origin) {
 				defer wg.Done()
 				d := tools.Decision{Kind: tools.AllowOnce}
-				if by == FromPanel {
+				if by == tools.OriginPanel {
 					d = tools.Decision{Kind: tools.Deny, Reason: "no"}
 				}
 				if f.w.Answer(id, d, by) {
@@ -330,14 +342,14 @@ func TestApprovalFirstAnswerWins(t *testing.T) {
 		evs = collect(t, sub, idle)
 		resolved := 0
 		for _, e := range evs {
-			if e.Kind == KindApprovalResolved && e.Approval.ID == id {
+			if r, ok := e.(ApprovalResolved); ok && r.Approval.ID == id {
 				resolved++
 			}
 		}
 		if resolved != 1 {
 			t.Fatalf("round %d: %d resolved events", i, resolved)
 		}
-		if f.w.Answer(id, tools.Decision{Kind: tools.AllowOnce}, FromPanel) {
+		if f.w.Answer(id, tools.Decision{Kind: tools.AllowOnce}, tools.OriginPanel) {
 			t.Fatal("a late answer must be a no-op")
 		}
 	}
@@ -347,14 +359,14 @@ func TestInterruptRejectsPendingApproval(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("run touch x", FromTerminal)
-	collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
+	f.w.Send("run touch x", tools.OriginTerminal)
+	collect(t, sub, opened)
 	f.w.Interrupt()
 	evs := collect(t, sub, idle)
 	var resolved *Approval
 	for _, e := range evs {
-		if e.Kind == KindApprovalResolved {
-			resolved = e.Approval
+		if r, ok := e.(ApprovalResolved); ok {
+			resolved = &r.Approval
 		}
 	}
 	if resolved == nil || resolved.Decision.Kind != tools.Deny {
@@ -369,13 +381,13 @@ func TestShellMessageAsksLikeBash(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("!touch made-by-shell", FromPanel)
-	evs := collect(t, sub, func(e Event) bool { return e.Kind == KindApprovalOpened })
-	a := evs[len(evs)-1].Approval
+	f.w.Send("!touch made-by-shell", tools.OriginPanel)
+	evs := collect(t, sub, opened)
+	a := evs[len(evs)-1].(ApprovalOpened).Approval
 	if a.Call.Name != "Bash" || a.Call.Origin != tools.OriginShell {
 		t.Fatalf("approval %+v", a)
 	}
-	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, FromTerminal)
+	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal)
 	collect(t, sub, idle)
 	snap := f.w.Snapshot()
 	if len(snap.Messages) != 3 || snap.Messages[2].Role != "tool" {
@@ -385,9 +397,9 @@ func TestShellMessageAsksLikeBash(t *testing.T) {
 		t.Fatalf("tool result %+v", snap.ToolResults)
 	}
 	// A read-only allowlisted command runs without asking.
-	f.w.Send("!pwd", FromTerminal)
+	f.w.Send("!pwd", tools.OriginTerminal)
 	for _, e := range collect(t, sub, idle) {
-		if e.Kind == KindApprovalOpened {
+		if opened(e) {
 			t.Fatal("pwd should not ask")
 		}
 	}
@@ -395,10 +407,10 @@ func TestShellMessageAsksLikeBash(t *testing.T) {
 
 func TestModeAndModelIntents(t *testing.T) {
 	f := newFixture(t, "")
-	if m, ok := f.w.SetMode("plan"); !ok || m != tools.Plan {
+	if m, ok := f.w.SetMode("plan", tools.OriginTerminal); !ok || m != tools.Plan {
 		t.Fatalf("%v %v", m, ok)
 	}
-	if m, ok := f.w.SetMode("yolo"); ok || m != tools.Plan {
+	if m, ok := f.w.SetMode("yolo", tools.OriginTerminal); ok || m != tools.Plan {
 		t.Fatalf("unknown mode changed it: %v %v", m, ok)
 	}
 	if f.w.CycleMode() != tools.Auto {
@@ -418,12 +430,12 @@ func TestModeAndModelIntents(t *testing.T) {
 
 func TestPlanModeRefusesWritesWithoutAsking(t *testing.T) {
 	f := newFixture(t, "")
-	f.w.SetMode("plan")
+	f.w.SetMode("plan", tools.OriginTerminal)
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("run touch x", FromTerminal)
+	f.w.Send("run touch x", tools.OriginTerminal)
 	for _, e := range collect(t, sub, idle) {
-		if e.Kind == KindApprovalOpened {
+		if opened(e) {
 			t.Fatal("plan mode asked instead of refusing")
 		}
 	}
@@ -437,7 +449,7 @@ func TestStorageDisabledListsNothing(t *testing.T) {
 	f := newFixture(t, "", func(o *Options) { o.Store = store.OpenMemory() })
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("hi", FromTerminal)
+	f.w.Send("hi", tools.OriginTerminal)
 	collect(t, sub, idle)
 	list, err := f.w.Conversations()
 	if err != nil || len(list) != 0 {
@@ -456,8 +468,11 @@ func TestTitlerRunsAfterFirstExchange(t *testing.T) {
 	})
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("please open the demo site and read it", FromTerminal)
-	collect(t, sub, func(e Event) bool { return e.Kind == KindTitle && e.Text == "Please open the demo site and" })
+	f.w.Send("please open the demo site and read it", tools.OriginTerminal)
+	collect(t, sub, func(e Event) bool {
+		tc, ok := e.(TitleChanged)
+		return ok && tc.Title == "Please open the demo site and"
+	})
 	list, _ := f.w.Conversations()
 	if list[0].Title != "Please open the demo site and" {
 		t.Fatalf("stored title %q", list[0].Title)
@@ -484,18 +499,30 @@ func TestWatchedBrowserPublishesTabsPagesAndScreenshots(t *testing.T) {
 	defer sub.Close()
 	d.Do(context.Background(), browser.Command{Action: browser.Tabs})
 	d.Do(context.Background(), browser.Command{Action: browser.Screenshot})
-	d.Do(context.Background(), browser.Command{Action: browser.Click})
+	long := "#" + strings.Repeat("x", 200)
+	d.Do(context.Background(), browser.Command{Action: browser.Click, Selector: long})
 	evs := sub.Drain()
-	var kinds []Kind
+	var kinds []string
 	for _, e := range evs {
-		kinds = append(kinds, e.Kind)
+		kinds = append(kinds, fmt.Sprintf("%T", e))
 	}
-	want := []Kind{KindBrowserPage, KindBrowserTabs, KindBrowserPage, KindScreenshot}
+	want := []string{"session.BrowserCommandDone", "session.PageChanged", "session.TabsChanged",
+		"session.BrowserCommandDone", "session.PageChanged", "session.ScreenshotTaken", "session.BrowserCommandDone"}
 	if fmt.Sprint(kinds) != fmt.Sprint(want) {
-		t.Fatalf("kinds %v want %v", kinds, want)
+		t.Fatalf("events %v want %v", kinds, want)
 	}
-	if len(evs[1].Tabs) != 1 || !evs[1].Tabs[0].Controlled || string(evs[3].Screenshot.Image) != "\x89PNG fake" {
-		t.Fatalf("%+v %+v", evs[1], evs[3])
+	tabs, shot := evs[2].(TabsChanged), evs[5].(ScreenshotTaken)
+	if len(tabs.Tabs) != 1 || !tabs.Tabs[0].Controlled || string(shot.Screenshot.Image) != "\x89PNG fake" {
+		t.Fatalf("%+v %+v", tabs, shot)
+	}
+	// Every command is logged once, a failed one with its error and a
+	// long target cut for the pane.
+	tabsRec, click := evs[0].(BrowserCommandDone).Record, evs[6].(BrowserCommandDone).Record
+	if tabsRec.Action != browser.Tabs || tabsRec.Err != "" || tabsRec.Started.IsZero() {
+		t.Fatalf("tabs record %+v", tabsRec)
+	}
+	if click.Action != browser.Click || click.Err != "unsupported" || len([]rune(click.Target)) != 80 || !strings.HasPrefix(long, strings.TrimSuffix(click.Target, "…")) {
+		t.Fatalf("click record %+v", click)
 	}
 	v := f.w.BrowserView()
 	if len(v.Tabs) != 1 || v.Page == nil || v.Page.Title != "" || v.Screenshot == nil {
@@ -507,16 +534,16 @@ func TestToolDoneAndUsageEvents(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("tabs", FromTerminal)
+	f.w.Send("tabs", tools.OriginTerminal)
 	evs := collect(t, sub, idle)
-	var done *ToolDone
+	var done *ToolFinished
 	usage := false
 	for _, e := range evs {
-		if e.Kind == KindToolDone {
-			done = e.Tool
-		}
-		if e.Kind == KindUsage && e.Usage.OutputTokens > 0 {
-			usage = true
+		switch e := e.(type) {
+		case ToolFinished:
+			done = &e
+		case UsageReported:
+			usage = usage || e.Usage.OutputTokens > 0
 		}
 	}
 	if done == nil || done.Name != "BrowserTabs" || done.OK {
@@ -531,7 +558,7 @@ func TestConversationEdits(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("stream 3", FromTerminal)
+	f.w.Send("stream 3", tools.OriginTerminal)
 	collect(t, sub, idle)
 	id := f.w.ActiveConversation()
 	if err := f.w.RenameConversation(id, "  My title "); err != nil {
@@ -551,9 +578,9 @@ func TestConversationEdits(t *testing.T) {
 		t.Fatalf("%+v", list[0])
 	}
 	f.model.Delay = time.Millisecond
-	f.w.Send("stream 100000", FromTerminal)
-	collect(t, sub, func(e Event) bool { return e.Kind == KindBusy && e.Busy })
-	if err := f.w.DeleteConversation(id, FromTerminal); err != nil {
+	f.w.Send("stream 100000", tools.OriginTerminal)
+	collect(t, sub, busy)
+	if err := f.w.DeleteConversation(id); err != nil {
 		t.Fatal(err)
 	}
 	// Nothing is listed: not the deleted conversation written back by its
@@ -599,12 +626,12 @@ func TestProviderOverridesYieldToThePersonsChoice(t *testing.T) {
 	})
 	sub := f.w.Subscribe()
 	defer sub.Close()
-	f.w.Send("one", FromTerminal)
+	f.w.Send("one", tools.OriginTerminal)
 	collect(t, sub, idle)
 	f.w.SetEffort("none")
 	zero := 0.0
 	f.w.SetTemperature(&zero)
-	f.w.Send("two", FromTerminal)
+	f.w.Send("two", tools.OriginTerminal)
 	collect(t, sub, idle)
 	if r := rp.reqs[0]; r.Effort != llm.EffortHigh || r.Temperature == nil || *r.Temperature != 0.5 || r.Model != "m" {
 		t.Fatalf("provider override not applied: %+v", r)

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/sim/infertest"
 )
 
@@ -76,7 +75,7 @@ func TestPanelNeverKeepsATranscriptTheModelNoLongerHas(t *testing.T) {
 	}
 
 	c.Disconnect()
-	in.Workspace.NewSession(session.FromTerminal)
+	in.Workspace.NewSession()
 	snap, seen := reconnected(3)
 	if !seen || len(snap.Messages) != 0 {
 		t.Fatalf("after a new conversation began while the panel was away: snapshot %v with %d messages, want the empty one", seen, len(snap.Messages))

@@ -54,13 +54,6 @@ func (m *Model) loadState() tea.Cmd {
 	}
 }
 
-// fetchOutcomes reads the stored ✓/✗ of calls whose outcome was not
-// reported (those an interrupt skipped).
-func (m *Model) fetchOutcomes() tea.Cmd {
-	ws := m.ws
-	return func() tea.Msg { return outcomesMsg(ws.Snapshot().ToolResults) }
-}
-
 func (m *Model) fetchHistory() tea.Cmd {
 	ws := m.ws
 	return func() tea.Msg { return historyMsg(ws.History()) }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
@@ -108,7 +109,7 @@ func buildConversation(t *testing.T, w, h int) *harness {
 	ws.snap = conversationSnapshot()
 	hs := newHarness(t, ws, w, h)
 	hs.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "and read the heading", Origin: workspace.OriginPanel},
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "and read the heading", Origin: tools.OriginPanel},
 		workspace.Event{Kind: workspace.KindBusy, Busy: true},
 		chatEvent(events.NewRunStartedEvent("c1", "r1")),
 		chatEvent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant"))),
@@ -129,7 +130,7 @@ func chatEvent(e events.Event) workspace.Event {
 func editApproval() workspace.Approval {
 	return workspace.Approval{
 		ID:      "ap1",
-		Call:    workspace.Call{ID: "call_9", Name: "Edit", Origin: workspace.OriginAgent, Args: `{"path":"main.go","old_string":"func main() {\n\tfmt.Println(\"hi\")\n}","new_string":"func main() {\n\tfmt.Println(\"hello, world\")\n\tos.Exit(0)\n}"}`},
+		Call:    workspace.Call{ID: "call_9", Name: "Edit", Origin: tools.OriginAgent, Args: `{"path":"main.go","old_string":"func main() {\n\tfmt.Println(\"hi\")\n}","new_string":"func main() {\n\tfmt.Println(\"hello, world\")\n\tos.Exit(0)\n}"}`},
 		Why:     "Edit changes files; standard mode asks first.",
 		Options: []string{"Always allow Edit in this project"},
 		Opened:  epoch,
@@ -139,7 +140,7 @@ func editApproval() workspace.Approval {
 func bashApproval() workspace.Approval {
 	return workspace.Approval{
 		ID:      "ap2",
-		Call:    workspace.Call{ID: "call_10", Name: "Bash", Origin: workspace.OriginPanel, Args: `{"command":"rm -rf build/"}`},
+		Call:    workspace.Call{ID: "call_10", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"rm -rf build/"}`},
 		Why:     "rm is not on the allowlist.",
 		Options: []string{"Always allow Bash commands starting with `rm -rf build/`", "Always allow Bash commands starting with `rm`"},
 		Opened:  epoch,
@@ -197,7 +198,7 @@ func buildBrowser(t *testing.T, w, h int) *harness {
 	hs.events(
 		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
 		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
-		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c9", Text: "tabs; screenshot", Origin: workspace.OriginTerminal},
+		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c9", Text: "tabs; screenshot", Origin: tools.OriginTerminal},
 		chatEvent(events.NewToolCallStartEvent("call_t", "BrowserTabs")),
 		chatEvent(events.NewToolCallEndEvent("call_t")),
 	)

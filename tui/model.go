@@ -4,13 +4,13 @@ import (
 	"context"
 	"image"
 	"path/filepath"
-	"strings"
 	"time"
 
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
 	"github.com/infer-workspace/infer/tui/chat"
@@ -191,10 +191,9 @@ type (
 		text string
 		warn bool
 	}
-	historyMsg  []string
-	skillsMsg   []workspace.Skill
-	outcomesMsg map[string]bool
-	fileMsg     struct {
+	historyMsg []string
+	skillsMsg  []workspace.Skill
+	fileMsg    struct {
 		id, content string
 		exists      bool
 		err         error
@@ -247,8 +246,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.input.SetHistory(msg)
 	case skillsMsg:
 		m.openSkills(msg)
-	case outcomesMsg:
-		m.chat.Reconcile(msg)
 	case fileMsg:
 		m.approvals.SetFile(msg.id, msg.exists, msg.content, msg.err)
 	case screenshotMsg:
@@ -320,7 +317,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 	m.loadSnapshot(s.snap)
 	if first {
 		for _, n := range m.opts.Notices {
-			m.chat.AddNotice(n, looksLikeProblem(n))
+			m.chat.AddNotice(n, true)
 		}
 	}
 	var cmds []tea.Cmd
@@ -374,9 +371,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			}
 		case workspace.KindBusy:
 			m.busy = e.Busy
-			if !e.Busy && m.chat.Unreported() > 0 {
-				cmds = append(cmds, m.fetchOutcomes())
-			}
 		case workspace.KindInterrupted:
 			m.chat.Interrupted()
 		case workspace.KindApprovalOpened:
@@ -392,7 +386,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 				had := m.approvals.Len() > 0
 				m.approvals.Resolve(e.Approval.ID)
 				m.approvalsChanged(had)
-				if by := e.Approval.By; by != "" && by != workspace.OriginTerminal {
+				if by := e.Approval.By; by != "" && by != tools.OriginTerminal {
 					m.flash, m.flashWarn = e.Approval.Call.Name+" was answered in the "+by.Label(), false
 				}
 			}
@@ -427,7 +421,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 		case workspace.KindUsage:
 			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
 		case workspace.KindNotice:
-			m.chat.AddNotice(e.Text, looksLikeProblem(e.Text))
+			m.chat.AddNotice(e.Text, e.Warn)
 		case workspace.KindResync:
 			resync = true
 		}
@@ -442,11 +436,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
 	return tea.Batch(cmds...)
-}
-
-func looksLikeProblem(s string) bool {
-	l := strings.ToLower(s)
-	return strings.HasPrefix(l, "could not") || strings.HasPrefix(l, "⚠") || strings.HasPrefix(l, "warning") || strings.Contains(l, "failed") || strings.Contains(l, "error")
 }
 
 // typingPause is how long after the person's last key in the editor a

@@ -15,6 +15,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/workspace"
@@ -246,7 +247,7 @@ func TestApprovalAnsweredElsewhereDisappears(t *testing.T) {
 	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
 	mustContain(t, h.screen(), "rm -rf build/", "from the browser panel")
 	resolved := bashApproval()
-	resolved.By = workspace.OriginPanel
+	resolved.By = tools.OriginPanel
 	resolved.Decision = workspace.Decision{Kind: workspace.AllowOnce}
 	h.events(workspace.Event{Kind: workspace.KindApprovalResolved, Approval: &resolved})
 	s := h.screen()
@@ -268,7 +269,7 @@ func TestWriteApprovalDiffsAgainstTheFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.m.opts.Root, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a := workspace.Approval{ID: "w1", Call: workspace.Call{Name: "Write", Origin: workspace.OriginAgent,
+	a := workspace.Approval{ID: "w1", Call: workspace.Call{Name: "Write", Origin: tools.OriginAgent,
 		Args: `{"path":"notes.txt","content":"alpha\nBETA\ngamma\n"}`}, Why: "Write changes files."}
 	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &a})
 	mustContain(t, h.screen(), "@@ -1,3 +1,3 @@", "-beta", "+BETA", " alpha")
@@ -662,22 +663,20 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 	mustContain(t, h.screen(), "⠋ Bash make test · running")
 	h.send(spinMsg{})
 	mustContain(t, h.screen(), "⠙ Bash make test")
-	h.events(
-		toolDone("c9", "Bash", true, 4200*time.Millisecond),
-		chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")),
-	)
+	// The workspace's order: the result, then the outcome.
+	h.events(chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")))
+	mustContain(t, h.screen(), "· Bash make test")
+	h.events(toolDone("c9", "Bash", true, 4200*time.Millisecond))
 	mustContain(t, h.screen(), "✓ Bash make test · 4.2s", "└ ok (enter: full result)")
 
-	// A call an interrupt skipped has no reported outcome: the stored one
-	// is read when the turn ends.
+	// A call an interrupt skipped gets its outcome the same way.
 	h.events(
 		chatEvent(events.NewToolCallStartEvent("c10", "Bash")),
 		chatEvent(events.NewToolCallArgsEvent("c10", `{"command":"make lint"}`)),
 		chatEvent(events.NewToolCallResultEvent("r2", "c10", "Not run: the turn was interrupted before this call started.")),
+		toolDone("c10", "Bash", false, 0),
+		workspace.Event{Kind: workspace.KindBusy, Busy: false},
 	)
-	mustContain(t, h.screen(), "· Bash make lint")
-	ws.snap.ToolResults = map[string]bool{"c9": true, "c10": false}
-	h.events(workspace.Event{Kind: workspace.KindBusy, Busy: false})
 	mustContain(t, h.screen(), "✗ Bash make lint", "✓ Bash make test · 4.2s")
 }
 
@@ -780,9 +779,9 @@ func TestNewAndPanelMessages(t *testing.T) {
 		t.Fatalf("new sessions %d", ws.newSessions)
 	}
 	h.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the side panel", Origin: workspace.OriginPanel},
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the side panel", Origin: tools.OriginPanel},
 		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"next one", "and another"}},
-		workspace.Event{Kind: workspace.KindNotice, Text: "Could not save your message: disk full"},
+		workspace.Event{Kind: workspace.KindNotice, Text: "Could not save your message: disk full", Warn: true},
 	)
 	mustContain(t, h.screen(), "You · from the browser panel", "from the side panel",
 		"⧗ queued: next one", "⧗ queued: and another", "⚠ Could not save")

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
@@ -15,21 +15,21 @@ import (
 // raise as a warning, and still there after the conversation is resumed.
 func TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat(t *testing.T) {
 	h := newLiveHarness(t)
-	h.real.SetModeFrom("auto", session.FromPanel)
+	h.real.SetMode("auto", tools.OriginPanel)
 	h.waitFor("⚠ The browser panel switched the mode from standard to auto")
 	mustContain(t, h.screen(), "mode: auto")
 
-	out := h.real.RunTool(context.Background(), "req-1", "Bash", `{"command":"echo hi"}`, session.FromPanel)
+	out := h.real.RunTool(context.Background(), "req-1", "Bash", `{"command":"echo hi"}`, tools.OriginPanel)
 	if !out.Success {
 		t.Fatalf("tool request: %+v", out)
 	}
 	h.waitFor(`⚠ The browser panel asked to run Bash in auto mode: {"command":"echo hi"}`)
 
 	id := h.real.ActiveConversation()
-	h.real.NewSession(session.FromTerminal)
+	h.real.NewSession()
 	h.waitFor("No messages yet") // the empty chat
 	mustNotContain(t, h.screen(), "The browser panel")
-	if _, err := h.real.Resume(id, session.FromTerminal); err != nil {
+	if _, err := h.real.Resume(id); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("⚠ The browser panel switched the mode from standard to auto")
@@ -47,7 +47,7 @@ func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
 			{Role: store.RoleAssistant, Content: "first answer"},
 		},
 		Notices: []store.Notice{
-			{Text: "⚠ The browser panel switched the mode from standard to auto: commands will run without asking", Origin: "panel", After: 1},
+			{Text: "The browser panel switched the mode from standard to auto: commands will run without asking", Origin: "panel", Warn: true, After: 1},
 			{Text: "The browser panel switched the mode from auto to plan.", Origin: "panel", After: 2},
 		},
 	}

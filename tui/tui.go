@@ -47,9 +47,9 @@ type Options struct {
 	// not confined ("no sandbox", "sandbox off"); the status bar keeps it
 	// in sight as a warning. "" when the sandbox is in force.
 	Unconfined string
-	// Notices are lines for the person from before the TUI started, such
-	// as configuration warnings, shown at the top of the chat: nothing may
-	// write to the terminal while the TUI owns it.
+	// Notices are warnings for the person from before the TUI started,
+	// such as configuration problems, shown at the top of the chat:
+	// nothing may write to the terminal while the TUI owns it.
 	Notices []string
 }
 

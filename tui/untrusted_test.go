@@ -11,6 +11,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/layout"
 	"github.com/infer-workspace/infer/tui/workspace"
 )
@@ -66,7 +67,7 @@ func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
 		a := workspace.Approval{
 			ID: "ap9",
 			// As the panel sends it: JSON escapes, decoded into raw ESCs.
-			Call:    workspace.Call{ID: "call_x", Name: "Bash", Origin: workspace.OriginPanel, Args: `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`},
+			Call:    workspace.Call{ID: "call_x", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`},
 			Why:     "echo hello \x1b[8m&& touch X is not on the allowlist",
 			Options: []string{"Always allow Bash commands starting with `echo hello \x1b[8m&&`"},
 			Opened:  epoch,
@@ -201,8 +202,8 @@ func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
 	}}
 	h := newHarness(t, ws, w, ht, func(o *Options) { o.Notices = []string{"warning: bad\x1b[8m config"} })
 	h.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the panel\x1b[2J\rX", Origin: workspace.OriginPanel},
-		workspace.Event{Kind: workspace.KindNotice, Text: "provider error: \x1b]52;c;ZXZpbA==\x07"},
+		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the panel\x1b[2J\rX", Origin: tools.OriginPanel},
+		workspace.Event{Kind: workspace.KindNotice, Text: "provider error: \x1b]52;c;ZXZpbA==\x07", Warn: true},
 		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"queued\x1b[8m"}},
 	)
 	h.send(flashMsg{text: "switching the model: 400 \x1b[31mbad\r\nrequest", warn: true})

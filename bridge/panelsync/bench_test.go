@@ -101,7 +101,7 @@ func BenchmarkChatEventFanout(b *testing.B) {
 	for left := b.N; left > 0; {
 		n := min(left, demo.MaxStream)
 		left -= n
-		r.ws.Send(fmt.Sprintf("stream %d", n), session.FromTerminal)
+		r.ws.Send(fmt.Sprintf("stream %d", n), tools.OriginTerminal)
 		for done := false; !done; {
 			f, err := r.frames.Next(ctx)
 			if err != nil {

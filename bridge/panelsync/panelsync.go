@@ -53,6 +53,9 @@ type Sync struct {
 	// connection already dead but not yet noticed, so the next connection
 	// is sent the active conversation again rather than trusting it.
 	unsure bool
+	// asked counts the panel's resumes and new sessions whose
+	// ConversationChanged the mirror has yet to forward.
+	asked int
 	// A flood of refused panel messages is logged as a line for the
 	// first and one line summing up the rest of each refusalLogInterval.
 	refusedQuietUntil time.Time
@@ -125,26 +128,27 @@ func (s *Sync) mirror(ctx context.Context) {
 }
 
 func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
-	switch ev.Kind {
-	case session.KindChat:
+	switch ev := ev.(type) {
+	case session.Chat:
 		if ev.Conversation != s.w.ActiveConversation() {
 			return nil // a cancelled turn of a conversation the panel left
 		}
 		s.follow(ev.Conversation)
-		if err := s.reopen(snd, ev.Chat); err != nil {
+		if err := s.reopen(snd, ev.Event); err != nil {
 			return err
 		}
-		for _, e := range s.links.panelText(ev.Chat, snd.ArtifactBase()) {
+		for _, e := range s.links.panelText(ev.Event, snd.ArtifactBase()) {
 			if err := sendEvent(snd, e); err != nil {
 				return err
 			}
 		}
 		return nil
-	case session.KindUserMessage:
-		// The panel shows its own messages; opentask renders user-role text
-		// events as assistant bubbles, so other front ends' messages travel
-		// as a CUSTOM event that panels may render and others ignore.
-		if ev.Origin == session.FromPanel || ev.Conversation != s.w.ActiveConversation() {
+	case session.UserMessage:
+		// The panel drew its own messages as they were typed; opentask
+		// renders user-role text events as assistant bubbles, so other
+		// front ends' messages travel as a CUSTOM event that panels may
+		// render and others ignore.
+		if ev.Origin == tools.OriginPanel || ev.Conversation != s.w.ActiveConversation() {
 			return nil
 		}
 		s.follow(ev.Conversation)
@@ -154,11 +158,13 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 			return err
 		}
 		return snd.SendChatEvent(b)
-	case session.KindInterrupted:
-		return snd.SendInterrupted()
-	case session.KindApprovalOpened:
-		return snd.SendApprovalRequest(approvalFrame(*ev.Approval))
-	case session.KindApprovalResolved:
+	case session.BusyChanged:
+		if ev.Interrupted {
+			return snd.SendInterrupted()
+		}
+	case session.ApprovalOpened:
+		return snd.SendApprovalRequest(approvalFrame(ev.Approval))
+	case session.ApprovalResolved:
 		if err := snd.SendApprovalResolved(ev.Approval.ID); err != nil {
 			return err
 		}
@@ -167,22 +173,21 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if p := s.w.PendingApprovals(); len(p) > 0 {
 			return snd.SendApprovalRequest(approvalFrame(p[0]))
 		}
-	case session.KindMode:
-		if ev.Origin == session.FromPanel {
-			return nil // set_mode is answered directly
+	case session.SettingsChanged:
+		// Every front end's change, the panel's own set_mode and
+		// select_model included, is answered from here.
+		switch ev.Changed {
+		case session.SettingMode:
+			return snd.SendMode(string(ev.Settings.Mode))
+		case session.SettingModel, session.SettingModels:
+			return snd.SendModels(s.w.Models(), ev.Settings.Model)
 		}
-		return snd.SendMode(string(ev.Mode))
-	case session.KindModel:
-		if ev.Origin == session.FromPanel {
-			return nil // select_model is answered directly
-		}
-		return snd.SendModels(s.w.Models(), s.w.Model())
-	case session.KindConversation:
-		if ev.Origin == session.FromPanel {
-			return nil // answered directly
-		}
-		return s.sendSnapshot(snd, *ev.Snapshot, true)
-	case session.KindResync:
+	case session.ConversationChanged:
+		// The panel's own resume and new session are answered from here
+		// too; Same is a resume of the running conversation, which only a
+		// panel that lost the stream asks for.
+		return s.sendSnapshot(snd, ev.Snapshot, !s.answered())
+	case session.Resync:
 		// Events were dropped for this subscriber: the snapshot restores
 		// the panel's view rather than leaving a silent gap.
 		return s.sendSnapshot(snd, s.w.Snapshot(), true)
@@ -316,23 +321,44 @@ func (s *Sync) ListConversations(snd bridge.Sender) {
 	_ = snd.SendConversations(list)
 }
 
-// ResumeConversation makes a stored conversation active and answers with
-// its snapshot; unknown or empty ids are ignored, as the contract says.
+// ResumeConversation makes a stored conversation active; the workspace's
+// ConversationChanged answers with its snapshot. Unknown or empty ids are
+// ignored, as the contract says.
 func (s *Sync) ResumeConversation(snd bridge.Sender, id string) {
-	snap, err := s.w.Resume(id, session.FromPanel)
-	if err != nil {
+	s.ask()
+	if _, err := s.w.Resume(id); err != nil {
+		s.answered() // nothing was published
 		s.log.Debug("panel resume ignored", "id", id, "err", err)
-		return
 	}
-	_ = s.sendSnapshot(snd, snap, false)
 }
 
-// NewSession starts a fresh conversation and answers with its empty
-// snapshot. It runs synchronously in the read loop, so a user_message right
-// after it lands in the new conversation.
+// ask notes that the panel asked for a conversation's snapshot, which the
+// next ConversationChanged answers; answered takes one such note, and
+// reports whether there was one. The snapshot the panel asked for is no
+// unasked one (see unsure).
+func (s *Sync) ask() {
+	s.mu.Lock()
+	s.asked++
+	s.mu.Unlock()
+}
+
+func (s *Sync) answered() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.asked == 0 {
+		return false
+	}
+	s.asked--
+	return true
+}
+
+// NewSession starts a fresh conversation; the workspace's
+// ConversationChanged answers with its empty snapshot. It runs
+// synchronously in the read loop, so a user_message right after it lands
+// in the new conversation.
 func (s *Sync) NewSession(snd bridge.Sender) {
-	snap := s.w.NewSession(session.FromPanel)
-	_ = s.sendSnapshot(snd, snap, false)
+	s.ask()
+	s.w.NewSession()
 }
 
 // UserMessage queues the panel's message; "/clear" and "/cls" start a new
@@ -345,7 +371,7 @@ func (s *Sync) UserMessage(snd bridge.Sender, content string) {
 		s.NewSession(snd)
 		return
 	}
-	err := s.w.Send(content, session.FromPanel)
+	err := s.w.Send(content, tools.OriginPanel)
 	if err == nil {
 		return
 	}
@@ -445,19 +471,19 @@ func (s *Sync) ListModels(snd bridge.Sender) {
 	_ = snd.SendModels(s.w.Models(), s.w.Model())
 }
 
-// SelectModel switches the model if it can; the fresh models frame's
-// current says whether it took effect.
+// SelectModel switches the model if it can; the workspace's
+// SettingsChanged answers with a models frame whose current says whether
+// it took effect.
 func (s *Sync) SelectModel(snd bridge.Sender, model string) {
-	if err := s.w.SelectModelFrom(model, session.FromPanel); err != nil {
+	if err := s.w.SelectModel(model); err != nil {
 		s.log.Info("panel asked for an unusable model", "model", model, "err", err)
 	}
-	_ = snd.SendModels(s.w.Models(), s.w.Model())
 }
 
-// SetMode switches the mode; unknown modes are ignored but still answered.
+// SetMode switches the mode; unknown modes are ignored, and the
+// workspace's SettingsChanged answers either way.
 func (s *Sync) SetMode(snd bridge.Sender, mode string) {
-	cur, _ := s.w.SetModeFrom(mode, session.FromPanel)
-	_ = snd.SendMode(string(cur))
+	s.w.SetMode(mode, tools.OriginPanel)
 }
 
 // ApprovalResponse answers an approval request; any action other than
@@ -467,7 +493,7 @@ func (s *Sync) ApprovalResponse(snd bridge.Sender, requestID, action string) {
 	if action == wire.ActionApprove {
 		d = tools.Decision{Kind: tools.AllowOnce}
 	}
-	s.w.Answer(requestID, d, session.FromPanel)
+	s.w.Answer(requestID, d, tools.OriginPanel)
 }
 
 // ToolRequest runs the panel's tool call through the workspace pipeline on
@@ -499,7 +525,7 @@ func (s *Sync) ToolRequest(snd bridge.Sender, req wire.ToolRequest) {
 	go func() {
 		defer s.wg.Done()
 		defer cancel()
-		out := s.w.RunTool(ctx, req.ID, req.ToolName, req.ToolArgs, session.FromPanel)
+		out := s.w.RunTool(ctx, req.ID, req.ToolName, req.ToolArgs, tools.OriginPanel)
 		res := wire.ToolResult{ID: req.ID, Success: out.Success, Output: out.Output, Error: out.Error}
 		if !res.Success && res.Error == "" {
 			res.Error = "tool call failed"

@@ -245,8 +245,7 @@ func openApp(opts appOptions) (a *app, err error) {
 			CommandTimeout: a.browserUse.Extension.CommandTimeout.Std(),
 			ArtifactsDir:   env.ArtifactsDir,
 			Panel:          a.sync, Logger: log,
-			OnStatus:  ws.SetBrowserStatus,
-			OnCommand: ws.BrowserCommandDone,
+			OnStatus: ws.SetBrowserStatus,
 		})
 		if err != nil {
 			return a, err

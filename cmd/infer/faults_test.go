@@ -38,6 +38,7 @@ import (
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -569,24 +570,25 @@ func (w *faultWatch) next(ctx context.Context) (faultRun, error) {
 		if err != nil {
 			return r, fmt.Errorf("the run did not end: %v (events so far %v)", err, r.types)
 		}
-		if ev.Kind == session.KindResync {
+		if _, ok := ev.(session.Resync); ok {
 			return r, errResync
 		}
-		if ev.Kind != session.KindChat {
+		c, ok := ev.(session.Chat)
+		if !ok {
 			continue
 		}
-		typ := ev.Chat.Type()
+		typ := c.Event.Type()
 		r.types = append(r.types, typ)
-		if b, err := ev.Chat.ToJSON(); err == nil {
+		if b, err := c.Event.ToJSON(); err == nil {
 			r.raw = append(r.raw, string(b))
 		}
 		switch typ {
 		case events.EventTypeRunStarted:
 			starts++
 		case events.EventTypeTextMessageContent:
-			text.WriteString(ev.Chat.(*events.TextMessageContentEvent).Delta)
+			text.WriteString(c.Event.(*events.TextMessageContentEvent).Delta)
 		case events.EventTypeRunFinished, events.EventTypeRunError:
-			r.terminal, r.text = ev.Chat, text.String()
+			r.terminal, r.text = c.Event, text.String()
 			if starts != 1 {
 				return r, fmt.Errorf("%d RUN_STARTED before the terminal event: %v", starts, r.types)
 			}
@@ -766,7 +768,7 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	rg.client.Disconnect()
 	x := dialFaultRawExtension(t, rg.app.srv.URL(), rg.token)
 	x.next() // the mode
-	rg.app.ws.Send("screenshot", session.FromTerminal)
+	rg.app.ws.Send("screenshot", tools.OriginTerminal)
 	cmd, ok := x.next().(wire.BrowserCommand)
 	for !ok {
 		cmd, ok = x.next().(wire.BrowserCommand)
@@ -786,7 +788,7 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	}
 
 	rg.reconnect(t)
-	rg.app.ws.Send("screenshot", session.FromTerminal)
+	rg.app.ws.Send("screenshot", tools.OriginTerminal)
 	run = watch.run()
 	msgs = rg.toolMessages()
 	if !run.finished() || len(msgs) != 2 || !strings.Contains(msgs[1], "PNG") {
@@ -882,7 +884,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 		time.Sleep(10 * time.Millisecond)
 	}
 	watch := rg.watch(t)
-	rg.app.ws.Send("open example.com; tabs", session.FromTerminal)
+	rg.app.ws.Send("open example.com; tabs", tools.OriginTerminal)
 	run := watch.run()
 	if !run.finished() {
 		t.Fatalf("turn after the handshake faults: %v", run.terminal.Type())
@@ -1156,7 +1158,7 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	watch := rg.watch(t)
 	const cmd = "run sleep 600 & echo $! > %s && wait"
 
-	rg.app.ws.Send(fmt.Sprintf(cmd, "timeout.pid"), session.FromTerminal)
+	rg.app.ws.Send(fmt.Sprintf(cmd, "timeout.pid"), tools.OriginTerminal)
 	// The pid the command writes is its own sandbox's, so it only says
 	// that the command started; its child is found by its command line.
 	faultReadPID(t, filepath.Join(rg.project, "timeout.pid"))
@@ -1171,7 +1173,7 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	rg = startFaultRig(t, "", "", faultRigOptions{})
 	rg.setMode("auto")
 	watch = rg.watch(t)
-	rg.app.ws.Send(fmt.Sprintf(cmd, "interrupt.pid"), session.FromTerminal)
+	rg.app.ws.Send(fmt.Sprintf(cmd, "interrupt.pid"), tools.OriginTerminal)
 	faultReadPID(t, filepath.Join(rg.project, "interrupt.pid"))
 	rg.app.ws.Interrupt()
 	run = watch.run()
@@ -1219,7 +1221,7 @@ func TestFaultBashFloodsOutput(t *testing.T) {
 			peak = max(peak, m.HeapInuse)
 		}
 	}()
-	rg.app.ws.Send(fmt.Sprintf("run yes infer-flood | head -c %d", flood), session.FromTerminal)
+	rg.app.ws.Send(fmt.Sprintf("run yes infer-flood | head -c %d", flood), tools.OriginTerminal)
 	run := watch.run()
 	close(stop)
 	<-sampled
@@ -1700,7 +1702,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 	turns, failed := 0, 0
 	var turnErr error
 	for ctx.Err() == nil {
-		rg.app.ws.Send(fmt.Sprintf("open demo.infer.localhost/%d; read; tabs; screenshot", turns), session.FromTerminal)
+		rg.app.ws.Send(fmt.Sprintf("open demo.infer.localhost/%d; read; tabs; screenshot", turns), tools.OriginTerminal)
 		rctx, rcancel := context.WithTimeout(context.Background(), faultGuard)
 		run, err := watch.next(rctx)
 		rcancel()
@@ -1731,8 +1733,8 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 		return 0
 	})
 	for _, ev := range watch.sub.Drain() {
-		if ev.Kind == session.KindChat {
-			t.Fatalf("a chat event after the last run ended: %v", ev.Chat.Type())
+		if c, ok := ev.(session.Chat); ok {
+			t.Fatalf("a chat event after the last run ended: %v", c.Event.Type())
 		}
 	}
 	o := &outcomes
@@ -1755,7 +1757,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 
 	// Still healthy: a turn without faults in the way works.
 	rg.client.Disconnect()
-	rg.app.ws.Send("tabs", session.FromTerminal)
+	rg.app.ws.Send("tabs", tools.OriginTerminal)
 	if run := watch.run(); !run.finished() {
 		t.Fatalf("the turn after the faults: %v", run.terminal.Type())
 	}

@@ -202,7 +202,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 		case !errors.As(err, &none):
 			return fmt.Errorf("--session-id: %w", err) // the store could not be read
 		}
-		s, err := a.ws.Resume(f.sessionID, session.FromHeadless)
+		s, err := a.ws.Resume(f.sessionID)
 		if errors.Is(err, session.ErrUnknownConversation) {
 			return exitError{exitUsage, fmt.Errorf("no stored conversation in %s has the id %q; check the id (the run_started line of --output json carries it)", a.root, f.sessionID)}
 		}
@@ -215,7 +215,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 			// goes to a new conversation rather than nowhere, and the
 			// output does not claim to continue the old one.
 			fmt.Fprintf(stderr, "infer: conversation %s is open in %s; this run continues in a new conversation\n", f.sessionID, s.HeldBy)
-			a.ws.NewSession(session.FromHeadless)
+			a.ws.NewSession()
 			snap = nil
 		}
 	}
@@ -334,7 +334,7 @@ func (h *headlessRun) check(err error) {
 }
 
 func (h *headlessRun) run(ctx context.Context) error {
-	if err := h.ws.Send(h.prompt, session.FromHeadless); err != nil {
+	if err := h.ws.Send(h.prompt, tools.OriginHeadless); err != nil {
 		return fmt.Errorf("sending the prompt: %w", err)
 	}
 	signalled := false
@@ -388,9 +388,8 @@ func (h *headlessRun) run(ctx context.Context) error {
 }
 
 func (h *headlessRun) handle(ev session.Event) {
-	ours := h.started && ev.Conversation == h.conv
-	switch ev.Kind {
-	case session.KindBusy:
+	switch ev := ev.(type) {
+	case session.BusyChanged:
 		switch {
 		case ev.Busy:
 			if !h.started {
@@ -408,23 +407,23 @@ func (h *headlessRun) handle(ev session.Event) {
 		default:
 			h.turnBusy = false
 		}
-	case session.KindNotice:
+	case session.NoticePosted:
 		if !h.started && h.turnBusy {
 			h.notices = append(h.notices, ev.Text)
 		}
-		h.log.Info("workspace notice", "text", ev.Text)
-	case session.KindUserMessage:
-		if !h.started && ev.Origin == session.FromHeadless && ev.Text == h.prompt {
+		h.log.Info("workspace notice", "text", ev.Text, "warn", ev.Level == session.Warn)
+	case session.UserMessage:
+		if !h.started && ev.Origin == tools.OriginHeadless && ev.Text == h.prompt {
 			h.started, h.conv = true, ev.Conversation
 			if h.interrupted {
 				h.ws.Interrupt() // SIGINT came while the message was queued
 			}
 		}
-	case session.KindChat:
-		if !ours || h.ended {
+	case session.Chat:
+		if !h.ours(ev.Conversation) || h.ended {
 			return
 		}
-		switch e := ev.Chat.(type) {
+		switch e := ev.Event.(type) {
 		case *events.RunFinishedEvent:
 			h.ended, h.end = true, runEnd{Finished: true, seen: true}
 		case *events.RunErrorEvent:
@@ -433,29 +432,32 @@ func (h *headlessRun) handle(ev session.Event) {
 				h.end.Code = *e.Code
 			}
 		}
-		h.check(h.r.chat(ev.Chat))
-	case session.KindToolDone:
-		if ours && !h.ended && ev.Tool != nil {
-			h.check(h.r.toolDone(*ev.Tool))
+		h.check(h.r.chat(ev.Event, ev.Notice))
+	case session.ToolFinished:
+		if h.ours(ev.Conversation) && !h.ended {
+			h.check(h.r.toolDone(ev))
 		}
-	case session.KindUsage:
-		if ours {
+	case session.UsageReported:
+		if h.ours(ev.Conversation) {
 			h.check(h.r.usage(ev.Usage))
 		}
-	case session.KindApprovalOpened:
+	case session.ApprovalOpened:
 		// Before our turn starts, a request can only be the panel's own.
 		if h.started {
-			h.desk.opened(*ev.Approval)
+			h.desk.opened(ev.Approval)
 		}
-	case session.KindApprovalResolved:
-		h.desk.resolved(*ev.Approval)
-	case session.KindResync:
+	case session.ApprovalResolved:
+		h.desk.resolved(ev.Approval)
+	case session.Resync:
 		fmt.Fprintln(h.errOut, "infer: warning: the output fell too far behind the run and some events were lost")
 		if h.started && !h.ws.Busy() {
 			h.done = true
 		}
 	}
 }
+
+// ours reports whether an event of conversation conv belongs to this run.
+func (h *headlessRun) ours(conv string) bool { return h.started && conv == h.conv }
 
 // stdinLine is one line of stdin, or its end.
 type stdinLine struct {
@@ -533,9 +535,9 @@ func (d *approvalDesk) opened(a session.Approval) {
 	switch {
 	case !ours:
 	case d.in == nil:
-		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: noStdinReason}, session.FromHeadless)
+		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: noStdinReason}, tools.OriginHeadless)
 	case d.eof:
-		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, session.FromHeadless)
+		d.ws.Answer(a.ID, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, tools.OriginHeadless)
 	default:
 		d.pending = append(d.pending, a.ID)
 		d.startReading()
@@ -575,7 +577,7 @@ func (d *approvalDesk) line(l stdinLine, ok bool) {
 		}
 		d.ch, d.eof = nil, true
 		for _, id := range append([]string(nil), d.pending...) {
-			d.ws.Answer(id, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, session.FromHeadless)
+			d.ws.Answer(id, tools.Decision{Kind: tools.Deny, Reason: "stdin closed"}, tools.OriginHeadless)
 		}
 		return
 	}
@@ -609,14 +611,14 @@ func (d *approvalDesk) line(l stdinLine, ok bool) {
 			decision.Reason = fmt.Sprintf("rejected on stdin (the action %q is not approve, so it counts as reject)", resp.Action)
 		}
 	}
-	if !d.ws.Answer(resp.RequestID, decision, session.FromHeadless) {
+	if !d.ws.Answer(resp.RequestID, decision, tools.OriginHeadless) {
 		fmt.Fprintf(d.errOut, "infer: no approval request %q is pending (unknown, or already answered); ignored\n", resp.RequestID)
 	}
 }
 
 func (d *approvalDesk) answerOldest(decision tools.Decision) {
 	for _, id := range d.pending {
-		if d.ws.Answer(id, decision, session.FromHeadless) {
+		if d.ws.Answer(id, decision, tools.OriginHeadless) {
 			return
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/agent"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
 )
@@ -27,10 +26,13 @@ type renderer interface {
 	// resumed is called once, before the run, when --session-id resumed a
 	// stored conversation.
 	resumed(snap session.Snapshot) error
-	// chat receives every AG-UI event of the run, in order.
-	chat(e events.Event) error
-	// toolDone reports how a tool call of the run ended.
-	toolDone(t session.ToolDone) error
+	// chat receives every AG-UI event of the run, in order; notice marks
+	// the events of a text message that is a notice for panels (see
+	// session.Chat).
+	chat(e events.Event, notice bool) error
+	// toolDone reports how a tool call of the run ended, just after its
+	// result.
+	toolDone(t session.ToolFinished) error
 	// approvalOpened announces a request; answerable says whether stdin
 	// can still answer it.
 	approvalOpened(a session.Approval, answerable bool) error
@@ -85,13 +87,14 @@ type itemSink interface {
 // ("⏹ Interrupted.", "⚠ <error>") because opentask's panel only leaves its
 // working state on TEXT_MESSAGE_END. That notice is not part of the
 // conversation and the error already has its own line, so a text message
-// that starts like a notice is held until the next event shows whether a
-// RUN_ERROR follows; if not, it is written after all.
+// the workspace marks as a notice is held until the next event shows
+// whether a RUN_ERROR follows; if not (a moved conversation's notice), it
+// is written after all.
 type itemRenderer struct {
 	sink itemSink
 
 	calls   map[string]*pendingCall
-	results []toolOutcome // results waiting for their ToolDone
+	results []toolOutcome // results waiting for their ToolFinished
 
 	held       *heldMessage
 	final      runEnd
@@ -101,7 +104,7 @@ type itemRenderer struct {
 type pendingCall struct {
 	name string
 	args strings.Builder
-	done *session.ToolDone
+	done *session.ToolFinished
 }
 
 type heldMessage struct {
@@ -116,7 +119,7 @@ func newItemRenderer(sink itemSink) *itemRenderer {
 
 func (r *itemRenderer) resumed(session.Snapshot) error { return nil }
 
-func (r *itemRenderer) chat(e events.Event) error {
+func (r *itemRenderer) chat(e events.Event, notice bool) error {
 	if err := r.settle(e); err != nil {
 		return err
 	}
@@ -135,7 +138,7 @@ func (r *itemRenderer) chat(e events.Event) error {
 			r.held.deltas = append(r.held.deltas, ev.Delta)
 			return nil
 		}
-		if looksLikeNotice(ev.Delta) {
+		if notice {
 			r.held = &heldMessage{id: ev.MessageID, deltas: []string{ev.Delta}}
 			return nil
 		}
@@ -168,8 +171,8 @@ func (r *itemRenderer) chat(e events.Event) error {
 		}
 		out.Name = c.name
 		if c.done == nil {
-			// The workspace reports a "!command" outcome just after its
-			// result; wait for it (settle writes it as failed otherwise).
+			// The workspace reports the outcome just after the result;
+			// wait for it (settle writes it as failed otherwise).
 			r.results = append(r.results, out)
 			return nil
 		}
@@ -219,7 +222,7 @@ func (r *itemRenderer) flushResults() error {
 	return nil
 }
 
-func (r *itemRenderer) toolDone(t session.ToolDone) error {
+func (r *itemRenderer) toolDone(t session.ToolFinished) error {
 	c := r.calls[t.CallID]
 	if c == nil {
 		return nil
@@ -270,20 +273,14 @@ func (r *itemRenderer) end() error {
 	return r.sink.ended(r.final)
 }
 
-// looksLikeNotice reports whether a text message starts the way the
-// agent's closing notices do.
-func looksLikeNotice(delta string) bool {
-	return strings.HasPrefix(delta, agent.InterruptedNotice) || strings.HasPrefix(delta, "⚠ ")
-}
-
 // approvedBy describes who answered an approval, for people.
 func approvedBy(by session.Origin) string {
 	switch by {
-	case session.FromHeadless:
+	case tools.OriginHeadless:
 		return "on stdin"
-	case session.FromPanel:
+	case tools.OriginPanel:
 		return "in the browser panel"
-	case session.FromTerminal:
+	case tools.OriginTerminal:
 		return "in the terminal"
 	case "":
 		return "by nobody (the run was interrupted)"

@@ -43,9 +43,9 @@ func (g *aguiOutput) resumed(snap session.Snapshot) error {
 	return g.write(events.NewMessagesSnapshotEvent(snapshotMessages(snap)))
 }
 
-func (g *aguiOutput) chat(e events.Event) error { return g.write(e) }
+func (g *aguiOutput) chat(e events.Event, _ bool) error { return g.write(e) }
 
-func (g *aguiOutput) toolDone(session.ToolDone) error { return nil }
+func (g *aguiOutput) toolDone(session.ToolFinished) error { return nil }
 
 // aguiApproval is the value of the infer.approval_request CUSTOM event; it
 // uses the bridge's approval_request vocabulary.

@@ -11,6 +11,7 @@ import (
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -376,7 +377,7 @@ func TestServeModeChangesReachThePanelOnce(t *testing.T) {
 	if _, err := s.client.SetMode(s.ctx(), "plan"); err != nil {
 		t.Fatal(err)
 	}
-	s.app.ws.SetMode("auto") // the terminal's shift+tab
+	s.app.ws.SetMode("auto", tools.OriginTerminal) // the terminal's shift+tab
 	var modes []string
 	for len(modes) < 2 {
 		m, err := sim.WaitFor[wire.Mode](s.ctx(), watch, nil)

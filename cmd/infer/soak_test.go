@@ -22,10 +22,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -131,9 +131,9 @@ func TestSoak(t *testing.T) {
 			msg = fmt.Sprintf("read #soak-%d; screenshot", n)
 		}
 		if n > 0 && n%50 == 0 {
-			rg.app.ws.NewSession(session.FromTerminal)
+			rg.app.ws.NewSession()
 		}
-		if err := rg.app.ws.Send(msg, session.FromTerminal); err != nil {
+		if err := rg.app.ws.Send(msg, tools.OriginTerminal); err != nil {
 			return fmt.Errorf("turn %d: %w", n, err)
 		}
 		sent[msg] = true

@@ -14,7 +14,6 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
@@ -114,7 +113,7 @@ func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if s.app.ws.Answer(req.RequestID, tools.Decision{Kind: tools.AllowOnce}, session.FromTerminal) {
+			if s.app.ws.Answer(req.RequestID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal) {
 				terminalWon.Store(true)
 			}
 		}()

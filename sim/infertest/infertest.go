@@ -19,7 +19,6 @@ import (
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/panelsync"
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/skills"
@@ -39,8 +38,6 @@ type Options struct {
 	// Delay is the demo model's pause between words (default 1ms, to keep
 	// tests quick while still streaming word by word).
 	Delay time.Duration
-	// OnCommand sees every finished browser command.
-	OnCommand func(browser.CommandRecord)
 }
 
 // Infer is one running test infer.
@@ -99,16 +96,9 @@ func Start(t testing.TB, opts Options) *Infer {
 		t.Fatal(err)
 	}
 	ps := panelsync.New(ws, nil)
-	onCommand := ws.BrowserCommandDone
-	if opts.OnCommand != nil {
-		onCommand = func(r browser.CommandRecord) {
-			ws.BrowserCommandDone(r)
-			opts.OnCommand(r)
-		}
-	}
 	srv, err := bridge.Listen(bridge.Options{
 		Token: Token, CommandTimeout: opts.CommandTimeout, ArtifactsDir: env.ArtifactsDir,
-		Panel: ps, OnStatus: ws.SetBrowserStatus, OnCommand: onCommand,
+		Panel: ps, OnStatus: ws.SetBrowserStatus,
 		CloseGrace: 100 * time.Millisecond,
 	})
 	if err != nil {
@@ -116,7 +106,7 @@ func Start(t testing.TB, opts Options) *Infer {
 		ws.Close()
 		t.Fatal(err)
 	}
-	env.Browser = srv
+	env.Browser = ws.WatchBrowser(srv)
 	ctx, cancel := context.WithCancel(context.Background())
 	in := &Infer{
 		URL: srv.URL(), Token: Token, Workspace: ws, Server: srv, Artifacts: env.ArtifactsDir, Root: dir,

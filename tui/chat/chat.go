@@ -43,13 +43,9 @@ type Model struct {
 	// offline model understands.
 	hint string
 
-	items  []*item
-	byMsg  map[string]*item
-	byTool map[string]*item
-	// unreported are tool calls that returned a result without the
-	// workspace reporting their outcome (calls skipped by an interrupt);
-	// Reconcile fills them in from the store.
-	unreported  map[string]*item
+	items       []*item
+	byMsg       map[string]*item
+	byTool      map[string]*item
 	awaiting    map[string]bool // calls waiting for the person's approval
 	queue       *item           // the queued messages, drawn after the last item
 	thinkingSeq int
@@ -73,7 +69,6 @@ func (m *Model) reset() {
 	m.items = nil
 	m.byMsg = map[string]*item{}
 	m.byTool = map[string]*item{}
-	m.unreported = map[string]*item{}
 	m.queue = &item{kind: kQueue}
 	m.follow, m.top, m.unseen, m.sel = true, anchor{}, 0, -1
 }
@@ -111,7 +106,7 @@ func (m *Model) Load(s workspace.Snapshot) {
 	// addNotices shows the notices recorded before message i.
 	addNotices := func(i int) {
 		for len(notices) > 0 && notices[0].After <= i {
-			m.AddNotice(notices[0].Text, strings.HasPrefix(notices[0].Text, "⚠"))
+			m.AddNotice(notices[0].Text, notices[0].Warn)
 			notices = notices[1:]
 		}
 	}
@@ -254,10 +249,8 @@ func (m *Model) Apply(e events.Event) {
 		}
 		it.result, it.hasResult = e.Content, true
 		if !it.known {
-			// The outcome normally comes with ToolDone (before the result
-			// for the agent's calls, just after it for !commands).
+			// The outcome follows the result (ToolDone), for every call.
 			it.state = toolUnreported
-			m.unreported[it.id] = it
 		}
 		it.version++
 	case *events.RunFinishedEvent:
@@ -275,7 +268,6 @@ func (m *Model) ToolDone(id string, ok bool, d time.Duration) {
 		return
 	}
 	it.state, it.known, it.dur = stateOf(ok), true, d
-	delete(m.unreported, id)
 	it.version++
 }
 
@@ -356,23 +348,6 @@ func (m *Model) markAwaiting(id string, on bool) {
 	if it := m.byTool[id]; it != nil && it.awaiting != on {
 		it.awaiting = on
 		it.version++
-	}
-}
-
-// Unreported is the number of finished calls whose outcome the workspace
-// did not report, so the root reads the stored outcomes only when needed.
-func (m *Model) Unreported() int { return len(m.unreported) }
-
-// Reconcile fills in unreported outcomes from the stored ones.
-func (m *Model) Reconcile(results map[string]bool) {
-	for id, it := range m.unreported {
-		ok, known := results[id]
-		if !known {
-			continue
-		}
-		it.state, it.known = stateOf(ok), true
-		it.version++
-		delete(m.unreported, id)
 	}
 }
 

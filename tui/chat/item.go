@@ -9,6 +9,7 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/toolfmt"
 	"github.com/infer-workspace/infer/tui/workspace"
@@ -163,7 +164,7 @@ func (r renderer) render(it *item) {
 	switch it.kind {
 	case kUser:
 		head := th.User.Bold(true).Render("You")
-		if it.origin != "" && it.origin != workspace.OriginTerminal {
+		if it.origin != "" && it.origin != tools.OriginTerminal {
 			head += th.Faint.Render(" · from the " + it.origin.Label())
 		}
 		it.head = []string{head}
@@ -196,8 +197,7 @@ func (r renderer) render(it *item) {
 		if it.warn {
 			sym, style = "⚠ ", th.Warn
 		}
-		text := strings.TrimPrefix(strings.TrimPrefix(string(it.buf), "⚠ "), "⚠")
-		for i, l := range Wrap(termtext.Text(text), w-2) {
+		for i, l := range Wrap(termtext.Text(string(it.buf)), w-2) {
 			if i == 0 {
 				it.head = append(it.head, style.Render(sym+l))
 			} else {

@@ -23,10 +23,10 @@ func (s *sessionWS) Subscribe() Subscription { return &sessionSub{s.ws.Subscribe
 func (s *sessionWS) Send(text string) error { return s.ws.Send(text, tools.OriginTerminal) }
 func (s *sessionWS) Interrupt()             { s.ws.Interrupt() }
 func (s *sessionWS) NewSession() Snapshot {
-	return snapshot(s.ws.NewSession(tools.OriginTerminal))
+	return snapshot(s.ws.NewSession())
 }
 func (s *sessionWS) Resume(id string) (Snapshot, error) {
-	snap, err := s.ws.Resume(id, tools.OriginTerminal)
+	snap, err := s.ws.Resume(id)
 	return snapshot(snap), err
 }
 func (s *sessionWS) Snapshot() Snapshot                   { return snapshot(s.ws.Snapshot()) }
@@ -41,7 +41,7 @@ func (s *sessionWS) PinConversation(id string, pinned bool) error {
 }
 
 func (s *sessionWS) DeleteConversation(id string) error {
-	return s.ws.DeleteConversation(id, tools.OriginTerminal)
+	return s.ws.DeleteConversation(id)
 }
 
 func (s *sessionWS) History() []string { return s.ws.History() }
@@ -67,7 +67,7 @@ func (s *sessionWS) Modes() []string {
 }
 
 func (s *sessionWS) SetMode(name string) (string, bool) {
-	m, ok := s.ws.SetMode(name)
+	m, ok := s.ws.SetMode(name, tools.OriginTerminal)
 	return string(m), ok
 }
 
@@ -131,60 +131,70 @@ func (s *sessionSub) Drain() []Event {
 	}
 	out := make([]Event, 0, len(in))
 	for _, e := range in {
-		k, ok := kinds[e.Kind]
-		if !ok {
-			continue // a kind this TUI does not know yet
-		}
-		ev := Event{
-			Kind: k, Conversation: e.Conversation, Chat: e.Chat, Text: e.Text, Origin: Origin(e.Origin),
-			Queue: e.Queue, Mode: string(e.Mode), Model: e.Model, Busy: e.Busy, Browser: e.Browser, Command: e.Command,
-			Tabs:  e.Tabs,
-			Usage: Usage{Input: e.Usage.InputTokens, Output: e.Usage.OutputTokens, Reasoning: e.Usage.ReasoningTokens},
-		}
-		if t := e.Tool; t != nil {
-			ev.Tool = &ToolDone{CallID: t.CallID, Name: t.Name, OK: t.OK, Duration: t.Duration, Artifacts: t.Artifacts}
-		}
-		if p := e.Page; p != nil {
-			ev.Page = &Page{URL: p.URL, Title: p.Title}
-		}
-		if sh := e.Screenshot; sh != nil {
-			ev.Screenshot = &Screenshot{Image: sh.Image, MIME: sh.MIME, URL: sh.URL, At: sh.At}
-		}
-		if e.Snapshot != nil {
-			snap := snapshot(*e.Snapshot)
-			ev.Snapshot = &snap
-		}
-		if e.Approval != nil {
-			a := approval(e.Approval)
-			ev.Approval = &a
-		}
-		out = append(out, ev)
+		out = appendEvent(out, e)
 	}
 	return out
 }
 
-// kinds maps session event kinds by name, not by numeric coincidence.
-var kinds = map[session.Kind]Kind{
-	session.KindChat:             KindChat,
-	session.KindUserMessage:      KindUserMessage,
-	session.KindQueue:            KindQueue,
-	session.KindConversation:     KindConversation,
-	session.KindBusy:             KindBusy,
-	session.KindInterrupted:      KindInterrupted,
-	session.KindApprovalOpened:   KindApprovalOpened,
-	session.KindApprovalResolved: KindApprovalResolved,
-	session.KindMode:             KindMode,
-	session.KindModel:            KindModel,
-	session.KindTitle:            KindTitle,
-	session.KindBrowserStatus:    KindBrowserStatus,
-	session.KindBrowserCommand:   KindBrowserCommand,
-	session.KindNotice:           KindNotice,
-	session.KindResync:           KindResync,
-	session.KindToolDone:         KindToolDone,
-	session.KindBrowserTabs:      KindBrowserTabs,
-	session.KindBrowserPage:      KindBrowserPage,
-	session.KindScreenshot:       KindScreenshot,
-	session.KindUsage:            KindUsage,
+// appendEvent appends the TUI's events for one session event; facts the
+// TUI does not show add none.
+func appendEvent(out []Event, e session.Event) []Event {
+	switch e := e.(type) {
+	case session.Chat:
+		return append(out, Event{Kind: KindChat, Conversation: e.Conversation, Chat: e.Event})
+	case session.UserMessage:
+		return append(out, Event{Kind: KindUserMessage, Conversation: e.Conversation, Text: e.Text, Origin: e.Origin})
+	case session.QueueChanged:
+		return append(out, Event{Kind: KindQueue, Queue: e.Queue})
+	case session.ConversationChanged:
+		if e.Same {
+			return out // the stream already showed it
+		}
+		snap := snapshot(e.Snapshot)
+		return append(out, Event{Kind: KindConversation, Conversation: snap.ID, Snapshot: &snap})
+	case session.BusyChanged:
+		if e.Interrupted {
+			out = append(out, Event{Kind: KindInterrupted})
+		}
+		return append(out, Event{Kind: KindBusy, Busy: e.Busy})
+	case session.ApprovalOpened:
+		a := approval(&e.Approval)
+		return append(out, Event{Kind: KindApprovalOpened, Approval: &a})
+	case session.ApprovalResolved:
+		a := approval(&e.Approval)
+		return append(out, Event{Kind: KindApprovalResolved, Approval: &a})
+	case session.SettingsChanged:
+		switch e.Changed {
+		case session.SettingMode:
+			return append(out, Event{Kind: KindMode, Mode: string(e.Settings.Mode)})
+		case session.SettingModel, session.SettingModels:
+			return append(out, Event{Kind: KindModel, Model: e.Settings.Model})
+		}
+	case session.TitleChanged:
+		return append(out, Event{Kind: KindTitle, Conversation: e.Conversation, Text: e.Title})
+	case session.BrowserStatusChanged:
+		return append(out, Event{Kind: KindBrowserStatus, Browser: e.Status})
+	case session.BrowserCommandDone:
+		return append(out, Event{Kind: KindBrowserCommand, Command: e.Record})
+	case session.NoticePosted:
+		return append(out, Event{Kind: KindNotice, Conversation: e.Conversation, Text: e.Text, Warn: e.Level == session.Warn, Origin: e.Origin})
+	case session.Resync:
+		return append(out, Event{Kind: KindResync})
+	case session.ToolFinished:
+		return append(out, Event{Kind: KindToolDone, Conversation: e.Conversation,
+			Tool: &ToolDone{CallID: e.CallID, Name: e.Name, OK: e.OK, Duration: e.Duration, Artifacts: e.Artifacts}})
+	case session.TabsChanged:
+		return append(out, Event{Kind: KindBrowserTabs, Tabs: e.Tabs})
+	case session.PageChanged:
+		return append(out, Event{Kind: KindBrowserPage, Page: &Page{URL: e.Page.URL, Title: e.Page.Title}})
+	case session.ScreenshotTaken:
+		sh := e.Screenshot
+		return append(out, Event{Kind: KindScreenshot, Screenshot: &Screenshot{Image: sh.Image, MIME: sh.MIME, URL: sh.URL, At: sh.At}})
+	case session.UsageReported:
+		u := e.Usage
+		return append(out, Event{Kind: KindUsage, Conversation: e.Conversation, Usage: Usage{Input: u.InputTokens, Output: u.OutputTokens, Reasoning: u.ReasoningTokens}})
+	}
+	return out
 }
 
 func snapshot(s session.Snapshot) Snapshot {
@@ -194,12 +204,12 @@ func snapshot(s session.Snapshot) Snapshot {
 func approval(a *session.Approval) Approval {
 	out := Approval{
 		ID:          a.ID,
-		Call:        Call{ID: a.Call.ID, Name: a.Call.Name, Args: a.Call.Args, Origin: Origin(a.Call.Origin)},
+		Call:        Call{ID: a.Call.ID, Name: a.Call.Name, Args: a.Call.Args, Origin: a.Call.Origin},
 		Why:         a.Why,
 		JudgeReason: a.JudgeReason,
 		Sandbox:     a.Sandbox,
 		Opened:      a.Opened,
-		By:          Origin(a.By),
+		By:          a.By,
 		Decision:    Decision{Reason: a.Decision.Reason, Option: a.Decision.Option},
 	}
 	switch a.Decision.Kind {

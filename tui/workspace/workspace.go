@@ -2,7 +2,7 @@
 // methods the TUI calls and the events it listens to, in the TUI's own small
 // types. Keeping this port separate lets the TUI be built and tested with a
 // fake while the session package evolves, and keeps policy types (modes,
-// decisions, origins) behind one adapter instead of in every pane.
+// decisions) behind one adapter instead of in every pane.
 package workspace
 
 import (
@@ -10,9 +10,9 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
-	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 // Workspace is every call the TUI makes. Implementations must be safe for
@@ -125,7 +125,7 @@ const (
 	KindBrowserStatus
 	// KindBrowserCommand: a browser command finished (Command).
 	KindBrowserCommand
-	// KindNotice: a line for the person outside any turn (Text).
+	// KindNotice: a line for the person outside any turn (Text, Warn).
 	KindNotice
 	// KindResync: events were dropped; re-read all state.
 	KindResync
@@ -143,38 +143,9 @@ const (
 	KindUsage
 )
 
-// Origin says which front end an intent came from.
-type Origin string
-
-// Origins, as the session's tools package spells them.
-const (
-	OriginAgent    Origin = "agent"
-	OriginPanel    Origin = "panel"
-	OriginTerminal Origin = "terminal"
-	OriginShell    Origin = "shell"
-	OriginHeadless Origin = "headless"
-)
-
-// Label is how the TUI names an origin for people.
-func (o Origin) Label() string {
-	switch o {
-	case OriginAgent:
-		return "agent"
-	case OriginPanel:
-		return "browser panel"
-	case OriginTerminal:
-		return "terminal"
-	case OriginShell:
-		return "shell (!command)"
-	case OriginHeadless:
-		return "headless"
-	case "":
-		return "unknown"
-	}
-	// An origin this TUI does not know is a string from elsewhere; it is
-	// drawn, so it is made safe like any other.
-	return termtext.Line(string(o))
-}
+// Origin says which front end an intent came from; tools defines the
+// origins and how people read them (Label).
+type Origin = tools.Origin
 
 // Event is one thing that happened in the workspace.
 type Event struct {
@@ -182,20 +153,22 @@ type Event struct {
 	Conversation string
 	Chat         events.Event
 	Text         string
-	Origin       Origin
-	Queue        []string
-	Snapshot     *Snapshot
-	Approval     *Approval
-	Mode         string
-	Model        string
-	Busy         bool
-	Browser      browser.Status
-	Command      browser.CommandRecord
-	Tool         *ToolDone
-	Tabs         []browser.Tab
-	Page         *Page
-	Screenshot   *Screenshot
-	Usage        Usage
+	// Warn marks a notice that needs the person's attention.
+	Warn       bool
+	Origin     Origin
+	Queue      []string
+	Snapshot   *Snapshot
+	Approval   *Approval
+	Mode       string
+	Model      string
+	Busy       bool
+	Browser    browser.Status
+	Command    browser.CommandRecord
+	Tool       *ToolDone
+	Tabs       []browser.Tab
+	Page       *Page
+	Screenshot *Screenshot
+	Usage      Usage
 }
 
 // ToolDone is a finished tool call.

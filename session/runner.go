@@ -1,0 +1,255 @@
+package session
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
+
+	"github.com/infer-workspace/infer/session/agent"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// The runner takes queued messages one turn at a time. It publishes the
+// queue, busy, user message, chat and usage events; a turn's records and
+// tool outcomes are its recorder's (recorder.go). The queue and the
+// running turn share the workspace's lock with the active conversation
+// (conversation.go): a turn is bound to its conversation under the same
+// lock that a switch reads the running turn with.
+
+// queued is a message waiting for its turn.
+type queued struct {
+	text   string
+	origin Origin
+}
+
+func (w *Workspace) queueTextsLocked() []string {
+	out := make([]string, len(w.queue))
+	for i, q := range w.queue {
+		out[i] = q.text
+	}
+	return out
+}
+
+// Queue returns the messages waiting for the current turn.
+func (w *Workspace) Queue() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.queueTextsLocked()
+}
+
+// Busy reports whether a turn is running.
+func (w *Workspace) Busy() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.runCancel != nil
+}
+
+// Interrupt stops the running turn (a no-op when idle). Pending approvals
+// of the turn are rejected; the turn keeps its partial text. Messages still
+// queued run afterwards, in order.
+func (w *Workspace) Interrupt() {
+	w.mu.Lock()
+	c := w.runCancel
+	w.mu.Unlock()
+	if c != nil {
+		c()
+	}
+}
+
+// runner runs queued messages one turn at a time until Close.
+func (w *Workspace) runner() {
+	defer close(w.done)
+	for {
+		select {
+		case <-w.ctx.Done():
+			return
+		case <-w.wake:
+		}
+		for {
+			w.mu.Lock()
+			if len(w.queue) == 0 || w.closed {
+				w.mu.Unlock()
+				break
+			}
+			item := w.queue[0]
+			w.queue = w.queue[1:]
+			// The turn belongs to the conversation active now. Taken under
+			// the same lock that publishes runDone, so a NewSession or a
+			// delete that sees this turn can never hand it the next
+			// conversation instead: it would write the message there.
+			conv := w.conv
+			w.running = conv
+			q := w.queueTextsLocked()
+			ctx, cancel := context.WithCancel(w.ctx)
+			w.runCancel = cancel
+			runDone := make(chan struct{})
+			w.runDone = runDone
+			w.mu.Unlock()
+
+			w.publish(QueueChanged{Queue: q})
+			w.publish(BusyChanged{Busy: true})
+			interrupted := w.turn(ctx, item, conv)
+			cancel()
+
+			w.mu.Lock()
+			w.runCancel = nil
+			w.runDone = nil
+			// The turn may have ended in a conversation no longer active
+			// (a switch interrupted it, or it moved; see claim): its claim
+			// goes before runDone tells a delete that the turn is over.
+			ran := w.running
+			w.running = nil
+			idle := ran != w.conv
+			w.mu.Unlock()
+			if idle {
+				w.release(ran)
+			}
+			close(runDone)
+			w.publish(BusyChanged{Busy: false, Interrupted: interrupted})
+		}
+	}
+}
+
+// turn runs one message in conv to its end and reports whether it was
+// interrupted.
+func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) bool {
+	set := w.forTurn()
+	model, mode := set.Model, set.Mode
+
+	conv, moved := w.claim(conv)
+	if err := w.ensureStored(conv); err != nil {
+		w.publish(NoticePosted{Text: "Could not start a conversation: " + err.Error(), Level: Warn})
+		w.unsavedRun(conv, err)
+		return false
+	}
+	user := store.Message{Role: "user", Content: item.text}
+	rec := w.recorder(conv)
+	err := w.answerOpenCalls(conv, rec)
+	if err == nil {
+		err = rec.message(user)
+	}
+	if err != nil {
+		w.publish(NoticePosted{Conversation: conv.id, Text: "Could not save your message: " + err.Error(), Level: Warn})
+		w.unsavedRun(conv, err)
+		return false
+	}
+	w.publish(UserMessage{Conversation: conv.id, Text: item.text, Origin: item.origin})
+	emit := func(e events.Event) { w.publish(Chat{Conversation: conv.id, Event: e}) }
+	notice := func(e events.Event) { w.publish(Chat{Conversation: conv.id, Event: e, Notice: true}) }
+	if moved != "" {
+		emit = w.movedTo(conv, moved, emit, notice)
+	}
+
+	if cmd, ok := strings.CutPrefix(strings.TrimSpace(item.text), "!"); ok {
+		return w.shell(ctx, conv, rec, strings.TrimSpace(cmd), mode, emit, notice)
+	}
+
+	provider, name, err := w.opts.Catalog.Resolve(model)
+	if err != nil {
+		provider = failing{err}
+	}
+	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: w.pipeline.Specs(), Effort: set.Effort, Temperature: set.Temperature}
+	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, ThreadID: conv.id}, trimImages(conv.history), agent.Hooks{
+		Emit:             emit,
+		Notice:           notice,
+		Record:           rec.llmMessage,
+		RecordToolResult: rec.toolResult,
+		RecordTool:       rec.toolMessage,
+		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
+			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
+			rec.ran(call.ID, o)
+			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images}
+		},
+	})
+	w.publish(UsageReported{Conversation: conv.id, Usage: out.Usage})
+	if out.Status == agent.Failed {
+		w.log.Warn("turn failed", "conversation", conv.id, "err", out.Err)
+	}
+	w.maybeTitle(conv, model)
+	return out.Status == agent.Interrupted
+}
+
+// shell runs a "!command" message: a Bash call made by the person, which
+// needs exactly the approval the agent's Bash call would need.
+func (w *Workspace) shell(ctx context.Context, conv *conversation, rec *recorder, cmd string, mode tools.Mode, emit, notice func(events.Event)) bool {
+	runID := newID()
+	emit(events.NewRunStartedEvent(conv.id, runID))
+	callID := "call_shell_" + strings.ReplaceAll(runID, "-", "")[:16]
+	args := fmt.Sprintf(`{"command":%q}`, cmd)
+	if b, err := jsonString(cmd); err == nil {
+		args = `{"command":` + b + `}`
+	}
+	call := store.ToolCall{ID: callID, Type: "function", Function: store.FunctionCall{Name: "Bash", Arguments: args}}
+	if err := rec.message(store.Message{Role: "assistant", ToolCalls: []store.ToolCall{call}}); err != nil {
+		emit(events.NewRunErrorEvent(err.Error(), events.WithRunID(runID)))
+		return false
+	}
+	emit(events.NewToolCallStartEvent(callID, "Bash"))
+	emit(events.NewToolCallArgsEvent(callID, args))
+	emit(events.NewToolCallEndEvent(callID))
+	o := w.pipeline.Run(ctx, tools.Call{ID: callID, Name: "Bash", Args: args, Origin: tools.OriginShell}, mode)
+	content := o.Output
+	if content == "" {
+		content = "(no output)"
+	}
+	emit(events.NewToolCallResultEvent(newID(), callID, content))
+	rec.ran(callID, o)
+	if err := rec.toolMessage(llm.Message{Role: llm.RoleTool, ToolCallID: callID, Content: content}, o.Success); err != nil {
+		w.log.Warn("saving shell result", "err", err)
+	}
+	if ctx.Err() != nil {
+		id := newID()
+		notice(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
+		notice(events.NewTextMessageContentEvent(id, agent.InterruptedNotice))
+		notice(events.NewTextMessageEndEvent(id))
+		emit(events.NewRunErrorEvent("interrupted", events.WithErrorCode("interrupted"), events.WithRunID(runID)))
+		return true
+	}
+	emit(events.NewRunFinishedEvent(conv.id, runID))
+	return false
+}
+
+// unsavedRun reports a turn that could not start because its message could
+// not be saved (a full disk, a read-only home) as a run of its own: a
+// RUN_STARTED, a visible notice and a RUN_ERROR, so that the panel, which
+// shows chat events only, says why nothing happened and leaves its working
+// state. The message stays in the input history for sending again.
+func (w *Workspace) unsavedRun(conv *conversation, err error) {
+	w.mu.Lock()
+	id := conv.id
+	w.mu.Unlock()
+	emit := func(e events.Event) { w.publish(Chat{Conversation: id, Event: e}) }
+	notice := func(e events.Event) { w.publish(Chat{Conversation: id, Event: e, Notice: true}) }
+	runID := newID()
+	msg := "saving the conversation: " + err.Error() + "; the agent did not run. Free some disk space (or fix the folder's permissions), then send the message again."
+	emit(events.NewRunStartedEvent(id, runID))
+	textID := newID()
+	notice(events.NewTextMessageStartEvent(textID, events.WithRole("assistant")))
+	notice(events.NewTextMessageContentEvent(textID, "⚠ "+msg))
+	notice(events.NewTextMessageEndEvent(textID))
+	emit(events.NewRunErrorEvent(msg, events.WithErrorCode("storage"), events.WithRunID(runID)))
+}
+
+func (w *Workspace) systemPrompt() string {
+	if w.opts.System != "" {
+		return w.opts.System
+	}
+	return defaultSystemPrompt
+}
+
+const defaultSystemPrompt = `You are infer's agent. You work with a person in their own, real web browser ` +
+	`(through the Browser* tools) and on their machine (Bash, Read, Write, Edit, Grep, Tree). ` +
+	`Be direct and brief. Prefer reading a page before acting on it. Never type secrets the person did not give you. ` +
+	`When a tool is refused or fails, say so plainly and suggest what the person can do.`
+
+// failing is a provider that fails at once, used when the selected model
+// cannot be resolved, so the failure still reaches the person as a run error.
+type failing struct{ err error }
+
+func (f failing) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
+	return llm.Completion{}, f.err
+}
