@@ -71,6 +71,11 @@ type clientConn struct {
 	// detached is set, under the Client's mu, once the connection starts
 	// closing; attach then refuses it.
 	detached bool
+	// greeted is set, under the Client's mu, by the connection's first
+	// mode frame. infer sends a stale panel the active conversation's
+	// snapshot before that frame, unasked; until it, a snapshot is never
+	// taken for the answer to a resume or new_session.
+	greeted bool
 
 	wmu sync.Mutex // serializes data frames
 
@@ -285,6 +290,13 @@ func (cc *clientConn) handle(data []byte) (pendingCommand, bool) {
 		return pendingCommand{}, false
 	case wire.BrowserCommand:
 		return cc.takeCommand(f)
+	}
+	if _, ok := f.(wire.Mode); ok {
+		// Even a profile that ignores mode frames learns from the first
+		// one that the greeting is over (see clientConn.greeted).
+		cc.client.mu.Lock()
+		cc.greeted = true
+		cc.client.mu.Unlock()
 	}
 	if p := cc.client.Profile(); p.Ignored(f.FrameType()) {
 		cc.log.Debug("sim: the profile ignores this frame", "type", f.FrameType(), "profile", p.String())

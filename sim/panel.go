@@ -93,7 +93,11 @@ func reply[T wire.Frame](ctx context.Context, c *Client, out wire.Frame) (T, err
 func (c *Client) publish(cc *clientConn, f wire.Frame) {
 	c.mu.Lock()
 	c.trackLocked(f)
+	_, isSnapshot := f.(wire.ConversationSnapshot)
 	for i, w := range c.waiters {
+		if isSnapshot && cc != nil && !cc.greeted {
+			break // the greeting's snapshot answers nothing
+		}
 		if w.conn == cc && w.match(f) {
 			w.ch <- f
 			c.waiters = append(c.waiters[:i], c.waiters[i+1:]...)

@@ -49,6 +49,9 @@ func TestOpenTaskListsAfterHelloAndResumesAfterReconnect(t *testing.T) {
 	if err := c.WaitConnected(ctxGuard(t)); err != nil {
 		t.Fatal(err)
 	}
+	// infer greets with the mode (the contract: "sent on hello"); only
+	// after it can a snapshot answer a request of the panel's.
+	send(t, ws, `{"type":"mode","mode":"standard"}`)
 	// The panel resumes a conversation; infer answers with its snapshot.
 	resumed := make(chan error, 1)
 	go func() {
@@ -199,5 +202,35 @@ func TestProfileByName(t *testing.T) {
 	}
 	if _, err := ProfileByName("opentask-2"); err == nil || !strings.Contains(err.Error(), "contract, opentask-1.12.1") {
 		t.Errorf("unknown profile: %v", err)
+	}
+}
+
+// A snapshot infer sends before its greeting's mode frame (a stale panel's
+// view replaced) never passes for the answer to the panel's resume.
+func TestGreetingSnapshotIsNoAnswer(t *testing.T) {
+	rs := newRawServer(t)
+	c := NewClient(ClientOptions{URL: rs.url, Token: "t", Browser: &Minimal{}})
+	runClient(t, c)
+	ws := rs.accept(t)
+	<-rs.hello
+	if err := c.WaitConnected(ctxGuard(t)); err != nil {
+		t.Fatal(err)
+	}
+	resumed := make(chan wire.ConversationSnapshot, 1)
+	go func() {
+		snap, err := c.Resume(ctxGuard(t), "conv-1")
+		if err != nil {
+			t.Error(err)
+		}
+		resumed <- snap
+	}()
+	if f := readFrame(t, ws); f != (wire.ResumeConversation{ID: "conv-1"}) {
+		t.Fatalf("got %+v", f)
+	}
+	send(t, ws, `{"type":"conversation_snapshot","messages":[]}`)
+	send(t, ws, `{"type":"mode","mode":"standard"}`)
+	send(t, ws, `{"type":"conversation_snapshot","messages":[{"role":"user","content":"resumed"}]}`)
+	if snap := <-resumed; len(snap.Messages) != 1 || snap.Messages[0].Content != "resumed" {
+		t.Fatalf("the resume was answered by %+v", snap)
 	}
 }

@@ -284,15 +284,14 @@ func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 	s.live = snd
 	s.inflight = map[string]bool{}
 	s.mu.Unlock()
-	if err := snd.SendMode(string(s.w.Mode())); err != nil {
-		return
-	}
 	// The contract lets the panel pick what it shows, and it does, by
 	// resuming after every reconnect what the person picked. A panel that
 	// picked nothing keeps whatever it showed before, which after an infer
 	// restart (or a /new while it was away) is a transcript the model no
 	// longer has. Only then is the active conversation's snapshot sent
-	// unasked; a resume that follows replaces it.
+	// unasked; a resume that follows replaces it. It goes before the mode
+	// frame, so a client can tell it from the answer to a request of its
+	// own, which always comes after.
 	s.mu.Lock()
 	stale := !s.hasShown || s.unsure || s.shown != s.w.ActiveConversation()
 	s.mu.Unlock()
@@ -300,6 +299,9 @@ func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 		if err := s.sendSnapshot(snd, s.w.Snapshot(), false); err != nil {
 			return
 		}
+	}
+	if err := snd.SendMode(string(s.w.Mode())); err != nil {
+		return
 	}
 	for _, a := range s.w.PendingApprovals() {
 		if snd.SendApprovalRequest(approvalFrame(a)) != nil {
