@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
@@ -73,21 +74,20 @@ func (m *Model) compose() {
 	}
 	out := strings.Join(rows[:h], "\n")
 
+	var layers []*lipgloss.Layer
 	if menu := m.input.MenuView(min(w, 72)); len(menu) > 0 && m.dialog == nil && m.focus == FocusInput {
-		y := max(l.Input.Y-len(menu), 0)
-		out = frame.Overlay(out, strings.Join(menu, "\n"), 0, y)
+		layers = append(layers, lipgloss.NewLayer(strings.Join(menu, "\n")).X(0).Y(max(l.Input.Y-len(menu), 0)))
 	}
 	m.cursor = nil
 	if m.dialog != nil {
-		box := m.dialog.View(max(w-4, 10), max(h-2, 3))
-		bw, bh := ansi.StringWidth(firstLine(box)), strings.Count(box, "\n")+1
-		out = frame.Overlay(out, box, max((w-bw)/2, 0), max((h-bh)/2, 0))
+		layers = append(layers, centered(m.dialog.View(max(w-4, 10), max(h-2, 3)), w, h))
 	} else if m.focus == FocusInput {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += l.Input.Y
 			m.cursor = c
 		}
 	}
+	out = layered(out, w, h, layers...)
 	if m.opts.NoColor {
 		out = ansi.Strip(out)
 	}
@@ -104,9 +104,25 @@ func at(ls []string, i int) string {
 	return ""
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+// centered places a box in the middle of a w×h screen.
+func centered(box string, w, h int) *lipgloss.Layer {
+	return lipgloss.NewLayer(box).
+		X(max((w-lipgloss.Width(box))/2, 0)).
+		Y(max((h-lipgloss.Height(box))/2, 0))
+}
+
+// layered draws layers over base, an exact w×h block, with Lip Gloss's
+// compositor, and returns an exact w×h block again: the canvas trims the
+// spaces that end a row, and the panes and goldens count on full rows.
+// Without layers base is returned as it is, so a frame with nothing open
+// pays nothing for this.
+func layered(base string, w, h int, layers ...*lipgloss.Layer) string {
+	if len(layers) == 0 || w <= 0 || h <= 0 {
+		return base
+	}
+	canvas := lipgloss.NewCanvas(w, h)
+	canvas.Compose(lipgloss.NewCompositor(append([]*lipgloss.Layer{lipgloss.NewLayer(base)}, layers...)...))
+	return frame.Block(frame.Lines(canvas.Render()), w, h)
 }
 
 func (m *Model) header(w int) string {
