@@ -438,17 +438,33 @@ func TestSlashCompletion(t *testing.T) {
 	}
 }
 
+// The help screen is drawn from the bindings the handlers match: every
+// binding with help text is on it, under its group's title, and the slash
+// commands are the "/" menu's.
 func TestHelpOverlay(t *testing.T) {
-	h := newHarness(t, newFakeWS(), 120, 40)
+	h := newHarness(t, newFakeWS(), 120, 50)
 	h.key("?")
 	s := h.screen()
-	for _, sec := range helpSections() {
-		for _, k := range sec.Keys {
-			// At 120x40 the whole list fits without scrolling.
-			if !strings.Contains(s, k[0]) || !strings.Contains(s, k[1]) {
-				t.Fatalf("help lacks %q (%s)", k[0], k[1])
+	groups := keys.FullHelp()
+	if len(groups) != len(helpTitles) {
+		t.Fatalf("%d groups, %d titles", len(groups), len(helpTitles))
+	}
+	for i, g := range groups {
+		mustContain(t, s, helpTitles[i])
+		for _, b := range g {
+			// At 120x50 the whole list fits without scrolling.
+			if b.Help().Key == "" || !strings.Contains(s, b.Help().Key) || !strings.Contains(s, b.Help().Desc) {
+				t.Fatalf("help lacks %q (%s)", b.Help().Key, b.Help().Desc)
 			}
 		}
+	}
+	for _, c := range commands {
+		mustContain(t, s, "/"+c.Name, c.Description)
+	}
+	// One key column for all groups.
+	if a, b := strings.Index(s, "y / enter "), strings.Index(s, "esc "); a < 0 || b < 0 ||
+		strings.LastIndex(s[:a], "\n")-a != strings.LastIndex(s[:b], "\n")-b {
+		t.Fatal("the groups' keys are not in one column")
 	}
 	h.key("esc")
 	if h.m.dialog != nil {

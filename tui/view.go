@@ -4,6 +4,7 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
 	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -132,7 +133,13 @@ func (m *Model) header(w int) string {
 		title = "new conversation"
 	}
 	left := th.Accent.Render("infer") + th.Faint.Render(" · ") + th.Title.Render(title)
-	right := th.Faint.Render("? help · ctrl+c quit")
+	if m.keyHint == "" {
+		r := help.New()
+		r.ShortSeparator = " · "
+		r.Styles.ShortKey, r.Styles.ShortDesc, r.Styles.ShortSeparator = th.Faint, th.Faint, th.Faint
+		m.keyHint = r.ShortHelpView(keys.ShortHelp())
+	}
+	right := m.keyHint
 	gap := w - ansi.StringWidth(left) - ansi.StringWidth(right)
 	if gap < 1 {
 		return frame.Pad(left, w)

@@ -5,8 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/store"
@@ -438,21 +442,20 @@ func (p *Pair) View(maxW, maxH int) string {
 	return box(th, "Pair the extension", body, "c copy token · esc close", 64, maxW, maxH)
 }
 
-// HelpSection is a titled group of key bindings.
-type HelpSection struct {
-	Title string
-	Keys  [][2]string // key, what it does
-}
-
-// Help lists every key.
+// Help lists every key: the groups of a help.KeyMap's full help, each
+// under its title, drawn by the bubbles help renderer so the screen says
+// exactly what the bindings hold.
 type Help struct {
-	th       *theme.Theme
-	sections []HelpSection
-	scroll   int
+	th     *theme.Theme
+	titles []string
+	keys   help.KeyMap
+	scroll int
 }
 
-// NewHelp shows the sections.
-func NewHelp(th *theme.Theme, sections []HelpSection) *Help { return &Help{th: th, sections: sections} }
+// NewHelp shows km's full help; titles name its groups in order.
+func NewHelp(th *theme.Theme, titles []string, km help.KeyMap) *Help {
+	return &Help{th: th, titles: titles, keys: km}
+}
 
 // SetTheme switches styles.
 func (h *Help) SetTheme(th *theme.Theme) { h.th = th }
@@ -477,25 +480,47 @@ func (h *Help) HandleKey(k tea.KeyPressMsg) Action {
 	return Action{}
 }
 
-// View draws the help screen; it scrolls when the window is short.
-func (h *Help) View(maxW, maxH int) string {
+// lines draws the groups: a title, then one row per binding with the keys
+// in a column.
+func (h *Help) lines() []string {
 	th := h.th
+	r := help.New()
+	r.Styles.FullKey = th.Key.PaddingRight(1)
+	r.Styles.FullDesc = lipgloss.NewStyle()
+	groups := h.keys.FullHelp()
+	// One key column for every group: the keys' help is padded to the
+	// widest before each group is drawn.
 	keyW := 0
-	for _, s := range h.sections {
-		for _, k := range s.Keys {
-			keyW = max(keyW, len([]rune(k[0])))
+	for _, g := range groups {
+		for _, b := range g {
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 		}
 	}
 	var lines []string
-	for i, s := range h.sections {
+	for i, group := range groups {
 		if i > 0 {
 			lines = append(lines, "")
 		}
-		lines = append(lines, th.Title.Render(s.Title))
-		for _, k := range s.Keys {
-			lines = append(lines, "  "+th.Key.Render(frame.Pad(k[0], keyW))+"  "+k[1])
+		if i < len(h.titles) {
+			lines = append(lines, th.Title.Render(h.titles[i]))
+		}
+		padded := make([]key.Binding, len(group))
+		for j, b := range group {
+			padded[j] = b
+			padded[j].SetHelp(frame.Pad(b.Help().Key, keyW), b.Help().Desc)
+		}
+		for _, l := range frame.Lines(r.FullHelpView([][]key.Binding{padded})) {
+			// The renderer pads the columns' rows to one width; the box
+			// measures what is written, so the padding goes.
+			lines = append(lines, "  "+strings.TrimRight(l, " "))
 		}
 	}
+	return lines
+}
+
+// View draws the help screen; it scrolls when the window is short.
+func (h *Help) View(maxW, maxH int) string {
+	lines := h.lines()
 	visible := max(maxH-2, 1)
 	h.scroll = min(h.scroll, max(len(lines)-visible, 0))
 	shown := lines[h.scroll:]
@@ -503,5 +528,5 @@ func (h *Help) View(maxW, maxH int) string {
 	if len(lines) > visible {
 		footer = "↑↓ scroll · esc close"
 	}
-	return box(th, "Keys", shown, footer, 76, maxW, min(maxH, len(lines)+2))
+	return box(h.th, "Keys", shown, footer, 76, maxW, min(maxH, len(lines)+2))
 }
