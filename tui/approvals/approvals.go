@@ -354,7 +354,7 @@ func (m *Model) DesiredLines() int {
 	if len(m.list) == 0 {
 		return 0
 	}
-	w := max(m.w-3, 20)
+	w := max(m.w-4, 20)
 	n := len(m.header(w)) + len(m.detail(w)) + len(m.footer(w)) + 1
 	if len(m.list) > 1 {
 		n += 1 + min(len(m.list)-1, 3)
@@ -368,7 +368,7 @@ func (m *Model) View() string {
 	if n := len(m.list); n > 0 {
 		title += " · " + strconv.Itoa(n) + " waiting"
 	}
-	inner := max(m.w-3, 1) // one cell of padding on the left
+	inner := max(m.w-4, 1) // a cell of padding on either side
 	bodyH := max(m.h-2, 0)
 	if len(m.list) == 0 {
 		return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent([]string{m.th.Faint.Render("No tool calls waiting for you.")}), "")

@@ -129,7 +129,7 @@ func (m *Model) ScrollBy(n int) { m.scroll = min(max(m.scroll+n, 0), max(len(m.l
 
 // View draws the pane at its size, border included.
 func (m *Model) View() string {
-	inner := max(m.w-3, 1) // one cell of padding on the left
+	inner := max(m.w-4, 1) // a cell of padding on either side
 	bodyH := max(m.h-2, 0)
 	th := m.th
 	body := m.statusLines(inner)

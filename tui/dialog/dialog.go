@@ -75,15 +75,21 @@ type Dialog interface {
 	SetTheme(th *theme.Theme)
 }
 
-// box draws a dialog frame sized to its content within the bounds.
+// box draws a dialog frame sized to its content within the bounds, with a
+// cell of padding on either side of the text: a line as wide as the box
+// is cut before the right border rather than touching it.
 func box(th *theme.Theme, title string, body []string, footer string, prefW, maxW, maxH int) string {
 	w := min(prefW, maxW)
 	for _, l := range body {
-		w = max(w, min(ansi.StringWidth(l)+3, maxW))
+		w = max(w, min(ansi.StringWidth(l)+4, maxW))
 	}
 	w = min(max(w, min(24, maxW)), maxW)
 	h := min(len(body)+2, maxH)
-	return frame.Box(th, title, true, w, h, frame.Indent(body), footer)
+	fitted := make([]string, len(body))
+	for i, l := range body {
+		fitted[i] = frame.Pad(l, max(w-4, 1))
+	}
+	return frame.Box(th, title, true, w, h, frame.Indent(fitted), footer)
 }
 
 // Row is one entry of a list dialog.
@@ -173,7 +179,7 @@ func (c *chooser) paste(text string) {
 
 // searchLine draws the search field for a box w cells wide.
 func (c *chooser) searchLine(w int) string {
-	c.search.SetWidth(max(w-12, 4))
+	c.search.SetWidth(max(w-13, 4))
 	return c.search.View()
 }
 
@@ -287,8 +293,8 @@ func (l *list) lines(th *theme.Theme, w, h int) []string {
 		if mark == "" {
 			mark = " "
 		}
-		// The box's borders and padding take 3 cells, the cursor column 2.
-		cw := max(w-5, 1)
+		// The box's borders and padding take 4 cells, the cursor column 2.
+		cw := max(w-6, 1)
 		line := mark + " " + termtext.Line(r.Title)
 		if r.Detail != "" {
 			room := cw - ansi.StringWidth(line) - 2
