@@ -58,3 +58,12 @@ func TestTextKeepsOffTheRightBorder(t *testing.T) {
 		innerEdgeClear(t, s, dialogRect(t, s, "Keys"), "help")
 	}
 }
+
+// At 120 columns the chat pane is 72 wide: the demo's hint wraps whole
+// instead of being cut at the border.
+func TestIntroHintWrapsAt120Columns(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 120, 40)
+	s := h.screen()
+	mustContain(t, s, "offline/demo is not an LLM", "demo.infer.localhost;", "screenshot”", "“run ls”.")
+	innerEdgeClear(t, s, h.m.lay.Chat, "chat pane")
+}
