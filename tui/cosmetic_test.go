@@ -67,3 +67,14 @@ func TestIntroHintWrapsAt120Columns(t *testing.T) {
 	mustContain(t, s, "offline/demo is not an LLM", "demo.infer.localhost;", "screenshot”", "“run ls”.")
 	innerEdgeClear(t, s, h.m.lay.Chat, "chat pane")
 }
+
+// A tool's summary cut to fit keeps the screenshot's file name, or stops
+// before the path: never a path cut mid-name.
+func TestSummaryKeepsTheScreenshotName(t *testing.T) {
+	mustContain(t, buildBrowser(t, 160, 48).screen(), "saved to …/20260902-140305.png …")
+	for _, w := range []int{140, 100} {
+		s := buildBrowser(t, w, 40).screen()
+		mustContain(t, s, "Screenshot of Example Domain")
+		mustNotContain(t, s, "artifacts/", "2026090…")
+	}
+}
