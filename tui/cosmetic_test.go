@@ -78,3 +78,16 @@ func TestSummaryKeepsTheScreenshotName(t *testing.T) {
 		mustNotContain(t, s, "artifacts/", "2026090…")
 	}
 }
+
+// At 80×24 the browser tab shows the screenshot: the command log and the
+// tab list give up rows for it.
+func TestScreenshotPreviewAt80x24(t *testing.T) {
+	h := buildBrowser(t, 80, 24)
+	h.m.tab = layout.TabBrowser
+	h.m.compose()
+	s := h.screen()
+	mustContain(t, s, "Screenshot · 14:03:05", "▀▀▀▀", "● connected", "▶• Example Domain")
+	if n := strings.Count(s, "▀▀▀▀"); n < 4 {
+		t.Fatalf("%d rows of picture, want at least 4:\n%s", n, s)
+	}
+}
