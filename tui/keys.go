@@ -46,7 +46,7 @@ var keys = keyMap{
 	ChatUp:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "select a tool call or reasoning")),
 	ChatDown:    key.NewBinding(key.WithKeys("down", "j")),
 	ChatToggle:  key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter / space", "expand or collapse the selection")),
-	BrowserUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "scroll the browser pane")),
+	BrowserUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "scroll the browser pane's command log")),
 	BrowserDown: key.NewBinding(key.WithKeys("down", "j")),
 }
 
