@@ -39,6 +39,9 @@ func TestLayeredOverlaysKeepRowsExact(t *testing.T) {
 	if !strings.Contains(rows[2][strings.LastIndex(rows[2], "│"):], "\x1b[") {
 		t.Fatalf("the base's style is lost right of the box: %q", rows[2])
 	}
+	if rows[0] != row || rows[4] != row {
+		t.Fatal("rows the box does not reach are changed")
+	}
 	if got := layered(base, w, h); got != base {
 		t.Fatal("with no layers the base is returned untouched")
 	}

@@ -115,15 +115,36 @@ func centered(box string, w, h int) *lipgloss.Layer {
 // layered draws layers over base, an exact w×h block, with Lip Gloss's
 // compositor, and returns an exact w×h block again: the canvas trims the
 // spaces that end a row, and the panes and goldens count on full rows.
-// Without layers base is returned as it is, so a frame with nothing open
-// pays nothing for this.
+// Only the rows the layers cover go through the canvas (a cell buffer
+// costs about as much per row as the rest of a frame); the others are
+// kept as they are. Without layers base is returned untouched. The
+// layers' Y is moved to the band's top: they are made for one call.
 func layered(base string, w, h int, layers ...*lipgloss.Layer) string {
 	if len(layers) == 0 || w <= 0 || h <= 0 {
 		return base
 	}
-	canvas := lipgloss.NewCanvas(w, h)
-	canvas.Compose(lipgloss.NewCompositor(append([]*lipgloss.Layer{lipgloss.NewLayer(base)}, layers...)...))
-	return frame.Block(frame.Lines(canvas.Render()), w, h)
+	top, bottom := h, 0
+	for _, l := range layers {
+		top, bottom = min(top, l.GetY()), max(bottom, l.GetY()+l.Height())
+	}
+	top, bottom = max(top, 0), min(bottom, h)
+	if top >= bottom {
+		return base
+	}
+	rows := strings.Split(base, "\n")
+	if len(rows) != h {
+		rows = frame.Fit(rows, w, h)
+	}
+	for _, l := range layers {
+		l.Y(l.GetY() - top)
+	}
+	canvas := lipgloss.NewCanvas(w, bottom-top)
+	// The band is drawn first and on its own: in the compositor it would
+	// be measured again for bounds it does not need.
+	canvas.Compose(lipgloss.NewLayer(strings.Join(rows[top:bottom], "\n")))
+	canvas.Compose(lipgloss.NewCompositor(layers...))
+	copy(rows[top:bottom], frame.Fit(frame.Lines(canvas.Render()), w, bottom-top))
+	return strings.Join(rows, "\n")
 }
 
 func (m *Model) header(w int) string {
