@@ -58,3 +58,39 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkFrameWithDialog measures a key typed and its frame composed,
+// into the editor ("none") and into the /resume picker's search, which
+// draws through the Lip Gloss compositor. The difference is what the
+// compositor costs a frame.
+func BenchmarkFrameWithDialog(b *testing.B) {
+	for _, open := range []bool{false, true} {
+		name := "none"
+		if open {
+			name = "resume"
+		}
+		b.Run(name, func(b *testing.B) {
+			ws := newFakeWS()
+			ws.snap = conversationSnapshot()
+			ws.metas = resumeMetas()
+			h := newHarness(b, ws, 160, 48)
+			if open {
+				h.typeText("/resume")
+				h.key("esc", "enter")
+				if h.m.dialog == nil {
+					b.Fatal("no dialog")
+				}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := 0; i < b.N; i++ {
+				k := "x"
+				if i%2 == 1 {
+					k = "backspace"
+				}
+				h.m.Update(keyMsg(k))
+				_ = h.m.View()
+			}
+		})
+	}
+}

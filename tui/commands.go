@@ -100,7 +100,7 @@ func (m *Model) submit(text string) tea.Cmd {
 				rows[i].Mark = "●"
 			}
 		}
-		m.dialog = dialog.NewPicker(m.th, "Reasoning effort · ● current", rows, m.effort, dialog.SetEffort, false)
+		m.dialog = dialog.NewPicker(m.th, "Reasoning effort · ● current", rows, m.effort, dialog.SetEffort, "")
 		return nil
 	case "temperature", "temp":
 		return m.setTemperature(arg)
@@ -205,7 +205,7 @@ func (m *Model) openModePicker() {
 			rows[i].Mark = "●"
 		}
 	}
-	m.dialog = dialog.NewPicker(m.th, "Mode · ● current · shift+tab cycles", rows, m.mode, dialog.SetMode, false)
+	m.dialog = dialog.NewPicker(m.th, "Mode · ● current · shift+tab cycles", rows, m.mode, dialog.SetMode, "")
 }
 
 func (m *Model) openModelPicker(msg modelsMsg) {
@@ -219,7 +219,7 @@ func (m *Model) openModelPicker(msg modelsMsg) {
 			rows[i].Detail = "default"
 		}
 	}
-	m.dialog = dialog.NewPicker(m.th, "Model · ● current", rows, msg.current, dialog.SelectModel, true)
+	m.dialog = dialog.NewPicker(m.th, "Model · ● current", rows, msg.current, dialog.SelectModel, "")
 }
 
 func (m *Model) handleConversations(msg conversationsListMsg) {
@@ -297,5 +297,5 @@ func (m *Model) openSkills(list []workspace.Skill) {
 	for _, s := range list {
 		rows = append(rows, dialog.Row{ID: s.Name, Title: s.Name, Detail: strings.TrimSpace("[" + s.Scope + "] " + toolfmt.OneLine(s.Description))})
 	}
-	m.dialog = dialog.NewPicker(m.th, "Skills · enter puts one in the editor", rows, "", dialog.Insert, true)
+	m.dialog = dialog.NewPicker(m.th, "Skills · enter puts one in the editor", rows, "", dialog.Insert, "put in the editor")
 }

@@ -1,8 +1,11 @@
 package tui
 
 import (
-	tea "charm.land/bubbletea/v2"
+	"strings"
 	"time"
+
+	"charm.land/bubbles/v2/key"
+	tea "charm.land/bubbletea/v2"
 
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
@@ -10,62 +13,103 @@ import (
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
-// helpSections is the one list of keys: the help overlay shows it and a
-// test checks that every key handled here is in it.
-func helpSections() []dialog.HelpSection {
-	return []dialog.HelpSection{
-		{Title: "Anywhere", Keys: [][2]string{
-			{"esc", "stop the running turn (or close what is open)"},
-			{"ctrl+c", "stop the running turn; twice in a row quits"},
-			{"shift+tab", "next mode: standard → plan → auto → auto-with-judge"},
-			{"tab", "next pane: editor → chat → approvals → browser"},
-			{"pgup / pgdown", "scroll the chat by a page"},
-			{"ctrl+u / ctrl+d", "scroll the chat by half a page"},
-			{"home / end", "chat top / latest (from the chat, or an empty editor)"},
-			{"mouse wheel", "scroll the pane under the pointer"},
-			{"? / f1", "this help (? when the editor is empty)"},
-		}},
-		{Title: "Editor", Keys: [][2]string{
-			{"enter", "send (queued while the agent works)"},
-			{"shift+enter / ctrl+j", "new line"},
-			{"↑ / ↓", "input history (on the first / last line)"},
-			{"/", "commands and skills; tab fills, enter runs"},
-			{"!command", "run a shell command (asks like Bash would)"},
-		}},
-		{Title: "Chat", Keys: [][2]string{
-			{"↑ / ↓  k / j", "select a tool call or reasoning"},
-			{"enter / space", "expand or collapse the selection"},
-		}},
-		{Title: "Approvals", Keys: [][2]string{
-			{"y / enter", "allow once"},
-			{"a", "always allow (saves a permission)"},
-			{"n", "reject, with an optional reason"},
-			{"↑ / ↓", "scroll a long request"},
-		}},
-		{Title: "Commands", Keys: [][2]string{
-			{"/new  /clear", "start a new conversation"},
-			{"/resume", "open, rename, pin or delete a conversation"},
-			{"/model  /mode  /effort", "pick the model, mode, reasoning effort"},
-			{"/temperature", "0–2, or default"},
-			{"/skills  /permissions", "list skills · review and revoke permissions"},
-			{"/pair", "pair the browser extension"},
-			{"/help  /quit", "this help · quit"},
-		}},
+// keyMap is every key the root answers. The help screen is drawn from
+// these bindings and the panes' own (approvals.Keys, input.Keys), the same
+// values the handlers match, so a key cannot work without being listed or
+// be listed without working.
+type keyMap struct {
+	Quit, Help, HelpMark, Stop, CycleMode, NextPane key.Binding
+	PageUp, PageDown, HalfUp, HalfDown, Top, Bottom key.Binding
+	// Wheel is not a key: it stands in the help for the mouse handler.
+	Wheel key.Binding
+	// The chat's keys when it has the focus.
+	ChatUp, ChatDown, ChatToggle key.Binding
+	// The browser pane's keys when it has the focus.
+	BrowserUp, BrowserDown key.Binding
+}
+
+// keys are the root's bindings; FullHelp lists them with the panes'.
+var keys = keyMap{
+	Stop:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop the running turn (or close what is open)")),
+	Quit:        key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop the running turn; twice in a row quits")),
+	CycleMode:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "next mode: standard → plan → auto → auto-with-judge")),
+	NextPane:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane: editor → chat → approvals → browser")),
+	PageUp:      key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup / pgdown", "scroll the chat by a page")),
+	PageDown:    key.NewBinding(key.WithKeys("pgdown")),
+	HalfUp:      key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u / ctrl+d", "scroll the chat by half a page")),
+	HalfDown:    key.NewBinding(key.WithKeys("ctrl+d")),
+	Top:         key.NewBinding(key.WithKeys("home"), key.WithHelp("home / end", "chat top / latest (from the chat, or an empty editor)")),
+	Bottom:      key.NewBinding(key.WithKeys("end")),
+	Wheel:       key.NewBinding(key.WithKeys("wheel"), key.WithHelp("mouse wheel", "scroll the pane under the pointer")),
+	Help:        key.NewBinding(key.WithKeys("f1"), key.WithHelp("? / f1", "this help (? when the editor is empty)")),
+	HelpMark:    key.NewBinding(key.WithKeys("?")),
+	ChatUp:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "select a tool call or reasoning")),
+	ChatDown:    key.NewBinding(key.WithKeys("down", "j")),
+	ChatToggle:  key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter / space", "expand or collapse the selection")),
+	BrowserUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "scroll the browser pane's command log")),
+	BrowserDown: key.NewBinding(key.WithKeys("down", "j")),
+}
+
+// ShortHelp is the header's reminder.
+func (k keyMap) ShortHelp() []key.Binding {
+	h, q := k.HelpMark, k.Quit
+	h.SetHelp("?", "help")
+	q.SetHelp("ctrl+c", "quit")
+	return []key.Binding{h, q}
+}
+
+// FullHelp is the help screen's key groups, in the order of helpTitles;
+// the last group is the slash commands.
+func (k keyMap) FullHelp() [][]key.Binding {
+	return [][]key.Binding{
+		{k.Stop, k.Quit, k.CycleMode, k.NextPane, k.PageUp, k.HalfUp, k.Top, k.Wheel, k.Help},
+		append(input.Keys.Help(), commandsKey, shellKey),
+		{k.ChatUp, k.ChatToggle},
+		{k.BrowserUp},
+		approvals.Keys.Help(),
+		commandBindings(),
 	}
 }
 
+// helpTitles name FullHelp's groups.
+var helpTitles = []string{"Anywhere", "Editor", "Chat", "Browser", "Approvals", "Commands"}
+
+// commandsKey and shellKey are typed, not pressed: "/" opens the menu
+// and "!" marks a shell command as the editor reads its text. They are
+// bindings only so the help lists them beside the keys.
+var (
+	commandsKey = key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands and skills; tab fills, enter runs"))
+	shellKey    = key.NewBinding(key.WithKeys("!"), key.WithHelp("!command", "run a shell command (asks like Bash would)"))
+)
+
+// commandBindings lists the slash commands for the help from the same
+// table the "/" menu completes, joining names that do the same thing
+// ("/new  /clear").
+func commandBindings() []key.Binding {
+	var out []key.Binding
+	var names []string
+	for i, c := range commands {
+		names = append(names, "/"+c.Name)
+		if i+1 < len(commands) && commands[i+1].Description == c.Description {
+			continue
+		}
+		out = append(out, key.NewBinding(key.WithKeys(names...), key.WithHelp(strings.Join(names, "  "), c.Description)))
+		names = nil
+	}
+	return out
+}
+
 func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
-	key := k.String()
-	if key != "ctrl+c" {
+	if !key.Matches(k, keys.Quit) {
 		// A flash lasts until the next key: long enough to read, and it
 		// never hides what the person does next.
 		m.ctrlC = false
 		m.flash = ""
 	}
-	switch key {
-	case "ctrl+c":
+	switch {
+	case key.Matches(k, keys.Quit):
 		return m.handleCtrlC()
-	case "f1":
+	case key.Matches(k, keys.Help):
 		m.toggleHelp()
 		return nil
 	}
@@ -75,38 +119,38 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	if m.focus == FocusApprovals && m.approvals.Capturing() {
 		return m.handleApprovalKey(k) // the reason line takes every key
 	}
-	switch key {
-	case "shift+tab":
+	switch {
+	case key.Matches(k, keys.CycleMode):
 		ws := m.ws
 		return func() tea.Msg { ws.CycleMode(); return nil }
-	case "esc":
+	case key.Matches(k, keys.Stop):
 		return m.handleEsc(k)
-	case "pgup", "pgdown":
+	case key.Matches(k, keys.PageUp, keys.PageDown):
 		if m.focus == FocusApprovals {
 			break
 		}
-		if key == "pgup" {
+		if key.Matches(k, keys.PageUp) {
 			m.chat.PageUp()
 		} else {
 			m.chat.PageDown()
 		}
 		return nil
-	case "ctrl+u":
+	case key.Matches(k, keys.HalfUp):
 		m.chat.HalfPageUp()
 		return nil
-	case "ctrl+d":
+	case key.Matches(k, keys.HalfDown):
 		m.chat.HalfPageDown()
 		return nil
-	case "home", "end":
+	case key.Matches(k, keys.Top, keys.Bottom):
 		if m.focus == FocusChat || (m.focus == FocusInput && m.input.Value() == "") {
-			if key == "home" {
+			if key.Matches(k, keys.Top) {
 				m.chat.Top()
 			} else {
 				m.chat.Bottom()
 			}
 			return nil
 		}
-	case "tab":
+	case key.Matches(k, keys.NextPane):
 		if !(m.focus == FocusInput && m.input.MenuOpen()) {
 			m.cycleFocus(1)
 			return nil
@@ -118,11 +162,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 	case FocusApprovals:
 		return m.handleApprovalKey(k)
 	case FocusBrowser:
-		switch key {
-		case "up", "k":
+		switch {
+		case key.Matches(k, keys.BrowserUp):
 			m.browser.ScrollBy(1)
 			return nil
-		case "down", "j":
+		case key.Matches(k, keys.BrowserDown):
 			m.browser.ScrollBy(-1)
 			return nil
 		}
@@ -166,12 +210,12 @@ func (m *Model) toggleHelp() {
 		m.dialog = nil
 		return
 	}
-	m.dialog = dialog.NewHelp(m.th, helpSections())
+	m.dialog = dialog.NewHelp(m.th, helpTitles, keys)
 }
 
 func (m *Model) handleInputKey(k tea.KeyPressMsg) tea.Cmd {
 	m.lastTyped = m.now()
-	if k.String() == "?" && m.input.Value() == "" {
+	if key.Matches(k, keys.HelpMark) && m.input.Value() == "" {
 		m.toggleHelp()
 		return nil
 	}
@@ -203,12 +247,12 @@ func (m *Model) typeIntoInput(k tea.KeyPressMsg) tea.Cmd {
 }
 
 func (m *Model) handleChatKey(k tea.KeyPressMsg) tea.Cmd {
-	switch k.String() {
-	case "up", "k":
+	switch {
+	case key.Matches(k, keys.ChatUp):
 		m.chat.SelectPrev()
-	case "down", "j":
+	case key.Matches(k, keys.ChatDown):
 		m.chat.SelectNext()
-	case "enter", "space":
+	case key.Matches(k, keys.ChatToggle):
 		m.chat.ToggleSelected()
 	default:
 		return m.typeIntoInput(k)

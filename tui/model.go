@@ -68,6 +68,7 @@ type Model struct {
 
 	th      *theme.Theme
 	md      *chat.Markdown
+	keyHint string // the header's reminder, drawn from keys once per theme
 	bgKnown bool
 
 	width, height int
@@ -298,6 +299,7 @@ func (m *Model) handleBackground(dark bool) {
 
 func (m *Model) setTheme(th *theme.Theme) {
 	m.th = th
+	m.keyHint = ""
 	m.md = chat.NewMarkdown(th.GlamourStyle())
 	m.chat.SetTheme(th, m.md)
 	m.approvals.SetTheme(th)

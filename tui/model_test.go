@@ -438,17 +438,33 @@ func TestSlashCompletion(t *testing.T) {
 	}
 }
 
+// The help screen is drawn from the bindings the handlers match: every
+// binding with help text is on it, under its group's title, and the slash
+// commands are the "/" menu's.
 func TestHelpOverlay(t *testing.T) {
-	h := newHarness(t, newFakeWS(), 120, 40)
+	h := newHarness(t, newFakeWS(), 120, 50)
 	h.key("?")
 	s := h.screen()
-	for _, sec := range helpSections() {
-		for _, k := range sec.Keys {
-			// At 120x40 the whole list fits without scrolling.
-			if !strings.Contains(s, k[0]) || !strings.Contains(s, k[1]) {
-				t.Fatalf("help lacks %q (%s)", k[0], k[1])
+	groups := keys.FullHelp()
+	if len(groups) != len(helpTitles) {
+		t.Fatalf("%d groups, %d titles", len(groups), len(helpTitles))
+	}
+	for i, g := range groups {
+		mustContain(t, s, helpTitles[i])
+		for _, b := range g {
+			// At 120x50 the whole list fits without scrolling.
+			if b.Help().Key == "" || !strings.Contains(s, b.Help().Key) || !strings.Contains(s, b.Help().Desc) {
+				t.Fatalf("help lacks %q (%s)", b.Help().Key, b.Help().Desc)
 			}
 		}
+	}
+	for _, c := range commands {
+		mustContain(t, s, "/"+c.Name, c.Description)
+	}
+	// One key column for all groups.
+	if a, b := strings.Index(s, "y / enter "), strings.Index(s, "esc "); a < 0 || b < 0 ||
+		strings.LastIndex(s[:a], "\n")-a != strings.LastIndex(s[:b], "\n")-b {
+		t.Fatal("the groups' keys are not in one column")
 	}
 	h.key("esc")
 	if h.m.dialog != nil {
@@ -558,15 +574,86 @@ func TestPermissions(t *testing.T) {
 	h.typeText("/permissions")
 	h.key("esc", "enter")
 	mustContain(t, h.screen(), "git commit", "every Write call")
-	h.key("down", "r")
+	h.key("down", "ctrl+x")
 	if len(g.revoked) != 0 {
-		t.Fatal("revoking asks for a second r")
+		t.Fatal("revoking asks for a second ctrl+x")
 	}
-	h.key("r")
+	h.key("ctrl+x")
 	if len(g.revoked) != 1 || g.revoked[0] != "g2" {
 		t.Fatalf("revoked %v", g.revoked)
 	}
 	mustNotContain(t, h.screen(), "every Write call")
+}
+
+// Every list dialog filters as the person types, so a name typed and
+// sent is the one chosen. The mode picker once ignored typing: "/mode",
+// enter, "plan", enter kept auto, and the next write ran unasked.
+func TestEveryPickerFiltersAsYouType(t *testing.T) {
+	ws := newFakeWS()
+	ws.mode = "auto"
+	g := &fakeGrants{gs: []workspace.Grant{
+		{ID: "g1", Description: "Bash commands starting with `git commit`", Created: epoch},
+		{ID: "g2", Description: "every Write call", Created: epoch},
+	}}
+	h := newHarness(t, ws, 120, 40, func(o *Options) { o.Grants = g })
+	open := func(cmd string) {
+		t.Helper()
+		h.typeText(cmd)
+		h.key("esc", "enter") // close the completion menu, run the typed command
+		if h.m.dialog == nil {
+			t.Fatalf("%s opened no dialog", cmd)
+		}
+		mustContain(t, h.screen(), "type to filter", "search:")
+	}
+
+	open("/mode")
+	h.typeText("plan")
+	mustNotContain(t, h.screen(), "auto-with-judge")
+	h.key("enter")
+	if ws.mode != "plan" {
+		t.Fatalf("typing plan and enter chose %q", ws.mode)
+	}
+	// An exact name wins over a longer one that sorts first.
+	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "plan"})
+	open("/mode")
+	h.typeText("auto")
+	h.key("enter")
+	if ws.mode != "auto" {
+		t.Fatalf("typing auto chose %q", ws.mode)
+	}
+	// What matches nothing chooses nothing, and says so.
+	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "auto"})
+	open("/mode")
+	h.typeText("yolo")
+	mustContain(t, h.screen(), "nothing matches")
+	h.key("enter")
+	if ws.mode != "auto" || h.m.dialog == nil {
+		t.Fatalf("enter on no match chose %q (dialog %T)", ws.mode, h.m.dialog)
+	}
+	h.key("esc")
+
+	open("/effort")
+	h.typeText("hig")
+	h.key("enter")
+	if h.m.effort != "high" {
+		t.Fatalf("effort %q", h.m.effort)
+	}
+
+	open("/permissions")
+	h.typeText("write")
+	mustNotContain(t, h.screen(), "git commit")
+	h.key("ctrl+x", "ctrl+x")
+	if len(g.revoked) != 1 || g.revoked[0] != "g2" {
+		t.Fatalf("revoked %v", g.revoked)
+	}
+	h.key("esc")
+
+	open("/model")
+	h.send(tea.PasteMsg{Content: "gpt"})
+	h.key("enter")
+	if ws.model != "openai/gpt-4o" {
+		t.Fatalf("model %q", ws.model)
+	}
 }
 
 func TestPairCopiesTheToken(t *testing.T) {

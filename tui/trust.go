@@ -11,7 +11,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/tui/dialog"
-	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
@@ -115,10 +114,7 @@ func (m *trustModel) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 func (m *trustModel) View() tea.View {
 	w, h := m.width, m.height
 	blank := strings.TrimSuffix(strings.Repeat(strings.Repeat(" ", w)+"\n", h), "\n")
-	box := m.dlg.View(max(w-4, 10), max(h-2, 3))
-	first, _, _ := strings.Cut(box, "\n")
-	bw, bh := ansi.StringWidth(first), strings.Count(box, "\n")+1
-	out := frame.Overlay(blank, box, max((w-bw)/2, 0), max((h-bh)/2, 0))
+	out := layered(blank, w, h, centered(m.dlg.View(max(w-4, 10), max(h-2, 3)), w, h))
 	if m.opts.NoColor {
 		out = ansi.Strip(out)
 	}

@@ -4,7 +4,9 @@ import (
 	"strconv"
 	"strings"
 
+	"charm.land/bubbles/v2/help"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
@@ -73,21 +75,20 @@ func (m *Model) compose() {
 	}
 	out := strings.Join(rows[:h], "\n")
 
+	var layers []*lipgloss.Layer
 	if menu := m.input.MenuView(min(w, 72)); len(menu) > 0 && m.dialog == nil && m.focus == FocusInput {
-		y := max(l.Input.Y-len(menu), 0)
-		out = frame.Overlay(out, strings.Join(menu, "\n"), 0, y)
+		layers = append(layers, lipgloss.NewLayer(strings.Join(menu, "\n")).X(0).Y(max(l.Input.Y-len(menu), 0)))
 	}
 	m.cursor = nil
 	if m.dialog != nil {
-		box := m.dialog.View(max(w-4, 10), max(h-2, 3))
-		bw, bh := ansi.StringWidth(firstLine(box)), strings.Count(box, "\n")+1
-		out = frame.Overlay(out, box, max((w-bw)/2, 0), max((h-bh)/2, 0))
+		layers = append(layers, centered(m.dialog.View(max(w-4, 10), max(h-2, 3)), w, h))
 	} else if m.focus == FocusInput {
 		if c := m.input.Cursor(); c != nil {
 			c.Y += l.Input.Y
 			m.cursor = c
 		}
 	}
+	out = layered(out, w, h, layers...)
 	if m.opts.NoColor {
 		out = ansi.Strip(out)
 	}
@@ -104,9 +105,46 @@ func at(ls []string, i int) string {
 	return ""
 }
 
-func firstLine(s string) string {
-	l, _, _ := strings.Cut(s, "\n")
-	return l
+// centered places a box in the middle of a w×h screen.
+func centered(box string, w, h int) *lipgloss.Layer {
+	return lipgloss.NewLayer(box).
+		X(max((w-lipgloss.Width(box))/2, 0)).
+		Y(max((h-lipgloss.Height(box))/2, 0))
+}
+
+// layered draws layers over base, an exact w×h block, with Lip Gloss's
+// compositor, and returns an exact w×h block again: the canvas trims the
+// spaces that end a row, and the panes and goldens count on full rows.
+// Only the rows the layers cover go through the canvas (a cell buffer
+// costs about as much per row as the rest of a frame); the others are
+// kept as they are. Without layers base is returned untouched. The
+// layers' Y is moved to the band's top: they are made for one call.
+func layered(base string, w, h int, layers ...*lipgloss.Layer) string {
+	if len(layers) == 0 || w <= 0 || h <= 0 {
+		return base
+	}
+	top, bottom := h, 0
+	for _, l := range layers {
+		top, bottom = min(top, l.GetY()), max(bottom, l.GetY()+l.Height())
+	}
+	top, bottom = max(top, 0), min(bottom, h)
+	if top >= bottom {
+		return base
+	}
+	rows := strings.Split(base, "\n")
+	if len(rows) != h {
+		rows = frame.Fit(rows, w, h)
+	}
+	for _, l := range layers {
+		l.Y(l.GetY() - top)
+	}
+	canvas := lipgloss.NewCanvas(w, bottom-top)
+	// The band is drawn first and on its own: in the compositor it would
+	// be measured again for bounds it does not need.
+	canvas.Compose(lipgloss.NewLayer(strings.Join(rows[top:bottom], "\n")))
+	canvas.Compose(lipgloss.NewCompositor(layers...))
+	copy(rows[top:bottom], frame.Fit(frame.Lines(canvas.Render()), w, bottom-top))
+	return strings.Join(rows, "\n")
 }
 
 func (m *Model) header(w int) string {
@@ -116,7 +154,13 @@ func (m *Model) header(w int) string {
 		title = "new conversation"
 	}
 	left := th.Accent.Render("infer") + th.Faint.Render(" · ") + th.Title.Render(title)
-	right := th.Faint.Render("? help · ctrl+c quit")
+	if m.keyHint == "" {
+		r := help.New()
+		r.ShortSeparator = " · "
+		r.Styles.ShortKey, r.Styles.ShortDesc, r.Styles.ShortSeparator = th.Faint, th.Faint, th.Faint
+		m.keyHint = r.ShortHelpView(keys.ShortHelp())
+	}
+	right := m.keyHint
 	gap := w - ansi.StringWidth(left) - ansi.StringWidth(right)
 	if gap < 1 {
 		return frame.Pad(left, w)

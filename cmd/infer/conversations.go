@@ -8,8 +8,8 @@ import (
 	"io"
 	"os"
 	"slices"
+	"strconv"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -86,8 +86,8 @@ func newConvListCmd() *cobra.Command {
 				fmt.Fprintln(out, "No conversations in this project yet. Start one with `infer` or `infer headless \"…\"`.")
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tPIN\tUPDATED\tMSGS\tTITLE")
+			var tw table
+			tw.add("ID", "PIN", "UPDATED", "MSGS", "TITLE")
 			now := time.Now()
 			for _, m := range list {
 				pin := ""
@@ -96,9 +96,9 @@ func newConvListCmd() *cobra.Command {
 				}
 				// The title is stored data and one table cell: escape its
 				// control characters, newlines and tabs included.
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\n", m.ID[:8], pin, ago(m.UpdatedAt, now), m.MessageCount, termSafeLine(m.Title))
+				tw.add(m.ID[:8], pin, ago(m.UpdatedAt, now), strconv.Itoa(m.MessageCount), termSafeLine(m.Title))
 			}
-			return tw.Flush()
+			return tw.write(out)
 		}),
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the list as JSON")

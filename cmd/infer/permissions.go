@@ -4,7 +4,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -52,13 +51,13 @@ func newPermListCmd() *cobra.Command {
 				fmt.Fprintln(out, "No saved grants: every call that needs approval asks.")
 				return nil
 			}
-			tw := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
-			fmt.Fprintln(tw, "ID\tKIND\tALLOWS\tSAVED")
+			var tw table
+			tw.add("ID", "KIND", "ALLOWS", "SAVED")
 			now := time.Now()
 			for _, g := range list {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", g.ID, g.Kind, g.String(), ago(g.CreatedAt, now))
+				tw.add(g.ID, string(g.Kind), g.String(), ago(g.CreatedAt, now))
 			}
-			return tw.Flush()
+			return tw.write(out)
 		},
 	}
 	cmd.Flags().BoolVar(&asJSON, "json", false, "print the grants as JSON")

@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
@@ -30,6 +31,41 @@ import (
 
 // Guard is how long a request that just came to the front answers no key.
 const Guard = 400 * time.Millisecond
+
+// KeyMap is the pane's keys. The help screen is drawn from the same
+// bindings the pane matches, so the two cannot disagree.
+type KeyMap struct {
+	// Allow approves the request once.
+	Allow key.Binding
+	// Always approves it and saves the narrowest grant (digits pick
+	// another of the offered grants).
+	Always key.Binding
+	// Reject opens the reason line; enter there rejects, esc goes back.
+	Reject key.Binding
+	// Up and Down scroll a long request a line; only arrows, since j and
+	// k are letters someone typing a message may press.
+	Up, Down key.Binding
+	// PageUp and PageDown scroll it by half the pane.
+	PageUp, PageDown key.Binding
+	// Confirm and Cancel end the reason line.
+	Confirm, Cancel key.Binding
+}
+
+// Keys are the approvals pane's keys.
+var Keys = KeyMap{
+	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once")),
+	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow (saves a permission)")),
+	Reject:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject, with an optional reason")),
+	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ / ↓", "scroll a long request")),
+	Down:     key.NewBinding(key.WithKeys("down")),
+	PageUp:   key.NewBinding(key.WithKeys("pgup")),
+	PageDown: key.NewBinding(key.WithKeys("pgdown")),
+	Confirm:  key.NewBinding(key.WithKeys("enter")),
+	Cancel:   key.NewBinding(key.WithKeys("esc")),
+}
+
+// Help is the bindings the help screen lists, in order.
+func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Allow, k.Always, k.Reject, k.Up} }
 
 // ActionKind says what a key did.
 type ActionKind int
@@ -235,15 +271,15 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 	}
 	head := m.list[0].a
 	if m.rejecting {
-		switch k.String() {
-		case "enter":
+		switch {
+		case key.Matches(k, Keys.Confirm):
 			reason := strings.TrimSpace(m.reason.Value())
 			m.rejecting = false
 			m.reason.Reset()
 			m.reason.Blur()
 			m.Resolve(head.ID)
 			return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.Deny, Reason: reason}}
-		case "esc":
+		case key.Matches(k, Keys.Cancel):
 			m.rejecting = false
 			m.reason.Reset()
 			m.reason.Blur()
@@ -252,22 +288,20 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		m.reason, _ = m.reason.Update(k)
 		return Action{}
 	}
-	// Only the arrows scroll: j and k are letters someone typing a message
-	// may press, and they go on to the editor.
-	switch k.String() {
-	case "up":
+	switch {
+	case key.Matches(k, Keys.Up):
 		m.scroll = max(m.scroll-1, 0)
 		return Action{}
-	case "down":
+	case key.Matches(k, Keys.Down):
 		m.scroll++
 		return Action{}
-	case "pgup":
+	case key.Matches(k, Keys.PageUp):
 		m.scroll = max(m.scroll-max(m.h/2, 1), 0)
 		return Action{}
-	case "pgdown":
+	case key.Matches(k, Keys.PageDown):
 		m.scroll += max(m.h/2, 1)
 		return Action{}
-	case "y", "enter", "a", "n":
+	case key.Matches(k, Keys.Allow, Keys.Always, Keys.Reject):
 	default:
 		if optionKey(k.String(), len(head.Options)) < 0 {
 			return Action{Kind: Unhandled}
@@ -277,18 +311,18 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		// Too soon after it appeared: the key was meant for the editor.
 		return Action{Kind: Unhandled}
 	}
-	switch k.String() {
-	case "y", "enter":
+	switch {
+	case key.Matches(k, Keys.Allow):
 		m.Resolve(head.ID)
 		return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.AllowOnce}}
-	case "n":
+	case key.Matches(k, Keys.Reject):
 		m.rejecting = true
 		m.reason.Focus()
 		return Action{}
 	}
-	// "a" saves the narrowest grant; a digit picks one of several.
+	// Always saves the narrowest grant; a digit picks one of several.
 	opt := 0
-	if k.String() != "a" {
+	if !key.Matches(k, Keys.Always) {
 		opt = optionKey(k.String(), len(head.Options))
 	}
 	m.Resolve(head.ID)
@@ -320,7 +354,7 @@ func (m *Model) DesiredLines() int {
 	if len(m.list) == 0 {
 		return 0
 	}
-	w := max(m.w-3, 20)
+	w := max(m.w-4, 20)
 	n := len(m.header(w)) + len(m.detail(w)) + len(m.footer(w)) + 1
 	if len(m.list) > 1 {
 		n += 1 + min(len(m.list)-1, 3)
@@ -334,7 +368,7 @@ func (m *Model) View() string {
 	if n := len(m.list); n > 0 {
 		title += " · " + strconv.Itoa(n) + " waiting"
 	}
-	inner := max(m.w-3, 1) // one cell of padding on the left
+	inner := max(m.w-4, 1) // a cell of padding on either side
 	bodyH := max(m.h-2, 0)
 	if len(m.list) == 0 {
 		return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent([]string{m.th.Faint.Render("No tool calls waiting for you.")}), "")
@@ -461,7 +495,7 @@ func (m *Model) footer(w int) []string {
 	switch len(opts) {
 	case 0:
 	case 1:
-		lines = append(lines, chat.Wrap(th.Key.Render("a")+" "+termtext.Line(opts[0]), w)...)
+		lines = append(lines, chat.Wrap(th.Key.Render(Keys.Always.Keys()[0])+" "+termtext.Line(opts[0]), w)...)
 	default:
 		lines = append(lines, th.Faint.Render("always allow: a or a number"))
 		for i, o := range opts {
@@ -473,7 +507,7 @@ func (m *Model) footer(w int) []string {
 	}
 	// The "always" choices are listed above with their keys; when there
 	// are none, nothing can be saved and "a" would only act once.
-	keys := th.Key.Render("y") + " allow once · " + th.Key.Render("n") + " reject"
+	keys := th.Key.Render(Keys.Allow.Keys()[0]) + " allow once · " + th.Key.Render(Keys.Reject.Keys()[0]) + " reject"
 	if !m.focused {
 		keys = th.Faint.Render("tab here to answer · ") + keys
 	}

@@ -129,39 +129,35 @@ func (m *Model) ScrollBy(n int) { m.scroll = min(max(m.scroll+n, 0), max(len(m.l
 
 // View draws the pane at its size, border included.
 func (m *Model) View() string {
-	inner := max(m.w-3, 1) // one cell of padding on the left
+	inner := max(m.w-4, 1) // a cell of padding on either side
 	bodyH := max(m.h-2, 0)
 	th := m.th
-	body := m.statusLines(inner)
+	head := m.statusLines(inner)
 	if m.hasPage && m.off == "" {
-		body = append(body, m.pageLine(inner))
+		head = append(head, m.pageLine(inner))
 	}
-
-	if m.hasTab {
-		body = append(body, "", th.Title.Render("Tabs"))
-		if len(m.tabs) == 0 {
-			body = append(body, th.Faint.Render("no tabs open"))
-		}
-		for i, t := range m.tabs {
-			if i == 6 {
-				body = append(body, th.Faint.Render("… "+strconv.Itoa(len(m.tabs)-6)+" more"))
-				break
-			}
-			body = append(body, m.tabLine(t, inner))
-		}
-		if len(m.tabs) > 0 {
-			body = append(body, th.Faint.Render("▶ controlled · • focused"))
-		}
+	// A screenshot is what a person looks at most: when the pane is short
+	// the command log and then the tab list give up rows so that at least
+	// minPicture rows of it show (at 80×24 it used to get none).
+	shotNeed := 0
+	if m.shot != nil {
+		shotNeed = 2 + minPicture
 	}
-
-	if len(m.log) > 0 {
-		body = append(body, "", th.Title.Render("Recent commands"))
-		shown := 0
-		for i := len(m.log) - 1 - m.scroll; i >= 0 && shown < 5; i-- {
-			body = append(body, m.logLine(m.log[i], inner))
-			shown++
+	tabs, logN, showLog := 6, 5, true
+	for shotNeed > 0 && len(head)+len(m.tabLines(inner, tabs))+len(m.logLines(inner, logN, showLog))+shotNeed > bodyH {
+		switch {
+		case logN > 1 && showLog:
+			logN--
+		case tabs > 1:
+			tabs--
+		case showLog && len(m.log) > 0:
+			showLog = false
+		default:
+			shotNeed = 0 // too short even so: the picture gets what is left
 		}
 	}
+	body := append(head, m.tabLines(inner, tabs)...)
+	body = append(body, m.logLines(inner, logN, showLog)...)
 
 	// The screenshot takes what is left, if that is enough to see.
 	if m.shot != nil || m.shotErr != "" {
@@ -183,10 +179,49 @@ func (m *Model) View() string {
 		}
 	}
 	footer := ""
-	if m.focused && len(m.log) > 5 {
+	if m.focused && showLog && len(m.log) > logN {
 		footer = "↑↓ scroll log"
 	}
 	return frame.Box(th, "Browser", m.focused, m.w, m.h, frame.Indent(body), footer)
+}
+
+// minPicture is the fewest rows a screenshot preview is worth drawing in.
+const minPicture = 4
+
+// tabLines is the tab list, at most max tabs, with its title and legend.
+func (m *Model) tabLines(inner, most int) []string {
+	if !m.hasTab {
+		return nil
+	}
+	th := m.th
+	lines := []string{"", th.Title.Render("Tabs")}
+	if len(m.tabs) == 0 {
+		lines = append(lines, th.Faint.Render("no tabs open"))
+	}
+	for i, t := range m.tabs {
+		if i == most {
+			lines = append(lines, th.Faint.Render("… "+strconv.Itoa(len(m.tabs)-most)+" more"))
+			break
+		}
+		lines = append(lines, m.tabLine(t, inner))
+	}
+	if len(m.tabs) > 0 {
+		lines = append(lines, th.Faint.Render("▶ controlled · • focused"))
+	}
+	return lines
+}
+
+// logLines is the newest n commands (from the scroll position) under a
+// title, or nothing when show is false.
+func (m *Model) logLines(inner, n int, show bool) []string {
+	if !show || len(m.log) == 0 {
+		return nil
+	}
+	lines := []string{"", m.th.Title.Render("Recent commands")}
+	for i := len(m.log) - 1 - m.scroll; i >= 0 && len(lines) < n+2; i-- {
+		lines = append(lines, m.logLine(m.log[i], inner))
+	}
+	return lines
 }
 
 func (m *Model) statusLines(w int) []string {

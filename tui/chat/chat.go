@@ -582,7 +582,7 @@ func (m *Model) View() string {
 		title += " · " + termtext.Line(m.title) // often the model's words
 	}
 	if len(m.items) == 0 && len(m.queue.buf) == 0 {
-		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th, m.hint), m.footer())
+		return frame.Box(m.th, title, m.focused, m.w, m.h, emptyHint(m.th, m.hint, m.w), m.footer())
 	}
 	return frame.BoxExact(m.th, title, m.focused, m.w, m.h, lines, m.footer())
 }
@@ -609,14 +609,17 @@ func (m *Model) footer() string {
 	return strings.Join(parts, " · ")
 }
 
-func emptyHint(th *theme.Theme, extra string) []string {
-	lines := []string{
-		"",
-		th.Faint.Render(" No messages yet. Type below and press enter."),
-		th.Faint.Render(" / lists commands and skills · ? shows every key."),
-	}
+// emptyHint is what an empty conversation shows in a box w cells wide,
+// wrapped between a cell of padding on either side: cut at the border, the
+// demo's hint lost its example at 120 columns.
+func emptyHint(th *theme.Theme, extra string, w int) []string {
+	text := "No messages yet. Type below and press enter.\n/ lists commands and skills · ? shows every key."
 	if extra != "" {
-		lines = append(lines, "", th.Faint.Render(" "+extra))
+		text += "\n\n" + extra
+	}
+	lines := []string{""}
+	for _, l := range Wrap(text, w-4) {
+		lines = append(lines, th.Faint.Render(" "+l))
 	}
 	return lines
 }

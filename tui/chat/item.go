@@ -314,7 +314,7 @@ func (r renderer) renderTool(it *item) {
 		if strings.Count(strings.TrimSpace(it.result), "\n") > 0 {
 			more = " (enter: full result)"
 		}
-		line := ansi.Truncate(first, max(w-4-ansi.StringWidth(more), 1), "…")
+		line := toolfmt.Fit(first, max(w-4-ansi.StringWidth(more), 1))
 		it.head = append(it.head, th.Faint.Render("  └ "+line+more))
 		return
 	}

@@ -10,7 +10,11 @@ package dialog
 import (
 	"strings"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
+	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
@@ -71,15 +75,21 @@ type Dialog interface {
 	SetTheme(th *theme.Theme)
 }
 
-// box draws a dialog frame sized to its content within the bounds.
+// box draws a dialog frame sized to its content within the bounds, with a
+// cell of padding on either side of the text: a line as wide as the box
+// is cut before the right border rather than touching it.
 func box(th *theme.Theme, title string, body []string, footer string, prefW, maxW, maxH int) string {
 	w := min(prefW, maxW)
 	for _, l := range body {
-		w = max(w, min(ansi.StringWidth(l)+3, maxW))
+		w = max(w, min(ansi.StringWidth(l)+4, maxW))
 	}
 	w = min(max(w, min(24, maxW)), maxW)
 	h := min(len(body)+2, maxH)
-	return frame.Box(th, title, true, w, h, frame.Indent(body), footer)
+	fitted := make([]string, len(body))
+	for i, l := range body {
+		fitted[i] = frame.Pad(l, max(w-4, 1))
+	}
+	return frame.Box(th, title, true, w, h, frame.Indent(fitted), footer)
 }
 
 // Row is one entry of a list dialog.
@@ -88,6 +98,105 @@ type Row struct {
 	Mark   string // a one-cell symbol before the title ("●" current, "★" pinned)
 	Title  string
 	Detail string
+}
+
+// Keys every list dialog shares. Letters are never among them: every
+// list filters as the person types, so a letter is always part of the
+// search (a picker that ignored typing once turned "/mode", enter,
+// "plan", enter into choosing the current mode).
+var (
+	keyUp       = key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑↓", "move"))
+	keyDown     = key.NewBinding(key.WithKeys("down", "ctrl+n"))
+	keyPageUp   = key.NewBinding(key.WithKeys("pgup"))
+	keyPageDown = key.NewBinding(key.WithKeys("pgdown"))
+	keyChoose   = key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "choose"))
+	keyClose    = key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "close"))
+)
+
+// chosen is what a shared key did in a chooser.
+type chosen int
+
+const (
+	// chosenNone: the key moved the cursor or edited the search.
+	chosenNone chosen = iota
+	// chosenRow: enter on a row.
+	chosenRow
+	// chosenClose: esc.
+	chosenClose
+)
+
+// chooser is the one picker behaviour: a search field over a list. Typing
+// and pasting filter, the arrows (or ctrl+p/ctrl+n) and page keys move,
+// enter chooses the row under the cursor, esc closes. Pickers, /resume
+// and /permissions all embed it and add only their own keys.
+type chooser struct {
+	list
+	search textinput.Model
+}
+
+func newChooser(rows []Row, current string) chooser {
+	c := chooser{search: textinput.New()}
+	c.search.Prompt = "search: "
+	c.search.SetVirtualCursor(true)
+	c.search.Focus()
+	c.set(rows)
+	c.selectID(current)
+	return c
+}
+
+// handleKey applies a shared key; any other key is typing.
+func (c *chooser) handleKey(k tea.KeyPressMsg) chosen {
+	switch {
+	case key.Matches(k, keyClose):
+		return chosenClose
+	case key.Matches(k, keyUp):
+		c.move(-1)
+	case key.Matches(k, keyDown):
+		c.move(1)
+	case key.Matches(k, keyPageUp):
+		c.move(-10)
+	case key.Matches(k, keyPageDown):
+		c.move(10)
+	case key.Matches(k, keyChoose):
+		if _, ok := c.selected(); ok {
+			return chosenRow
+		}
+	default:
+		c.search, _ = c.search.Update(k)
+		if c.search.Value() != c.query {
+			c.filter(c.search.Value())
+		}
+	}
+	return chosenNone
+}
+
+// paste adds pasted text, on one line, to the search.
+func (c *chooser) paste(text string) {
+	c.search.SetValue(c.search.Value() + strings.TrimSpace(strings.ReplaceAll(text, "\n", " ")))
+	c.search.CursorEnd()
+	c.filter(c.search.Value())
+}
+
+// searchLine draws the search field for a box w cells wide.
+func (c *chooser) searchLine(w int) string {
+	c.search.SetWidth(max(w-13, 4))
+	return c.search.View()
+}
+
+// hint is a footer drawn from bindings by the bubbles help renderer, with
+// "type to filter" first since typing is not a binding.
+func hint(bindings ...key.Binding) string {
+	r := help.New()
+	r.ShortSeparator = " · "
+	plain := lipgloss.NewStyle()
+	r.Styles.ShortKey, r.Styles.ShortDesc, r.Styles.ShortSeparator = plain, plain, plain
+	return "type to filter · " + r.ShortHelpView(bindings)
+}
+
+// with returns b with other help words.
+func with(b key.Binding, desc string) key.Binding {
+	b.SetHelp(b.Help().Key, desc)
+	return b
 }
 
 // list is the scrolling, filterable list the pickers share.
@@ -115,6 +224,15 @@ func (l *list) filter(q string) {
 	l.query = q
 	l.refilter()
 	l.cursor = 0
+	// A row whose title or ID is exactly what was typed is the one meant,
+	// wherever it sorts: "auto" picks auto, not auto-with-judge.
+	q = strings.ToLower(strings.TrimSpace(q))
+	for i, r := range l.filtered {
+		if q != "" && (strings.ToLower(l.rows[r].Title) == q || strings.ToLower(l.rows[r].ID) == q) {
+			l.cursor = i
+			break
+		}
+	}
 }
 
 func (l *list) refilter() {
@@ -175,8 +293,8 @@ func (l *list) lines(th *theme.Theme, w, h int) []string {
 		if mark == "" {
 			mark = " "
 		}
-		// The box's borders and padding take 3 cells, the cursor column 2.
-		cw := max(w-5, 1)
+		// The box's borders and padding take 4 cells, the cursor column 2.
+		cw := max(w-6, 1)
 		line := mark + " " + termtext.Line(r.Title)
 		if r.Detail != "" {
 			room := cw - ansi.StringWidth(line) - 2

@@ -5,8 +5,12 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/help"
+	"charm.land/bubbles/v2/key"
 	"charm.land/bubbles/v2/textinput"
 	tea "charm.land/bubbletea/v2"
+	"charm.land/lipgloss/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/store"
@@ -15,76 +19,44 @@ import (
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
-// Picker is a list to choose one entry from, optionally with a search
-// field: models, modes, efforts, skills.
+// Picker is a list to choose one entry from: models, modes, efforts,
+// skills. Like every list dialog it filters as the person types.
 type Picker struct {
-	th     *theme.Theme
-	title  string
-	kind   ActionKind
-	l      list
-	search *textinput.Model
-	hint   string
+	th    *theme.Theme
+	title string
+	kind  ActionKind
+	c     chooser
+	hint  string
 }
 
 // NewPicker lists rows with current preselected; enter answers kind with
-// the row's ID.
-func NewPicker(th *theme.Theme, title string, rows []Row, current string, kind ActionKind, searchable bool) *Picker {
-	p := &Picker{th: th, title: title, kind: kind, hint: "↑↓ move · enter choose · esc close"}
-	p.l.set(rows)
-	p.l.selectID(current)
-	if searchable {
-		ti := newSearch()
-		p.search = &ti
-		p.hint = "type to filter · " + p.hint
+// the row's ID. choose names what enter does in the footer ("choose" when
+// empty).
+func NewPicker(th *theme.Theme, title string, rows []Row, current string, kind ActionKind, choose string) *Picker {
+	if choose == "" {
+		choose = "choose"
 	}
-	return p
-}
-
-func newSearch() textinput.Model {
-	ti := textinput.New()
-	ti.Prompt = "search: "
-	ti.SetVirtualCursor(true)
-	ti.Focus()
-	return ti
+	return &Picker{
+		th: th, title: title, kind: kind,
+		c:    newChooser(rows, current),
+		hint: hint(keyUp, with(keyChoose, choose), keyClose),
+	}
 }
 
 // SetTheme switches styles.
 func (p *Picker) SetTheme(th *theme.Theme) { p.th = th }
 
 // HandlePaste adds pasted text to the search.
-func (p *Picker) HandlePaste(text string) {
-	if p.search != nil {
-		p.search.SetValue(p.search.Value() + strings.TrimSpace(text))
-		p.search.CursorEnd()
-		p.l.filter(p.search.Value())
-	}
-}
+func (p *Picker) HandlePaste(text string) { p.c.paste(text) }
 
 // HandleKey answers a key press.
 func (p *Picker) HandleKey(k tea.KeyPressMsg) Action {
-	switch k.String() {
-	case "esc":
+	switch p.c.handleKey(k) {
+	case chosenClose:
 		return Action{Kind: Close}
-	case "up", "ctrl+p":
-		p.l.move(-1)
-	case "down", "ctrl+n":
-		p.l.move(1)
-	case "pgup":
-		p.l.move(-10)
-	case "pgdown":
-		p.l.move(10)
-	case "enter":
-		if r, ok := p.l.selected(); ok {
-			return Action{Kind: p.kind, ID: r.ID, Text: r.ID}
-		}
-	default:
-		if p.search != nil {
-			s, _ := p.search.Update(k)
-			p.search = &s
-			if p.search.Value() != p.l.query {
-				p.l.filter(p.search.Value())
-			}
-		}
+	case chosenRow:
+		r, _ := p.c.selected()
+		return Action{Kind: p.kind, ID: r.ID, Text: r.ID}
 	}
 	return Action{}
 }
@@ -92,12 +64,8 @@ func (p *Picker) HandleKey(k tea.KeyPressMsg) Action {
 // View draws the picker.
 func (p *Picker) View(maxW, maxH int) string {
 	w := min(72, maxW)
-	var body []string
-	if p.search != nil {
-		p.search.SetWidth(max(w-12, 4))
-		body = append(body, p.search.View(), "")
-	}
-	body = append(body, p.l.lines(p.th, w, max(maxH-2-len(body), 1))...)
+	body := []string{p.c.searchLine(w), ""}
+	body = append(body, p.c.lines(p.th, w, max(maxH-2-len(body), 1))...)
 	return box(p.th, p.title, body, p.hint, w, maxW, maxH)
 }
 
@@ -105,9 +73,8 @@ func (p *Picker) View(maxW, maxH int) string {
 // searchable by title, with rename, pin and delete.
 type Resume struct {
 	th       *theme.Theme
-	l        list
+	c        chooser
 	metas    map[string]store.Meta
-	search   textinput.Model
 	renaming string // id being renamed
 	rename   textinput.Model
 	confirm  string // id awaiting a second ctrl+x
@@ -115,9 +82,16 @@ type Resume struct {
 	active   string
 }
 
+// The /resume picker's own keys, on ctrl so that letters stay typing.
+var (
+	keyRename = key.NewBinding(key.WithKeys("ctrl+r"), key.WithHelp("ctrl+r", "rename"))
+	keyPin    = key.NewBinding(key.WithKeys("ctrl+t"), key.WithHelp("ctrl+t", "pin"))
+	keyDelete = key.NewBinding(key.WithKeys("ctrl+x"), key.WithHelp("ctrl+x", "delete"))
+)
+
 // NewResume lists conversations; active is the one open now.
 func NewResume(th *theme.Theme, metas []store.Meta, active string) *Resume {
-	r := &Resume{th: th, search: newSearch(), active: active}
+	r := &Resume{th: th, c: newChooser(nil, ""), active: active}
 	r.SetConversations(metas)
 	return r
 }
@@ -145,7 +119,7 @@ func (r *Resume) SetConversations(metas []store.Meta) {
 			rest = append(rest, row)
 		}
 	}
-	r.l.set(append(pinned, rest...))
+	r.c.set(append(pinned, rest...))
 }
 
 func detail(m store.Meta) string {
@@ -183,20 +157,17 @@ func (r *Resume) HandlePaste(text string) {
 		r.rename.CursorEnd()
 		return
 	}
-	r.search.SetValue(r.search.Value() + text)
-	r.search.CursorEnd()
-	r.l.filter(r.search.Value())
+	r.c.paste(text)
 }
 
 // HandleKey answers a key press.
 func (r *Resume) HandleKey(k tea.KeyPressMsg) Action {
-	key := k.String()
 	if r.renaming != "" {
-		switch key {
-		case "esc":
+		switch {
+		case key.Matches(k, keyClose):
 			r.renaming = ""
 			return Action{}
-		case "enter":
+		case key.Matches(k, keyChoose):
 			id, title := r.renaming, strings.TrimSpace(r.rename.Value())
 			r.renaming = ""
 			if title == "" {
@@ -209,23 +180,9 @@ func (r *Resume) HandleKey(k tea.KeyPressMsg) Action {
 	}
 	confirm := r.confirm
 	r.confirm = ""
-	switch key {
-	case "esc":
-		return Action{Kind: Close}
-	case "up", "ctrl+p":
-		r.l.move(-1)
-	case "down", "ctrl+n":
-		r.l.move(1)
-	case "pgup":
-		r.l.move(-10)
-	case "pgdown":
-		r.l.move(10)
-	case "enter":
-		if row, ok := r.l.selected(); ok {
-			return Action{Kind: Open, ID: row.ID}
-		}
-	case "ctrl+r":
-		if row, ok := r.l.selected(); ok {
+	switch {
+	case key.Matches(k, keyRename):
+		if row, ok := r.c.selected(); ok {
 			r.renaming = row.ID
 			r.rename = textinput.New()
 			r.rename.Prompt = "new title: "
@@ -238,22 +195,27 @@ func (r *Resume) HandleKey(k tea.KeyPressMsg) Action {
 			r.rename.CursorEnd()
 			r.rename.Focus()
 		}
-	case "ctrl+t":
-		if row, ok := r.l.selected(); ok {
+		return Action{}
+	case key.Matches(k, keyPin):
+		if row, ok := r.c.selected(); ok {
 			return Action{Kind: Pin, ID: row.ID, Flag: !r.metas[row.ID].Pinned}
 		}
-	case "ctrl+x":
-		if row, ok := r.l.selected(); ok {
+		return Action{}
+	case key.Matches(k, keyDelete):
+		if row, ok := r.c.selected(); ok {
 			if confirm == row.ID {
 				return Action{Kind: Delete, ID: row.ID}
 			}
 			r.confirm = row.ID
 		}
-	default:
-		r.search, _ = r.search.Update(k)
-		if r.search.Value() != r.l.query {
-			r.l.filter(r.search.Value())
-		}
+		return Action{}
+	}
+	switch r.c.handleKey(k) {
+	case chosenClose:
+		return Action{Kind: Close}
+	case chosenRow:
+		row, _ := r.c.selected()
+		return Action{Kind: Open, ID: row.ID}
 	}
 	return Action{}
 }
@@ -267,8 +229,7 @@ func (r *Resume) View(maxW, maxH int) string {
 		r.rename.SetWidth(max(w-16, 4))
 		top = append(top, r.rename.View())
 	} else {
-		r.search.SetWidth(max(w-12, 4))
-		top = append(top, r.search.View())
+		top = append(top, r.c.searchLine(w))
 	}
 	top = append(top, "")
 	var bottom []string
@@ -279,26 +240,33 @@ func (r *Resume) View(maxW, maxH int) string {
 		bottom = append(bottom, th.Err.Render("⚠ "+termtext.Line(r.err)))
 	}
 	listH := max(maxH-2-len(top)-len(bottom), 1)
-	body := append(top, r.l.lines(th, w, listH)...)
+	body := append(top, r.c.lines(th, w, listH)...)
 	body = append(body, bottom...)
-	hint := "enter open · ctrl+r rename · ctrl+t pin · ctrl+x delete · esc close"
+	hint := hint(with(keyChoose, "open"), keyRename, keyPin, keyDelete, keyClose)
 	if r.renaming != "" {
 		hint = "enter save · esc cancel"
 	}
 	return box(th, "Resume a conversation · ★ pinned · ● open now", body, hint, w, maxW, maxH)
 }
 
-// Permissions lists saved grants and revokes them.
+// Permissions lists saved grants and revokes them; it filters as the
+// person types, like every list dialog.
 type Permissions struct {
 	th      *theme.Theme
-	l       list
+	c       chooser
 	err     string
 	confirm string
 	loaded  bool
 }
 
+// keyRevoke revokes the selected grant when pressed twice. Not "r": in a
+// list that filters as you type, a letter is part of the search.
+var keyRevoke = key.NewBinding(key.WithKeys("ctrl+x", "delete"), key.WithHelp("ctrl+x", "revoke"))
+
 // NewPermissions opens the list; SetGrants fills it.
-func NewPermissions(th *theme.Theme) *Permissions { return &Permissions{th: th} }
+func NewPermissions(th *theme.Theme) *Permissions {
+	return &Permissions{th: th, c: newChooser(nil, "")}
+}
 
 // SetGrants shows the grants, or why they could not be read.
 func (p *Permissions) SetGrants(gs []workspace.Grant, err error) {
@@ -315,33 +283,30 @@ func (p *Permissions) SetGrants(gs []workspace.Grant, err error) {
 		}
 		rows = append(rows, Row{ID: g.ID, Title: g.Description, Detail: d})
 	}
-	p.l.set(rows)
+	p.c.set(rows)
 }
 
 // SetTheme switches styles.
 func (p *Permissions) SetTheme(th *theme.Theme) { p.th = th }
 
-// HandlePaste ignores pastes.
-func (p *Permissions) HandlePaste(string) {}
+// HandlePaste adds pasted text to the search.
+func (p *Permissions) HandlePaste(text string) { p.c.paste(text) }
 
 // HandleKey answers a key press.
 func (p *Permissions) HandleKey(k tea.KeyPressMsg) Action {
 	confirm := p.confirm
 	p.confirm = ""
-	switch k.String() {
-	case "esc", "q":
-		return Action{Kind: Close}
-	case "up", "k":
-		p.l.move(-1)
-	case "down", "j":
-		p.l.move(1)
-	case "r", "delete", "backspace":
-		if row, ok := p.l.selected(); ok {
+	if key.Matches(k, keyRevoke) {
+		if row, ok := p.c.selected(); ok {
 			if confirm == row.ID {
 				return Action{Kind: Revoke, ID: row.ID}
 			}
 			p.confirm = row.ID
 		}
+		return Action{}
+	}
+	if p.c.handleKey(k) == chosenClose {
+		return Action{Kind: Close}
 	}
 	return Action{}
 }
@@ -350,23 +315,23 @@ func (p *Permissions) HandleKey(k tea.KeyPressMsg) Action {
 func (p *Permissions) View(maxW, maxH int) string {
 	th := p.th
 	w := min(80, maxW)
-	body := []string{th.Faint.Render("Calls these grants cover run without asking.")}
-	body = append(body, "")
+	body := []string{th.Faint.Render("Calls these grants cover run without asking."), ""}
 	switch {
 	case !p.loaded:
 		body = append(body, th.Faint.Render("loading…"))
-	case len(p.l.rows) == 0 && p.err == "":
+	case len(p.c.rows) == 0 && p.err == "":
 		body = append(body, th.Faint.Render("No saved permissions. Answer a request with “a” to add one."))
 	default:
-		body = append(body, p.l.lines(th, w, max(maxH-6, 1))...)
+		body = append(body, p.c.searchLine(w), "")
+		body = append(body, p.c.lines(th, w, max(maxH-8, 1))...)
 	}
 	if p.confirm != "" {
-		body = append(body, "", th.Warn.Render("Press r again to revoke; any other key keeps it."))
+		body = append(body, "", th.Warn.Render("Press ctrl+x again to revoke; any other key keeps it."))
 	}
 	if p.err != "" {
 		body = append(body, "", th.Err.Render("⚠ "+termtext.Line(p.err)))
 	}
-	return box(th, "Permissions", body, "↑↓ move · r revoke · esc close", w, maxW, maxH)
+	return box(th, "Permissions", body, hint(keyUp, keyRevoke, keyClose), w, maxW, maxH)
 }
 
 // Pair shows how to pair the extension.
@@ -438,21 +403,20 @@ func (p *Pair) View(maxW, maxH int) string {
 	return box(th, "Pair the extension", body, "c copy token · esc close", 64, maxW, maxH)
 }
 
-// HelpSection is a titled group of key bindings.
-type HelpSection struct {
-	Title string
-	Keys  [][2]string // key, what it does
-}
-
-// Help lists every key.
+// Help lists every key: the groups of a help.KeyMap's full help, each
+// under its title, drawn by the bubbles help renderer so the screen says
+// exactly what the bindings hold.
 type Help struct {
-	th       *theme.Theme
-	sections []HelpSection
-	scroll   int
+	th     *theme.Theme
+	titles []string
+	keys   help.KeyMap
+	scroll int
 }
 
-// NewHelp shows the sections.
-func NewHelp(th *theme.Theme, sections []HelpSection) *Help { return &Help{th: th, sections: sections} }
+// NewHelp shows km's full help; titles name its groups in order.
+func NewHelp(th *theme.Theme, titles []string, km help.KeyMap) *Help {
+	return &Help{th: th, titles: titles, keys: km}
+}
 
 // SetTheme switches styles.
 func (h *Help) SetTheme(th *theme.Theme) { h.th = th }
@@ -477,25 +441,47 @@ func (h *Help) HandleKey(k tea.KeyPressMsg) Action {
 	return Action{}
 }
 
-// View draws the help screen; it scrolls when the window is short.
-func (h *Help) View(maxW, maxH int) string {
+// lines draws the groups: a title, then one row per binding with the keys
+// in a column.
+func (h *Help) lines() []string {
 	th := h.th
+	r := help.New()
+	r.Styles.FullKey = th.Key.PaddingRight(1)
+	r.Styles.FullDesc = lipgloss.NewStyle()
+	groups := h.keys.FullHelp()
+	// One key column for every group: the keys' help is padded to the
+	// widest before each group is drawn.
 	keyW := 0
-	for _, s := range h.sections {
-		for _, k := range s.Keys {
-			keyW = max(keyW, len([]rune(k[0])))
+	for _, g := range groups {
+		for _, b := range g {
+			keyW = max(keyW, ansi.StringWidth(b.Help().Key))
 		}
 	}
 	var lines []string
-	for i, s := range h.sections {
+	for i, group := range groups {
 		if i > 0 {
 			lines = append(lines, "")
 		}
-		lines = append(lines, th.Title.Render(s.Title))
-		for _, k := range s.Keys {
-			lines = append(lines, "  "+th.Key.Render(frame.Pad(k[0], keyW))+"  "+k[1])
+		if i < len(h.titles) {
+			lines = append(lines, th.Title.Render(h.titles[i]))
+		}
+		padded := make([]key.Binding, len(group))
+		for j, b := range group {
+			padded[j] = b
+			padded[j].SetHelp(frame.Pad(b.Help().Key, keyW), b.Help().Desc)
+		}
+		for _, l := range frame.Lines(r.FullHelpView([][]key.Binding{padded})) {
+			// The renderer pads the columns' rows to one width; the box
+			// measures what is written, so the padding goes.
+			lines = append(lines, "  "+strings.TrimRight(l, " "))
 		}
 	}
+	return lines
+}
+
+// View draws the help screen; it scrolls when the window is short.
+func (h *Help) View(maxW, maxH int) string {
+	lines := h.lines()
 	visible := max(maxH-2, 1)
 	h.scroll = min(h.scroll, max(len(lines)-visible, 0))
 	shown := lines[h.scroll:]
@@ -503,5 +489,5 @@ func (h *Help) View(maxW, maxH int) string {
 	if len(lines) > visible {
 		footer = "↑↓ scroll · esc close"
 	}
-	return box(th, "Keys", shown, footer, 76, maxW, min(maxH, len(lines)+2))
+	return box(h.th, "Keys", shown, footer, 76, maxW, min(maxH, len(lines)+2))
 }

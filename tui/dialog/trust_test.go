@@ -17,7 +17,7 @@ type clock struct{ t time.Time }
 
 func (c *clock) now() time.Time { return c.t }
 
-func key(s string) tea.KeyPressMsg {
+func press(s string) tea.KeyPressMsg {
 	switch s {
 	case "enter":
 		return tea.KeyPressMsg{Code: tea.KeyEnter}
@@ -56,17 +56,17 @@ func TestTrustDialogNeverTrustsByAccident(t *testing.T) {
 	// Letters a person might type ahead do nothing; "Not now" is the
 	// default, so enter declines.
 	for _, k := range []string{"t", "y", "a", "T", "Y"} {
-		if a := d.HandleKey(key(k)); a.Kind != None {
+		if a := d.HandleKey(press(k)); a.Kind != None {
 			t.Fatalf("%q answered %v", k, a.Kind)
 		}
 	}
-	if a := d.HandleKey(key("enter")); a.Kind != Close {
+	if a := d.HandleKey(press("enter")); a.Kind != Close {
 		t.Fatalf("enter on the default answered %v, want Close (not now)", a.Kind)
 	}
 	for _, k := range []string{"esc", "n"} {
 		d := NewTrust(theme.New(true, true), trustPrompt(0), c.now)
-		d.HandleKey(key("right"))
-		if a := d.HandleKey(key(k)); a.Kind != Close {
+		d.HandleKey(press("right"))
+		if a := d.HandleKey(press(k)); a.Kind != Close {
 			t.Errorf("%s answered %v", k, a.Kind)
 		}
 	}
@@ -75,20 +75,20 @@ func TestTrustDialogNeverTrustsByAccident(t *testing.T) {
 func TestTrustDialogTrustsOnDeliberateChoice(t *testing.T) {
 	c := &clock{t: time.Unix(1000, 0)}
 	d := NewTrust(theme.New(true, true), trustPrompt(0), c.now)
-	d.HandleKey(key("right"))
-	if a := d.HandleKey(key("enter")); a.Kind != None {
+	d.HandleKey(press("right"))
+	if a := d.HandleKey(press("enter")); a.Kind != None {
 		t.Fatalf("enter right after opening answered %v: typed-ahead keys must not trust", a.Kind)
 	}
 	c.t = c.t.Add(TrustArmDelay)
-	if a := d.HandleKey(key("enter")); a.Kind != TrustFolder || a.ID != "~/src/evil" {
+	if a := d.HandleKey(press("enter")); a.Kind != TrustFolder || a.ID != "~/src/evil" {
 		t.Fatalf("trust answered %+v", a)
 	}
-	d.HandleKey(key("left"))
-	if a := d.HandleKey(key("enter")); a.Kind != Close {
+	d.HandleKey(press("left"))
+	if a := d.HandleKey(press("enter")); a.Kind != Close {
 		t.Fatalf("back on not now: %v", a.Kind)
 	}
-	d.HandleKey(key("tab"))
-	if a := d.HandleKey(key("space")); a.Kind != None && a.Kind != TrustFolder {
+	d.HandleKey(press("tab"))
+	if a := d.HandleKey(press("space")); a.Kind != None && a.Kind != TrustFolder {
 		t.Fatalf("space: %v", a.Kind)
 	}
 }
@@ -108,7 +108,7 @@ func TestTrustDialogView(t *testing.T) {
 	if strings.Contains(view, "\x1b]0;") || strings.Contains(view, "\a") {
 		t.Error("the file name's escape reached the terminal")
 	}
-	d.HandleKey(key("right"))
+	d.HandleKey(press("right"))
 	if plain := ansi.Strip(d.View(100, 30)); !strings.Contains(plain, "› [ Trust ]") {
 		t.Errorf("selected Trust not marked:\n%s", plain)
 	}
@@ -136,7 +136,7 @@ func TestTrustDialogScrollsLongLists(t *testing.T) {
 		t.Fatalf("no scroll mark or no buttons:\n%s", view)
 	}
 	for range 100 {
-		d.HandleKey(key("down"))
+		d.HandleKey(press("down"))
 	}
 	view = d.View(maxW, maxH)
 	if !strings.Contains(view, "providers.p39.base_url") || !strings.Contains(view, "↑") {

@@ -134,30 +134,3 @@ func edge(l, fill, r, label string, inner int, style, labelStyle lipgloss.Style)
 	rest := max(inner-1-ansi.StringWidth(label), 0)
 	return style.Render(l+fill) + labelStyle.Render(label) + style.Render(strings.Repeat(fill, rest)+r)
 }
-
-// Overlay draws box (a block of lines) over base (a block of lines) with
-// its top-left corner at x, y. Both are exact-size blocks.
-func Overlay(base string, box string, x, y int) string {
-	bl := strings.Split(base, "\n")
-	for i, line := range strings.Split(box, "\n") {
-		row := y + i
-		if row < 0 || row >= len(bl) {
-			continue
-		}
-		w := ansi.StringWidth(bl[row])
-		lw := ansi.StringWidth(line)
-		if x >= w {
-			continue
-		}
-		left := ansi.Truncate(bl[row], x, "")
-		var right string
-		if x+lw < w {
-			right = ansi.Cut(bl[row], x+lw, w)
-		}
-		if x+lw > w {
-			line = ansi.Truncate(line, w-x, "")
-		}
-		bl[row] = left + "\x1b[m" + line + "\x1b[m" + right
-	}
-	return strings.Join(bl, "\n")
-}

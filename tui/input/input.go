@@ -19,6 +19,35 @@ import (
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
+// KeyMap is the editor's own keys (the textarea's editing keys aside). The
+// help screen is drawn from the same bindings the editor matches.
+type KeyMap struct {
+	// Send sends the message, or runs the command chosen in the menu.
+	Send key.Binding
+	// Newline breaks the line (the textarea's InsertNewline).
+	Newline key.Binding
+	// Up and Down walk the input history from the first or last line, or
+	// move through the open menu.
+	Up, Down key.Binding
+	// Fill puts the chosen command or skill in the editor.
+	Fill key.Binding
+	// Dismiss closes the menu.
+	Dismiss key.Binding
+}
+
+// Keys are the editor's keys.
+var Keys = KeyMap{
+	Send:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send (queued while the agent works)")),
+	Newline: key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"), key.WithHelp("shift+enter / ctrl+j", "new line")),
+	Up:      key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑ / ↓", "input history (on the first / last line)")),
+	Down:    key.NewBinding(key.WithKeys("down", "ctrl+n")),
+	Fill:    key.NewBinding(key.WithKeys("tab")),
+	Dismiss: key.NewBinding(key.WithKeys("esc")),
+}
+
+// Help is the bindings the help screen lists, in order.
+func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Send, k.Newline, k.Up} }
+
 // Completion is one entry of the "/" menu.
 type Completion struct {
 	Name        string // without the slash
@@ -92,7 +121,7 @@ func New(th *theme.Theme) *Model {
 	km := textarea.DefaultKeyMap()
 	// enter sends; a newline needs shift+enter or ctrl+j. ctrl+u and ctrl+d
 	// scroll the chat, so they are taken out of the editor.
-	km.InsertNewline = key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"))
+	km.InsertNewline = Keys.Newline
 	km.DeleteBeforeCursor = key.NewBinding(key.WithKeys("ctrl+shift+u"))
 	km.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
 	km.PageUp = key.NewBinding(key.WithDisabled())
@@ -207,8 +236,8 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) (Action, tea.Cmd) {
 
 func (m *Model) handleKey(k tea.KeyPressMsg) Action {
 	m.view = ""
-	switch k.String() {
-	case "enter":
+	switch {
+	case key.Matches(k, Keys.Send):
 		if m.MenuOpen() {
 			c := m.matches[m.menuSel]
 			if c.Command {
@@ -224,20 +253,20 @@ func (m *Model) handleKey(k tea.KeyPressMsg) Action {
 		}
 		m.Reset()
 		return Action{Kind: Submit, Text: text}
-	case "tab":
+	case key.Matches(k, Keys.Fill):
 		if m.MenuOpen() {
 			m.SetValue("/" + m.matches[m.menuSel].Name + " ")
 			return Action{}
 		}
 		return Action{Kind: Unhandled}
-	case "esc":
+	case key.Matches(k, Keys.Dismiss):
 		if m.MenuOpen() {
 			m.dismissed = m.ta.Value()
 			m.matches = nil
 			return Action{}
 		}
 		return Action{Kind: Unhandled}
-	case "up", "ctrl+p":
+	case key.Matches(k, Keys.Up):
 		if m.MenuOpen() {
 			m.menuSel = (m.menuSel - 1 + len(m.matches)) % len(m.matches)
 			return Action{}
@@ -245,7 +274,7 @@ func (m *Model) handleKey(k tea.KeyPressMsg) Action {
 		if m.ta.Line() == 0 && m.historyStep(-1) {
 			return Action{}
 		}
-	case "down", "ctrl+n":
+	case key.Matches(k, Keys.Down):
 		if m.MenuOpen() {
 			m.menuSel = (m.menuSel + 1) % len(m.matches)
 			return Action{}

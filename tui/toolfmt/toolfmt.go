@@ -12,6 +12,8 @@ import (
 	"sort"
 	"strings"
 	"time"
+
+	"github.com/charmbracelet/x/ansi"
 )
 
 // Args decodes a call's raw JSON arguments; anything that is not a JSON
@@ -92,6 +94,55 @@ func Short(name, raw string) string {
 // OneLine collapses whitespace so text fits a single row.
 func OneLine(s string) string {
 	return strings.Join(strings.Fields(s), " ")
+}
+
+// Fit shortens a one-line summary to at most w cells at a sensible place.
+// Paths lose their folders first ("…/20260902-140305.png"), since the file
+// name is what tells one screenshot from another; then the line is cut
+// after a whole word. Only a word longer than half the room is cut inside.
+// Styled text is not expected: summaries are styled after fitting.
+func Fit(s string, w int) string {
+	if w <= 0 {
+		return ""
+	}
+	if ansi.StringWidth(s) <= w {
+		return s
+	}
+	words := strings.Split(s, " ")
+	shortened := false
+	for i, word := range words {
+		if b, ok := shortPath(word); ok {
+			words[i], shortened = b, true
+		}
+	}
+	if shortened {
+		s = strings.Join(words, " ")
+		if ansi.StringWidth(s) <= w {
+			return s
+		}
+	}
+	if w < 2 {
+		return ansi.Truncate(s, w, "")
+	}
+	head := ansi.Truncate(s, w-1, "")
+	if i := strings.LastIndexByte(head, ' '); i > 0 && ansi.StringWidth(head[:i]) >= w/2 {
+		return strings.TrimRight(head[:i], " ") + " …"
+	}
+	return ansi.Truncate(s, w, "…")
+}
+
+// shortPath turns a word that is a file path (folders and a name, maybe
+// in brackets or before a full stop) into "…/name"; URLs are left alone.
+func shortPath(word string) (string, bool) {
+	core := strings.TrimLeft(word, "(\"'“‘[<")
+	lead := word[:len(word)-len(core)]
+	trimmed := strings.TrimRight(core, ").,;:\"'”’]>")
+	tail := core[len(trimmed):]
+	slash := strings.LastIndexByte(trimmed, '/')
+	if strings.Contains(trimmed, "://") || slash <= 0 || slash == len(trimmed)-1 || strings.HasPrefix(trimmed, "…/") {
+		return word, false
+	}
+	return lead + "…/" + trimmed[slash+1:] + tail, true
 }
 
 // FirstLine is the first non-empty line of a result, for a collapsed row.
