@@ -39,6 +39,9 @@ type Sync struct {
 	// links makes artifact links absolute in what the panel is sent; it
 	// too runs on the mirror goroutine.
 	links linkRewriter
+	// closer ends runs that finish on a tool result with a text message,
+	// on the mirror goroutine too.
+	closer runCloser
 	// inflight holds the tool_request ids being served on the live
 	// connection. Each connection gets a fresh map (ids are the
 	// extension's, and a reconnect does not resurrect old ones); a request
@@ -137,9 +140,12 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if err := s.reopen(snd, ev.Event); err != nil {
 			return err
 		}
-		for _, e := range s.links.panelText(ev.Event, snd.ArtifactBase()) {
-			if err := sendEvent(snd, e); err != nil {
-				return err
+		base := snd.ArtifactBase()
+		for _, before := range append(s.closer.before(ev.Event), ev.Event) {
+			for _, e := range s.links.panelText(before, base) {
+				if err := sendEvent(snd, e); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
