@@ -234,3 +234,49 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	}
 	h.Release()
 }
+
+// TestMessageToADeletedConversationStartsANewOne: the open conversation's
+// file goes (deleted from another terminal, or by hand). The next message
+// is not lost: it starts a new conversation, which every front end is
+// switched to, and the panel's run says why.
+func TestMessageToADeletedConversationStartsANewOne(t *testing.T) {
+	f := newFixture(t, "")
+	sub := f.w.Subscribe()
+	defer sub.Close()
+	if err := f.w.Send("first words", tools.OriginTerminal); err != nil {
+		t.Fatal(err)
+	}
+	collect(t, sub, idle)
+	gone := f.w.ActiveConversation()
+	if err := os.Remove(f.st.Path(gone)); err != nil {
+		t.Fatal(err)
+	}
+
+	if err := f.w.Send("second words", tools.OriginTerminal); err != nil {
+		t.Fatal(err)
+	}
+	evs := collect(t, sub, idle)
+	now := f.w.ActiveConversation()
+	if now == "" || now == gone {
+		t.Fatalf("active conversation %q after %q was deleted", now, gone)
+	}
+	c, err := f.st.Load(now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Messages) == 0 || c.Messages[0].Content != "second words" {
+		t.Fatalf("the new conversation holds %+v, want the message first", c.Messages)
+	}
+	switched := false
+	for _, e := range evs {
+		if cc, ok := e.(ConversationChanged); ok && cc.Snapshot.ID == now {
+			switched = true
+		}
+	}
+	if !switched {
+		t.Fatal("front ends were not switched to the new conversation")
+	}
+	if text := chatText(evs); !strings.Contains(text, "was deleted outside infer, so your message started a new conversation") {
+		t.Fatalf("no notice saying why: %q", text)
+	}
+}

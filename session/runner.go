@@ -2,6 +2,7 @@ package session
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -132,6 +133,9 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 	if err == nil {
 		err = rec.message(user)
 	}
+	if errors.Is(err, store.ErrNotFound) && moved == "" {
+		conv, rec, moved, err = w.replaceDeleted(conv, user)
+	}
 	if err != nil {
 		w.publish(NoticePosted{Conversation: conv.id, Text: "Could not save your message: " + err.Error(), Level: Warn})
 		w.unsavedRun(conv, err)
@@ -252,4 +256,32 @@ type failing struct{ err error }
 
 func (f failing) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
 	return llm.Completion{}, f.err
+}
+
+// replaceDeleted runs a turn whose conversation vanished from the store
+// (deleted from another terminal, or its file removed by hand) in a new
+// conversation, which becomes the active one, with the person's message
+// saved there: the message is not lost, and the notice it returns (moved)
+// says what happened, as claim's does for a conversation held elsewhere.
+func (w *Workspace) replaceDeleted(gone *conversation, user store.Message) (*conversation, *recorder, string, error) {
+	w.mu.Lock()
+	name := gone.name()
+	w.mu.Unlock()
+	fresh := &conversation{toolResults: map[string]bool{}}
+	w.mu.Lock()
+	if w.conv == gone {
+		w.conv = fresh
+	}
+	w.running = fresh
+	w.mu.Unlock()
+	w.release(gone)
+	w.log.Warn("the active conversation was deleted outside infer; the message starts a new one", "conversation", gone.id)
+	rec := w.recorder(fresh)
+	if err := w.ensureStored(fresh); err != nil {
+		return fresh, rec, "", err
+	}
+	if err := rec.message(user); err != nil {
+		return fresh, rec, "", err
+	}
+	return fresh, rec, "⚠ " + name + " was deleted outside infer, so your message started a new conversation.", nil
 }
