@@ -221,3 +221,30 @@ type Catalog interface {
 	// name, or an error that says how to configure it.
 	Resolve(id string) (Provider, string, error)
 }
+
+// WebSearcher is implemented by providers that run web searches on their
+// own side (Gemini's Google Search grounding, Ollama's cloud search API),
+// so the agent's WebSearch tool can go through the provider the person
+// chose. A provider that does not implement it has no hosted search, and
+// the tool must fail closed rather than answer from the model's memory.
+type WebSearcher interface {
+	// WebSearch runs query with the provider's search (model is the
+	// provider's own model name, for providers whose search is a model
+	// call) and returns what it found with the source links kept.
+	WebSearch(ctx context.Context, model, query string) (SearchResult, error)
+}
+
+// SearchResult is a hosted search's answer.
+type SearchResult struct {
+	// Text is the provider's answer (grounded search) or the results'
+	// summaries (a search API), ready to give the model.
+	Text    string
+	Sources []SearchSource
+}
+
+// SearchSource is one page a search result came from.
+type SearchSource struct {
+	Title   string
+	URL     string
+	Snippet string
+}
