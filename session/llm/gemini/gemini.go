@@ -88,7 +88,7 @@ func New(cfg Config) *Provider {
 	if idle == 0 {
 		idle = call.DefaultIdleTimeout
 	}
-	hc.Transport = &middleware{base: hc.Transport, idle: call.Idle(idle)}
+	hc.Transport = call.Transport(hc.Transport, idle)
 	// Everything explicit: the SDK otherwise reads GEMINI_API_KEY,
 	// GOOGLE_API_KEY, GOOGLE_GEMINI_BASE_URL and the Vertex switches from
 	// the environment, whatever infer's configuration says.
@@ -118,23 +118,6 @@ func splitBaseURL(raw string) (base, version string) {
 		}
 	}
 	return base + "/", version
-}
-
-// middleware puts infer's error capture and idle watchdog in front of the
-// SDK's HTTP requests, as the other adapters do with their SDKs' hooks.
-type middleware struct {
-	base http.RoundTripper
-	idle func(*http.Request, func(*http.Request) (*http.Response, error)) (*http.Response, error)
-}
-
-func (m *middleware) RoundTrip(req *http.Request) (*http.Response, error) {
-	base := m.base
-	if base == nil {
-		base = http.DefaultTransport
-	}
-	return call.Capture(req, func(r *http.Request) (*http.Response, error) {
-		return m.idle(r, base.RoundTrip)
-	})
 }
 
 func (p *Provider) target(model string) call.Target {
