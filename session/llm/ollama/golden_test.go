@@ -1,0 +1,113 @@
+package ollama
+
+import (
+	"bytes"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
+)
+
+var update = flag.Bool("update", false, "rewrite the wire goldens in testdata/golden")
+
+// golden is one recorded two-step tool loop: what infer sent (probes
+// included), and what it made of the recorded streams it got back.
+type golden struct {
+	Requests    []goldenRequest  `json:"requests"`
+	Completions []llm.Completion `json:"completions"`
+}
+
+type goldenRequest struct {
+	Method string         `json:"method"`
+	Path   string         `json:"path"`
+	Body   map[string]any `json:"body"`
+}
+
+// TestWireGoldens drives a tool round trip per effort and temperature
+// against recorded Ollama streams and compares every request and the
+// assembled completions with testdata/golden. Run with -update to
+// rewrite them after checking the change is wanted.
+func TestWireGoldens(t *testing.T) {
+	temp := 0.3
+	type row struct {
+		model, thinking string
+		effort          llm.Effort
+		temp            *float64
+	}
+	const levels = `{"values":["low","medium","high"],"default":"medium"}`
+	var rows []row
+	for _, e := range []llm.Effort{llm.EffortAuto, llm.EffortNone, llm.EffortLow, llm.EffortMedium, llm.EffortHigh} {
+		rows = append(rows, row{"gpt-oss:20b", levels, e, nil}, row{"gpt-oss:20b", levels, e, &temp})
+	}
+	rows = append(rows, row{"qwen3:8b", `{"values":[false,true],"default":true}`, llm.EffortNone, &temp},
+		row{"qwen3:8b", `{"values":[false,true],"default":true}`, llm.EffortHigh, nil})
+	for _, r := range rows {
+		// No ":" in file names (module zips and Windows refuse it).
+		name := fmt.Sprintf("%s_%s_temp-%s", strings.ReplaceAll(r.model, ":", "-"), r.effort, tempName(r.temp))
+		t.Run(name, func(t *testing.T) {
+			var replies []llmtest.Reply
+			for _, stream := range []string{"tool_call.ndjson", "answer.ndjson"} {
+				if r.effort != llm.EffortAuto {
+					replies = append(replies, show(r.thinking))
+				}
+				replies = append(replies, recorded(t, stream))
+			}
+			srv, p := fake(t, replies...)
+			req := llm.Request{Model: r.model, System: "You drive the person's browser.", Effort: r.effort, Temperature: r.temp,
+				Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is the page title?"}},
+				Tools: []llm.Tool{{Name: "BrowserRead", Description: "Read the page's text.",
+					Parameters: json.RawMessage(`{"type":"object","properties":{"selector":{"type":"string","description":"CSS selector"}},"additionalProperties":false}`)}}}
+			_, c1, err := llmtest.Collect(t, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			req.Messages = append(req.Messages,
+				llm.Message{Role: llm.RoleAssistant, Content: c1.Text, Reasoning: c1.Reasoning, ToolCalls: c1.ToolCalls},
+				llm.Message{Role: llm.RoleTool, ToolCallID: c1.ToolCalls[0].ID, Content: "Example Domain"})
+			_, c2, err := llmtest.Collect(t, p, req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			g := golden{Completions: []llm.Completion{c1, c2}}
+			for _, rec := range srv.Requests() {
+				g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
+			}
+			compareGolden(t, filepath.Join("testdata", "golden", name+".json"), g)
+		})
+	}
+}
+
+func tempName(t *float64) string {
+	if t == nil {
+		return "unset"
+	}
+	return fmt.Sprint(*t)
+}
+
+func compareGolden(t *testing.T, path string, v any) {
+	t.Helper()
+	got, err := json.MarshalIndent(v, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	got = append(got, '\n')
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test -run TestWireGoldens -update to record it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("%s differs from what infer sends now:\n%s\n(if the change is wanted, rerun with -update)", path, got)
+	}
+}
