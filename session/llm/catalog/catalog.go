@@ -23,6 +23,8 @@ import (
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/anthropic"
+	"github.com/infer-workspace/infer/session/llm/gemini"
+	"github.com/infer-workspace/infer/session/llm/ollama"
 	"github.com/infer-workspace/infer/session/llm/openai"
 )
 
@@ -251,10 +253,21 @@ func (c *Catalog) provider(s *spec, key string) llm.Provider {
 	}
 	var p llm.Provider
 	hint := s.keyHint(c.opts.ConfigPath)
-	if s.kind == kindAnthropic {
+	idle := c.cfg.Agent.StreamIdleTimeout.Std()
+	switch s.kind {
+	case kindAnthropic:
 		p = anthropic.New(anthropic.Config{Name: s.name, BaseURL: s.baseURL, APIKey: key, RequireKey: s.keyNeeded,
-			KeyHint: hint, HTTPClient: c.opts.HTTPClient, IdleTimeout: c.cfg.Agent.StreamIdleTimeout.Std()})
-	} else {
+			KeyHint: hint, HTTPClient: c.opts.HTTPClient, IdleTimeout: idle})
+	case kindGemini:
+		p = gemini.New(gemini.Config{Name: s.name, BaseURL: s.baseURL, APIKey: key, KeyHint: hint,
+			HTTPClient: c.opts.HTTPClient, IdleTimeout: idle})
+	case kindOllama:
+		// A local Ollama searches the web through ollama.com when an
+		// account key is in the environment; chat never uses that key.
+		p = ollama.New(ollama.Config{Name: s.name, BaseURL: s.baseURL, APIKey: key, RequireKey: s.keyNeeded,
+			KeyHint: hint, SearchKey: strings.TrimSpace(c.opts.Getenv("OLLAMA_API_KEY")),
+			HTTPClient: c.opts.HTTPClient, IdleTimeout: idle})
+	default:
 		p = openai.New(openai.Config{Name: s.name, Flavor: s.flavor, BaseURL: s.baseURL, APIKey: key, RequireKey: s.keyNeeded,
 			KeyHint: hint, HTTPClient: c.opts.HTTPClient, IdleTimeout: c.cfg.Agent.StreamIdleTimeout.Std()})
 	}

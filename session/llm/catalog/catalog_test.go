@@ -181,11 +181,11 @@ func TestDefaultIsFirstConfiguredModel(t *testing.T) {
 
 func TestDiscoveryAndPresenceByEnvironment(t *testing.T) {
 	in := newInternet(t, map[string]string{
-		"api.openai.com/v1/models":                               openAIList("gpt-4o", "text-embedding-3-small", "gpt-5"),
-		"openrouter.ai/api/v1/models":                            openAIList("openai/gpt-4o", "anthropic/claude-sonnet-4.5"),
-		"api.anthropic.com/v1/models":                            `{"data":[{"type":"model","id":"claude-sonnet-4-5","display_name":"S","created_at":"2025-01-01T00:00:00Z"}],"has_more":false}`,
-		"generativelanguage.googleapis.com/v1beta/openai/models": openAIList("models/gemini-2.5-flash", "models/text-embedding-004"),
-		"ollama.com/v1/models":                                   openAIList("gpt-oss:120b"),
+		"api.openai.com/v1/models":                        openAIList("gpt-4o", "text-embedding-3-small", "gpt-5"),
+		"openrouter.ai/api/v1/models":                     openAIList("openai/gpt-4o", "anthropic/claude-sonnet-4.5"),
+		"api.anthropic.com/v1/models":                     `{"data":[{"type":"model","id":"claude-sonnet-4-5","display_name":"S","created_at":"2025-01-01T00:00:00Z"}],"has_more":false}`,
+		"generativelanguage.googleapis.com/v1beta/models": `{"models":[{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent"]},{"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]}]}`,
+		"ollama.com/api/tags":                             `{"models":[{"name":"gpt-oss:120b","model":"gpt-oss:120b"}]}`,
 	})
 	e := env{"OPENAI_API_KEY": "sk-o-123456", "OPENROUTER_API_KEY": "sk-r-123456", "ANTHROPIC_API_KEY": "sk-a-123456",
 		"GEMINI_API_KEY": "g-123456", "OLLAMA_API_KEY": "ol-123456"}
@@ -424,16 +424,16 @@ func TestDiscoveryFailureKeepsPreviousList(t *testing.T) {
 }
 
 func TestLocalOllamaProbe(t *testing.T) {
-	oll := lt.New(t, lt.JSON(openAIList("llama3.2:latest", "nomic-embed-text:latest")))
+	oll := lt.New(t, lt.JSON(`{"models":[{"name":"llama3.2:latest"},{"name":"nomic-embed-text:latest"}]}`))
 	c := newCatalog(t, config.Config{}, env{}, oll.Client, t.TempDir())
-	c.by["ollama"].baseURL = oll.URL + "/v1"
+	c.by["ollama"].baseURL = oll.URL
 	if err := refresh(t, c); err != nil {
 		t.Fatal(err)
 	}
 	if got := c.Models(); !reflect.DeepEqual(got, []string{"ollama/llama3.2:latest", OfflineID}) {
 		t.Fatalf("Models() = %v", got)
 	}
-	if oll.Last().Header.Get("Authorization") != "" {
+	if oll.Last().Path != "/api/tags" || oll.Last().Header.Get("Authorization") != "" {
 		t.Fatal("a key was sent to local Ollama")
 	}
 	// Ollama stops: the next refresh (local lists are never taken from the
@@ -561,5 +561,59 @@ func TestOverrides(t *testing.T) {
 	}
 	if e, temp := c.Overrides("anthropic/x"); e != llm.EffortAuto || temp != nil {
 		t.Fatalf("unset overrides = %q, %v", e, temp)
+	}
+}
+
+// Gemini and Ollama resolve to their native adapters: a base_url written
+// for the old compatible endpoints still works, Ollama Cloud never turns
+// into a local server, and both offer hosted web search.
+func TestGeminiAndOllamaGoNative(t *testing.T) {
+	gem := lt.New(t, lt.SSE(lt.Event{Data: `{"candidates":[{"content":{"role":"model","parts":[{"text":"native"}]},"finishReason":"STOP","index":0}]}`}))
+	oll := lt.New(t, lt.JSON(`{"message":{"role":"assistant","content":"local"},"done":true,"done_reason":"stop"}`+"\n"))
+	cfg := config.Config{Providers: map[string]config.ProviderConfig{
+		"gemini": {BaseURL: gem.URL + "/v1beta/openai/"},
+		"ollama": {BaseURL: oll.URL + "/v1"},
+	}}
+	e := env{"GEMINI_API_KEY": "g-key-123456", "OLLAMA_API_KEY": "ol-key-123456"}
+	c := newCatalog(t, cfg, e, gem.Client, "")
+	req := llm.Request{Messages: []llm.Message{{Role: llm.RoleUser, Content: "hi"}}}
+
+	p, model, err := c.Resolve("gemini/gemini-3.8-flash")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = model
+	if _, comp, err := lt.Collect(t, p, req); err != nil || comp.Text != "native" {
+		t.Fatalf("gemini: %q %v", comp.Text, err)
+	}
+	if r := gem.Last(); r.Path != "/v1beta/models/gemini-3.8-flash:streamGenerateContent" || r.Header.Get("x-goog-api-key") != "g-key-123456" {
+		t.Fatalf("gemini request %s", r.Path)
+	}
+	if _, ok := p.(llm.WebSearcher); !ok {
+		t.Fatal("gemini has no hosted search")
+	}
+
+	p, model, err = c.Resolve("ollama/llama3.2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Model = model
+	if _, comp, err := lt.Collect(t, p, req); err != nil || comp.Text != "local" {
+		t.Fatalf("ollama: %q %v", comp.Text, err)
+	}
+	if r := oll.Last(); r.Path != "/api/chat" || r.Header.Get("Authorization") != "" {
+		t.Fatalf("ollama request %s with %q: the account key is for search only", r.Path, r.Header.Get("Authorization"))
+	}
+	if _, ok := p.(llm.WebSearcher); !ok {
+		t.Fatal("ollama has no hosted search")
+	}
+
+	// Ollama Cloud without its key fails; it does not fall back to local.
+	c = newCatalog(t, config.Config{}, env{}, gem.Client, "")
+	if _, _, err := c.Resolve("ollama_cloud/gpt-oss:120b"); llm.KindOf(err) != llm.ErrMissingKey {
+		t.Fatalf("cloud without key: %v", err)
+	}
+	if n := len(oll.Requests()); n != 1 {
+		t.Fatalf("local Ollama asked %d times", n)
 	}
 }

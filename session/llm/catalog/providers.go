@@ -8,6 +8,8 @@ import (
 
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/llm/anthropic"
+	"github.com/infer-workspace/infer/session/llm/gemini"
+	"github.com/infer-workspace/infer/session/llm/ollama"
 	"github.com/infer-workspace/infer/session/llm/openai"
 )
 
@@ -16,6 +18,8 @@ const (
 	kindOpenAI    = "openai"
 	kindAnthropic = "anthropic"
 	kindCompat    = "openai-compatible"
+	kindGemini    = "gemini" // Gemini's native API (session/llm/gemini)
+	kindOllama    = "ollama" // Ollama's native API (session/llm/ollama)
 )
 
 // builtin describes a provider infer knows without configuration.
@@ -34,9 +38,9 @@ var builtins = []builtin{
 	{name: "openai", kind: kindOpenAI, flavor: openai.FlavorOpenAI, baseURL: openai.DefaultBaseURL, baseURLEnv: "OPENAI_BASE_URL", keyEnv: "OPENAI_API_KEY"},
 	{name: "anthropic", kind: kindAnthropic, baseURL: anthropic.DefaultBaseURL, baseURLEnv: "ANTHROPIC_BASE_URL", keyEnv: "ANTHROPIC_API_KEY"},
 	{name: "openrouter", kind: kindOpenAI, flavor: openai.FlavorOpenRouter, baseURL: openai.OpenRouterBaseURL, keyEnv: "OPENROUTER_API_KEY"},
-	{name: "gemini", kind: kindOpenAI, flavor: openai.FlavorGemini, baseURL: openai.GeminiBaseURL, keyEnv: "GEMINI_API_KEY"},
-	{name: "ollama", kind: kindOpenAI, flavor: openai.FlavorOllama, baseURL: openai.OllamaBaseURL, probe: true},
-	{name: "ollama_cloud", kind: kindOpenAI, flavor: openai.FlavorOllama, baseURL: openai.OllamaCloudBaseURL, keyEnv: "OLLAMA_API_KEY"},
+	{name: "gemini", kind: kindGemini, baseURL: gemini.DefaultBaseURL, keyEnv: "GEMINI_API_KEY"},
+	{name: "ollama", kind: kindOllama, baseURL: ollama.DefaultBaseURL, probe: true},
+	{name: "ollama_cloud", kind: kindOllama, baseURL: ollama.CloudBaseURL, keyEnv: "OLLAMA_API_KEY"},
 }
 
 // spec is one provider as configured: a built-in (configured or not) or a

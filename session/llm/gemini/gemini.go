@@ -291,7 +291,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		if err != nil {
 			return nil, p.target("").Classify(unwrapRequest(err), 0)
 		}
-		if !generates(m.SupportedActions) {
+		if !generates(m.SupportedActions) || !chatModel(m.Name) {
 			continue
 		}
 		if id := strings.TrimPrefix(m.Name, "models/"); id != "" {
@@ -318,6 +318,18 @@ func unwrapRequest(err error) error {
 		return he
 	}
 	return err
+}
+
+// chatModel leaves out the models that answer generateContent but do not
+// chat: speech, images, video, embeddings, transcription, live audio.
+func chatModel(name string) bool {
+	low := strings.ToLower(name)
+	for _, s := range []string{"embed", "tts", "imagen", "image", "veo", "aqa", "transcribe", "native-audio", "-live"} {
+		if strings.Contains(low, s) {
+			return false
+		}
+	}
+	return true
 }
 
 func generates(actions []string) bool {

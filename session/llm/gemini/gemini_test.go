@@ -403,6 +403,7 @@ func TestListModelsKeepsGeneratingModelsDefaultFirst(t *testing.T) {
 	srv, p := fake(t, llmtest.JSON(`{"models":[
 		{"name":"models/gemini-2.5-flash","supportedGenerationMethods":["generateContent","countTokens"]},
 		{"name":"models/text-embedding-004","supportedGenerationMethods":["embedContent"]},
+		{"name":"models/gemini-3.8-flash-tts","supportedGenerationMethods":["generateContent"]},
 		{"name":"models/gemini-3.8-flash","supportedGenerationMethods":["generateContent"]}]}`))
 	ids, err := p.ListModels(context.Background())
 	if err != nil {

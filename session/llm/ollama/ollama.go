@@ -415,8 +415,9 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	defer resp.Body.Close()
 	var tags struct {
 		Models []struct {
-			Name  string `json:"name"`
-			Model string `json:"model"`
+			Name         string   `json:"name"`
+			Model        string   `json:"model"`
+			Capabilities []string `json:"capabilities"`
 		} `json:"models"`
 	}
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 32<<20)).Decode(&tags); err != nil {
@@ -429,7 +430,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		if id == "" {
 			id = m.Model
 		}
-		if id != "" && !seen[id] {
+		if id != "" && !seen[id] && chats(id, m.Capabilities) {
 			seen[id] = true
 			ids = append(ids, id)
 		}
@@ -441,6 +442,23 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		return ids[i] < ids[j]
 	})
 	return ids, nil
+}
+
+// chats reports a model that can chat: one whose capabilities (Ollama
+// Cloud lists them) include completion, or, where they are not listed, one
+// whose name is not an embedding or reranking model's (a local /api/tags
+// does not say).
+func chats(id string, capabilities []string) bool {
+	if len(capabilities) > 0 {
+		for _, c := range capabilities {
+			if c == "completion" {
+				return true
+			}
+		}
+		return false
+	}
+	low := strings.ToLower(id)
+	return !strings.Contains(low, "embed") && !strings.Contains(low, "rerank")
 }
 
 // WebSearch implements llm.WebSearcher with Ollama's hosted search, which

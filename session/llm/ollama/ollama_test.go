@@ -338,12 +338,13 @@ func TestCloudNeedsItsKeyAndSendsIt(t *testing.T) {
 }
 
 func TestListModelsFromTags(t *testing.T) {
-	srv, p := fake(t, llmtest.JSON(`{"models":[{"name":"qwen3:8b","model":"qwen3:8b"},{"name":"deepseek-v4.1-flash:1017"},{"model":"llama3.2:latest"},{"name":"qwen3:8b"}]}`))
+	srv, p := fake(t, llmtest.JSON(`{"models":[{"name":"qwen3:8b","model":"qwen3:8b"},{"name":"deepseek-v4.1-flash:1017"},{"model":"llama3.2:latest"},{"name":"qwen3:8b"},
+		{"name":"nomic-embed-text:latest"},{"name":"phonon:1b","capabilities":["speech"]},{"name":"clef:27b","capabilities":["completion","tools"]}]}`))
 	ids, err := p.ListModels(context.Background())
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Join(ids, ",") != "deepseek-v4.1-flash:1017,llama3.2:latest,qwen3:8b" {
+	if strings.Join(ids, ",") != "deepseek-v4.1-flash:1017,clef:27b,llama3.2:latest,qwen3:8b" {
 		t.Fatalf("ids %v", ids)
 	}
 	if r := srv.Last(); r.Method != http.MethodGet || r.Path != "/api/tags" {
