@@ -10,6 +10,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 	"github.com/infer-workspace/infer/session/store"
@@ -452,4 +454,17 @@ func TestBaseURLForms(t *testing.T) {
 			t.Errorf("splitBaseURL(%q) = %q, %q; want %q", in, b, v, want)
 		}
 	}
+}
+
+func TestNoGoroutineLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	srv := llmtest.New(t, sse(stop("ok")), llmtest.Broken(llmtest.Event{Data: text("half")}), llmtest.Hang(release, llmtest.Event{Data: text("x")}))
+	defer srv.Close()
+	defer close(release)
+	p := New(Config{BaseURL: srv.URL, APIKey: testKey, HTTPClient: srv.Client, Policy: llmtest.Policy(nil)})
+	_, _, _ = llmtest.Collect(t, p, userReq("gemini-3.8-flash"))
+	_, _, _ = llmtest.Collect(t, p, userReq("gemini-3.8-flash"))
+	ctx, cancel := context.WithCancel(context.Background())
+	_, _ = p.Stream(ctx, userReq("gemini-3.8-flash"), func(llm.Delta) { cancel() })
 }

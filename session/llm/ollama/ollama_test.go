@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"go.uber.org/goleak"
+
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
@@ -401,4 +403,21 @@ func TestToolAnswerWithoutItsCallIsABadRequest(t *testing.T) {
 	if _, _, err := llmtest.Collect(t, p, req); llm.KindOf(err) != llm.ErrBadRequest {
 		t.Fatalf("err %v", err)
 	}
+}
+
+func TestNoGoroutineLeaks(t *testing.T) {
+	defer goleak.VerifyNone(t, goleak.IgnoreCurrent())
+	release := make(chan struct{})
+	srv := llmtest.New(t, show(`{"values":[false,true]}`), lines(content("ok"), done), lines(content("half")),
+		llmtest.Hang(release))
+	defer srv.Close()
+	defer close(release)
+	p := New(Config{BaseURL: srv.URL, HTTPClient: srv.Client, Policy: llmtest.Policy(nil), ProbeTimeout: 50 * time.Millisecond})
+	req := userReq("m")
+	req.Effort = llm.EffortLow
+	_, _, _ = llmtest.Collect(t, p, req)
+	_, _, _ = llmtest.Collect(t, p, userReq("m"))
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { <-time.After(50 * time.Millisecond); cancel() }()
+	_, _ = p.Stream(ctx, userReq("m"), func(llm.Delta) {})
 }
