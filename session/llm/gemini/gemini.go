@@ -16,6 +16,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"sort"
 	"strings"
@@ -219,7 +220,7 @@ func (p *Provider) once(ctx context.Context, req llm.Request, contents []*genai.
 			if ctx.Err() != nil {
 				return res, ctx.Err()
 			}
-			return res, streamFailure(err, acc.emitted)
+			return res, streamFailure(err, acc.chunks > 0, acc.emitted)
 		}
 		acc.add(chunk)
 	}
@@ -245,7 +246,7 @@ var errBlocked = errors.New("the answer was withheld")
 // the body (HTTP status) arrive as *call.HTTPError through the middleware;
 // an error event in the stream arrives as genai.APIError and, when nothing
 // was shown yet, is retried like the status it carries.
-func streamFailure(err error, emitted bool) error {
+func streamFailure(err error, started, emitted bool) error {
 	var he *call.HTTPError
 	if errors.As(err, &he) {
 		return he
@@ -261,8 +262,12 @@ func streamFailure(err error, emitted bool) error {
 		}
 		return &call.StreamError{Reason: "the server reported an error mid-stream", Err: errors.New(ae.Message)}
 	}
-	if strings.Contains(err.Error(), "doRequest:") {
-		return errors.Unwrap(err) // a connection failure: classified as unreachable
+	// A network error before any chunk is a server that could not be
+	// reached (or dropped the connection before answering); after one, the
+	// stream broke.
+	var ne net.Error
+	if !started && errors.As(err, &ne) {
+		return err
 	}
 	return &call.StreamError{Reason: "the stream failed", Err: err}
 }

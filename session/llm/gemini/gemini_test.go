@@ -468,3 +468,13 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	_, _ = p.Stream(ctx, userReq("gemini-3.8-flash"), func(llm.Delta) { cancel() })
 }
+
+func TestUnreachableServer(t *testing.T) {
+	srv := llmtest.New(t, sse(stop("x")))
+	url := srv.URL
+	srv.Close()
+	p := New(Config{BaseURL: url, APIKey: testKey, Policy: llmtest.Policy(nil)})
+	if _, _, err := llmtest.Collect(t, p, userReq("gemini-3.8-flash")); llmtest.Kind(t, err) != llm.ErrUnreachable || strings.Contains(err.Error(), testKey) {
+		t.Fatalf("err %v", err)
+	}
+}

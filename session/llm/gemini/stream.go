@@ -21,6 +21,7 @@ type accumulator struct {
 	blocked   string // why the answer was withheld, when it was
 	usage     llm.Usage
 	emitted   bool
+	chunks    int // responses received
 }
 
 func (a *accumulator) send(d llm.Delta) {
@@ -32,6 +33,7 @@ func (a *accumulator) add(r *genai.GenerateContentResponse) {
 	if r == nil {
 		return
 	}
+	a.chunks++
 	if u := r.UsageMetadata; u != nil {
 		a.usage = llm.Usage{
 			InputTokens:     int(u.PromptTokenCount + u.ToolUsePromptTokenCount),

@@ -421,3 +421,13 @@ func TestNoGoroutineLeaks(t *testing.T) {
 	go func() { <-time.After(50 * time.Millisecond); cancel() }()
 	_, _ = p.Stream(ctx, userReq("m"), func(llm.Delta) {})
 }
+
+func TestUnreachableServer(t *testing.T) {
+	srv := llmtest.New(t, lines(done))
+	url := srv.URL
+	srv.Close()
+	p := New(Config{BaseURL: url, Policy: llmtest.Policy(nil)})
+	if _, _, err := llmtest.Collect(t, p, userReq("m")); llmtest.Kind(t, err) != llm.ErrUnreachable || !strings.Contains(err.Error(), "running") {
+		t.Fatalf("err %v", err)
+	}
+}
