@@ -116,19 +116,41 @@ func TestToolLoopReplaysSignaturesThroughTheStore(t *testing.T) {
 	if d := ds[len(ds)-1]; d.Kind != llm.ToolCallDelta || d.ToolCall.ID != c.ToolCalls[0].ID || d.ToolCall.Name != "BrowserRead" {
 		t.Fatalf("tool delta %+v", d)
 	}
-	// Persist and reload the assistant message as the store does.
-	msg := store.Message{Role: store.RoleAssistant, Content: c.Text, Reasoning: c.Reasoning, ProviderData: c.ProviderData}
-	raw, err := json.Marshal(msg)
+	// Store the turn on disk, reopen the store and load it, as resuming a
+	// conversation does.
+	dir := t.TempDir()
+	st, err := store.Open(dir, store.Options{NoSync: true})
 	if err != nil {
 		t.Fatal(err)
 	}
-	var back store.Message
-	if err := json.Unmarshal(raw, &back); err != nil {
+	meta, err := st.Create()
+	if err != nil {
 		t.Fatal(err)
 	}
-	req.Messages = append(req.Messages,
-		llm.Message{Role: llm.RoleAssistant, Content: back.Content, Reasoning: back.Reasoning, ToolCalls: c.ToolCalls, ProviderData: back.ProviderData},
-		llm.Message{Role: llm.RoleTool, ToolCallID: c.ToolCalls[0].ID, Content: "Example Domain"})
+	tc := c.ToolCalls[0]
+	if err := st.Append(meta.ID,
+		store.Message{Role: store.RoleUser, Content: "hi"},
+		store.Message{Role: store.RoleAssistant, Content: c.Text, Reasoning: c.Reasoning, ProviderData: c.ProviderData,
+			ToolCalls: []store.ToolCall{{ID: tc.ID, Type: "function", Function: store.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}}}},
+		store.Message{Role: store.RoleTool, ToolCallID: tc.ID, Content: "Example Domain"}); err != nil {
+		t.Fatal(err)
+	}
+	st, err = store.Open(dir, store.Options{NoSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conv, err := st.Load(meta.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Messages = nil
+	for _, m := range conv.Messages {
+		lm := llm.Message{Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, ProviderData: m.ProviderData}
+		for _, c := range m.ToolCalls {
+			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
+		}
+		req.Messages = append(req.Messages, lm)
+	}
 	_, c2, err := llmtest.Collect(t, p, req)
 	if err != nil {
 		t.Fatal(err)
