@@ -69,6 +69,9 @@ type conn struct {
 	pingAt  time.Time
 
 	buf bytes.Buffer // the reader's frame buffer, reused between frames
+	// peerClosed is set by the reader when its loop ended on the peer's
+	// close frame: after it the peer sends nothing more.
+	peerClosed bool
 }
 
 // activate makes an authenticated socket the live connection, replacing
@@ -126,7 +129,7 @@ func (c *conn) serve() {
 	for {
 		typ, r, err := c.ws.NextReader()
 		if err != nil {
-			c.shutdown(c.readFailure(err))
+			c.readEnded(err)
 			return
 		}
 		if typ != websocket.TextMessage {
@@ -135,7 +138,7 @@ func (c *conn) serve() {
 		}
 		c.buf.Reset()
 		if _, err := c.buf.ReadFrom(r); err != nil {
-			c.shutdown(c.readFailure(err))
+			c.readEnded(err)
 			return
 		}
 		c.handle(c.buf.Bytes())
@@ -145,14 +148,28 @@ func (c *conn) serve() {
 	}
 }
 
+// readEnded closes the connection for the error that ended the read
+// loop, noting whether it was the peer's close frame.
+func (c *conn) readEnded(err error) {
+	var ce *websocket.CloseError
+	c.peerClosed = errors.As(err, &ce)
+	c.shutdown(c.readFailure(err))
+}
+
 // finish releases the socket after the read loop ends. The writer is
-// waited for first so its close frame goes out; then whatever the peer
-// still sends is drained until it hangs up or the CloseGrace deadline set by
-// shutdown passes, because closing a socket with unread data makes the
-// kernel reset it, and the peer may then never see the close code.
+// waited for first so its close frame goes out. If the peer's close frame
+// has been read, the handshake is complete and TCP is closed at once: a
+// browser waits for the server to close first (RFC 6455 §7.1.1), so
+// waiting for it to hang up would only burn the close grace. Otherwise
+// whatever the peer still sends is drained until it hangs up or the
+// CloseGrace deadline set by shutdown passes, because closing a socket
+// with unread data makes the kernel reset it, and the peer may then never
+// see the close code.
 func (c *conn) finish() {
 	<-c.writerDone
-	io.Copy(io.Discard, c.ws.NetConn())
+	if !c.peerClosed {
+		io.Copy(io.Discard, c.ws.NetConn())
+	}
 	c.ws.Close()
 	c.srv.mu.Lock()
 	delete(c.srv.conns, c)
