@@ -101,7 +101,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 			grace = 0
 		default:
 			// The version is the caller's text: logged, but not at any length.
-			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", fmt.Sprintf("%.64q", hello.ExtensionVersion))
+			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", clip(hello.ExtensionVersion, 64))
 		}
 		if ref.kind == refusedToken {
 			// Past a few failures the answer is held back, which slows a

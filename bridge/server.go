@@ -210,9 +210,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	if !s.hostAllowed(r.Host) {
 		// The Host is the caller's text: logged, but not at any length.
-		host := fmt.Sprintf("%.100q", r.Host)
-		s.refusals.refused(refusedHost, "bridge: refused a request with a foreign Host header", "Host "+host+" is not this server",
-			"host", host, "path", fmt.Sprintf("%.100q", r.URL.Path), "remote", r.RemoteAddr)
+		s.refusals.refused(refusedHost, "bridge: refused a request with a foreign Host header", fmt.Sprintf("Host %.100q is not this server", r.Host),
+			"host", clip(r.Host, 100), "path", clip(r.URL.Path, 100), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: Host must be 127.0.0.1:"+strconv.Itoa(s.port)+" or localhost:"+strconv.Itoa(s.port), http.StatusForbidden)
 		return
 	}
@@ -284,4 +283,18 @@ func (s *Server) reject(kind, reason string, attrs ...any) {
 	if s.status.Reason != reason {
 		s.setStatusLocked(func(st *browser.Status) { st.Reason = reason })
 	}
+}
+
+// clip cuts a caller's text to at most n runes for a log attribute. It is
+// not quoted: the log handler quotes and escapes what it must, and quoting
+// here too would show the quotes escaped ("\"1.12.1\"").
+func clip(text string, n int) string {
+	i := 0
+	for at := range text {
+		if i == n {
+			return text[:at] + "…"
+		}
+		i++
+	}
+	return text
 }
