@@ -282,7 +282,7 @@ func (m *Model) handleDialogAction(a dialog.Action) tea.Cmd {
 	case dialog.Revoke:
 		return m.grants(a.ID)
 	case dialog.Copy:
-		m.flash, m.flashWarn = "token copied to the clipboard", false
+		m.flash, m.flashWarn = "token sent to the terminal's clipboard (OSC 52)", false
 		return tea.SetClipboard(a.Text)
 	}
 	return nil
