@@ -76,8 +76,13 @@ type conn struct {
 
 // activate makes an authenticated socket the live connection, replacing
 // (and closing) the previous one, queues the ack and starts the writer.
-func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
-	c := &conn{
+// token is the one the hello presented: checked again under s.mu, so that
+// a connection authenticated just before SetToken cannot slip past the
+// close of the old token's connections. It reports false, having refused
+// nothing itself, when the server is closing or the token has changed
+// (stale tells which).
+func (s *Server) activate(ws *websocket.Conn, version, token string) (c *conn, ok, stale bool) {
+	c = &conn{
 		srv:        s,
 		ws:         ws,
 		log:        s.log.With("remote", ws.RemoteAddr().String(), "extension_version", version),
@@ -95,25 +100,43 @@ func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, false
+		return nil, false, false
+	}
+	if !s.tokenMatches(token) {
+		s.mu.Unlock()
+		return nil, false, true
 	}
 	old := s.live
 	s.live = c
 	s.conns[c] = struct{}{}
+	now := time.Now()
+	wasFlapping := s.status.Flapping
+	if old != nil {
+		s.noteReplacementLocked(now)
+	}
+	flapping := s.flappingLocked(now)
 	s.setStatusLocked(func(st *browser.Status) {
-		*st = browser.Status{State: browser.Connected, ExtensionVersion: version, Since: time.Now()}
+		*st = browser.Status{State: browser.Connected, ExtensionVersion: version, Since: now, Flapping: flapping}
 	})
 	// The handler calling us holds a wg count, so this Add cannot race
 	// Close's Wait.
 	s.wg.Add(1)
 	s.mu.Unlock()
 
-	c.log.Info("bridge: extension connected")
+	switch {
+	case flapping > 0 && wasFlapping == 0:
+		c.log.Warn("bridge: "+FlapWarning(flapping, s.opts.FlapWindow), "replaced", flapping, "within", s.opts.FlapWindow.String())
+	case flapping > 0:
+		// Said once when it started; a line per turn would bury the log.
+		c.log.Debug("bridge: extension connected")
+	default:
+		c.log.Info("bridge: extension connected")
+	}
 	if old != nil {
 		old.shutdown(websocket.CloseNormalClosure, "replaced by a newer connection")
 	}
 	go c.writeLoop()
-	return c, true
+	return c, true, false
 }
 
 // serve is the connection's read loop. It returns once the connection is
@@ -232,7 +255,11 @@ func (s *Server) dropLive(c *conn, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.live != c {
-		c.log.Info("bridge: closed an extension connection", "reason", reason)
+		level := slog.LevelInfo
+		if s.status.Flapping > 0 {
+			level = slog.LevelDebug
+		}
+		c.log.Log(context.Background(), level, "bridge: closed an extension connection", "reason", reason)
 		return
 	}
 	c.log.Info("bridge: extension disconnected", "reason", reason)

@@ -124,7 +124,12 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, grace, ref.after)
 		return
 	}
-	c, ok := s.activate(ws, hello.ExtensionVersion)
+	c, ok, stale := s.activate(ws, hello.ExtensionVersion, hello.Token)
+	if stale {
+		s.reject(refusedToken, TokenChangedReason, "remote", r.RemoteAddr)
+		closeSocket(ws, websocket.ClosePolicyViolation, TokenChangedReason, s.opts.WriteTimeout, s.opts.CloseGrace, awaitCloseFrame)
+		return
+	}
 	if !ok {
 		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, s.opts.CloseGrace, awaitCloseFrame)
 		return
@@ -215,7 +220,7 @@ func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 // themselves would leak their length through timing.
 func (s *Server) tokenMatches(token string) bool {
 	got := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], s.tokenDigest[:]) == 1
+	return subtle.ConstantTimeCompare(got[:], s.tokenDigest.Load()[:]) == 1
 }
 
 // pendingHello is a socket waiting for its browser_hello.
