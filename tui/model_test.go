@@ -879,7 +879,7 @@ func TestNewAndPanelMessages(t *testing.T) {
 func TestBrowserStates(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
-	mustContain(t, h.screen(), "○ waiting for the browser extension", "infer pair", "port 52789")
+	mustContain(t, h.screen(), "○ waiting for the browser extension", "type /pair", "port 52789")
 	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Connected, ExtensionVersion: "1.9.2", Since: epoch, RTT: 20 * time.Millisecond}})
 	mustContain(t, h.screen(), "● connected · extension 1.9.2", "since 14:03:05 · ping 20ms", "browser: ● connected")
 	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Disconnected, Since: epoch, Reason: "replaced by a newer connection"}})

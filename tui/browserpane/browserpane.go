@@ -248,6 +248,10 @@ func (m *Model) statusLines(w int) []string {
 		if len(detail) > 0 {
 			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
 		}
+		if s.Flapping > 0 {
+			lines = append(lines, wrap(th.Warn.Render("⚠ two browsers with the extension and this token keep replacing each other ("+
+				strconv.Itoa(s.Flapping)+" times lately): disconnect it in one of them."), w)...)
+		}
 	case s.State == browser.Disconnected:
 		head := th.Err.Render("✗ disconnected")
 		if !s.Since.IsZero() {
@@ -257,10 +261,12 @@ func (m *Model) statusLines(w int) []string {
 		if s.Reason != "" {
 			lines = append(lines, wrap(th.Faint.Render("reason: "+termtext.Line(s.Reason)), w)...)
 		}
-		lines = append(lines, th.Faint.Render("It reconnects by itself; if not, run `infer pair`."))
+		lines = append(lines, wrap(th.Faint.Render("It reconnects by itself; if not, type /pair."), w)...)
 	default:
 		lines = append(lines, th.Warn.Render("○ waiting for the browser extension"))
-		hint := "To pair it, run `infer pair`"
+		// /pair, not `infer pair`: it shows the port this infer listens
+		// on, which --port may have set apart from browser_use.yaml's.
+		hint := "To pair it, type /pair"
 		if m.port > 0 {
 			hint += " (port " + strconv.Itoa(m.port) + ")"
 		}
