@@ -387,6 +387,13 @@ func (s *Server) endFlapping() {
 // FlapWarning says in a sentence what n replacements within window mean and
 // what to do about it, for the log, the browser pane and `infer pair`.
 func FlapWarning(n int, window time.Duration) string {
+	within := window.String()
+	switch {
+	case window >= time.Hour && window%time.Hour == 0:
+		within = fmt.Sprintf("%dh", window/time.Hour)
+	case window >= time.Minute && window%time.Minute == 0:
+		within = fmt.Sprintf("%dm", window/time.Minute)
+	}
 	return fmt.Sprintf("two browsers with the extension and this token keep replacing each other (%d connections replaced in %s): "+
-		"disconnect the extension in one of them, or give it another infer's port and token", n, window)
+		"disconnect the extension in one of them, or give it another infer's port and token", n, within)
 }
