@@ -116,7 +116,11 @@ func (m *Model) submit(text string) tea.Cmd {
 		m.dialog = dialog.NewPermissions(m.th)
 		return m.grants("")
 	case "pair":
-		m.dialog = dialog.NewPair(m.th, m.opts.Port, m.opts.Token, connectionLine(m.browser.Status()))
+		token := m.opts.Token
+		if m.opts.CurrentToken != nil {
+			token = m.opts.CurrentToken()
+		}
+		m.dialog = dialog.NewPair(m.th, m.opts.Port, token, connectionLine(m.browser.Status()))
 		return nil
 	case "help":
 		m.toggleHelp()

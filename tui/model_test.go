@@ -672,6 +672,25 @@ func TestPairCopiesTheToken(t *testing.T) {
 	}
 }
 
+// TestPairShowsTheTokenInForceNow: after `infer init --rotate-token`
+// while infer runs, /pair shows and copies the new token, not the one
+// infer started with.
+func TestPairShowsTheTokenInForceNow(t *testing.T) {
+	const rotated = "rotated-token-0123456789-wxyz"
+	h := newHarness(t, newFakeWS(), 120, 40, func(o *Options) { o.CurrentToken = func() string { return rotated } })
+	h.typeText("/pair")
+	h.key("enter")
+	mustContain(t, h.screen(), "wxyz")
+	_, cmd := h.m.Update(keyMsg("c"))
+	if cmd == nil {
+		t.Fatal("c should copy")
+	}
+	if got := fmt.Sprint(cmd()); got != rotated {
+		t.Fatalf("clipboard gets %q, want the rotated token", got)
+	}
+	mustContain(t, h.screen(), "sent to the terminal's clipboard")
+}
+
 func TestNoColorEmitsNoColour(t *testing.T) {
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
