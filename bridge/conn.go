@@ -264,8 +264,11 @@ func (s *Server) dropLive(c *conn, reason string) {
 	}
 	c.log.Info("bridge: extension disconnected", "reason", reason)
 	s.live = nil
+	// Flapping outlives a disconnection: the other browser is about to
+	// dial again.
+	flapping := s.flappingLocked(time.Now())
 	s.setStatusLocked(func(st *browser.Status) {
-		*st = browser.Status{State: browser.Disconnected, ExtensionVersion: c.version, Since: time.Now(), Reason: reason}
+		*st = browser.Status{State: browser.Disconnected, ExtensionVersion: c.version, Since: time.Now(), Reason: reason, Flapping: flapping}
 	})
 }
 

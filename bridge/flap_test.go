@@ -66,9 +66,15 @@ func TestAFewReplacementsAreNotFlapping(t *testing.T) {
 	if rep.Flapping != nil {
 		t.Errorf("/status flapping = %+v", rep.Flapping)
 	}
-	connectRaw(t, ts, "third replacement")
+	last := connectRaw(t, ts, "third replacement")
 	if st := ts.waitStatus(t, isConnected); st.Flapping != 3 {
 		t.Errorf("status %+v after three replacements, want Flapping 3", st)
+	}
+	// Between two turns the live connection may be gone; the flapping
+	// is still news.
+	last.ws.Close()
+	if st := ts.waitStatus(t, isDisconnected); st.Flapping != 3 {
+		t.Errorf("status %+v after the live connection went, want Flapping 3", st)
 	}
 }
 

@@ -248,10 +248,7 @@ func (m *Model) statusLines(w int) []string {
 		if len(detail) > 0 {
 			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
 		}
-		if s.Flapping > 0 {
-			lines = append(lines, wrap(th.Warn.Render("⚠ two browsers with the extension and this token keep replacing each other ("+
-				strconv.Itoa(s.Flapping)+" times lately): disconnect it in one of them."), w)...)
-		}
+		lines = append(lines, m.flappingLines(w)...)
 	case s.State == browser.Disconnected:
 		head := th.Err.Render("✗ disconnected")
 		if !s.Since.IsZero() {
@@ -262,6 +259,7 @@ func (m *Model) statusLines(w int) []string {
 			lines = append(lines, wrap(th.Faint.Render("reason: "+termtext.Line(s.Reason)), w)...)
 		}
 		lines = append(lines, wrap(th.Faint.Render("It reconnects by itself; if not, type /pair."), w)...)
+		lines = append(lines, m.flappingLines(w)...)
 	default:
 		lines = append(lines, th.Warn.Render("○ waiting for the browser extension"))
 		// /pair, not `infer pair`: it shows the port this infer listens
@@ -279,6 +277,16 @@ func (m *Model) statusLines(w int) []string {
 		lines[i] = ansi.Truncate(lines[i], w, "…")
 	}
 	return lines
+}
+
+// flappingLines warn, while the bridge reports it, that two browsers keep
+// replacing each other's connection; nil otherwise.
+func (m *Model) flappingLines(w int) []string {
+	if m.status.Flapping <= 0 {
+		return nil
+	}
+	return wrap(m.th.Warn.Render("⚠ two browsers with the extension and this token keep replacing each other ("+
+		strconv.Itoa(m.status.Flapping)+" times lately): disconnect it in one of them."), w)
 }
 
 func wrap(s string, w int) []string {

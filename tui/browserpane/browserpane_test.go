@@ -165,6 +165,10 @@ func TestFlappingIsSaidPlainly(t *testing.T) {
 	if !strings.Contains(flat, "⚠ two browsers with the extension and this token keep replacing each other (12 times lately): disconnect it in one of them.") {
 		t.Fatalf("no flapping warning:\n%s", v)
 	}
+	m.SetStatus(browser.Status{State: browser.Disconnected, Reason: "replaced by a newer connection", Flapping: 13})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "(13 times lately)") {
+		t.Fatalf("no flapping warning while disconnected:\n%s", v)
+	}
 	m.SetStatus(browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1"})
 	if v := ansi.Strip(m.View()); strings.Contains(v, "replacing each other") {
 		t.Fatalf("the warning outlived the flapping:\n%s", v)
