@@ -34,9 +34,10 @@ type tokenWatch struct {
 	mu    sync.Mutex
 	token string
 
-	last os.FileInfo // the file as last read; nil when it was missing
-	stop chan struct{}
-	done chan struct{}
+	last      os.FileInfo // the file as last read; nil when it was missing
+	stop      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
 }
 
 // watchToken starts following path, which held token and port when the
@@ -55,9 +56,10 @@ func (w *tokenWatch) Token() string {
 	return w.token
 }
 
-// Close stops watching and waits for the watcher to finish.
+// Close stops watching and waits for the watcher to finish. It may be
+// called more than once, as app.Close may.
 func (w *tokenWatch) Close() {
-	close(w.stop)
+	w.closeOnce.Do(func() { close(w.stop) })
 	<-w.done
 }
 
