@@ -126,8 +126,14 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 	}
 	c, ok, stale := s.activate(ws, hello.ExtensionVersion, hello.Token)
 	if stale {
+		// The token changed between the hello's check and now.
 		s.reject(refusedToken, TokenChangedReason, "remote", r.RemoteAddr)
-		closeSocket(ws, websocket.ClosePolicyViolation, TokenChangedReason, s.opts.WriteTimeout, s.opts.CloseGrace, awaitCloseFrame)
+		grace := time.Duration(0)
+		if s.enterClosing() {
+			defer s.leaveClosing()
+			grace = s.opts.CloseGrace
+		}
+		closeSocket(ws, websocket.ClosePolicyViolation, TokenChangedReason, s.opts.WriteTimeout, grace, awaitCloseFrame)
 		return
 	}
 	if !ok {
