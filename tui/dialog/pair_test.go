@@ -15,7 +15,7 @@ import (
 func TestPairCopySaysSentNotCopied(t *testing.T) {
 	const token = "0123456789abcdef0123456789abcdef"
 	p := NewPair(theme.New(true, true), 52789, token, "connected")
-	if a := p.HandleKey(key("c")); a.Kind != Copy || a.Text != token {
+	if a := p.HandleKey(press("c")); a.Kind != Copy || a.Text != token {
 		t.Fatalf("c answered %+v, want a Copy of the token", a)
 	}
 	view := ansi.Strip(p.View(80, 30))
