@@ -69,12 +69,20 @@ type conn struct {
 	pingAt  time.Time
 
 	buf bytes.Buffer // the reader's frame buffer, reused between frames
+	// peerClosed is set by the reader when its loop ended on the peer's
+	// close frame: after it the peer sends nothing more.
+	peerClosed bool
 }
 
 // activate makes an authenticated socket the live connection, replacing
 // (and closing) the previous one, queues the ack and starts the writer.
-func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
-	c := &conn{
+// token is the one the hello presented: checked again under s.mu, so that
+// a connection authenticated just before SetToken cannot slip past the
+// close of the old token's connections. It reports false, having refused
+// nothing itself, when the server is closing or the token has changed
+// (stale tells which).
+func (s *Server) activate(ws *websocket.Conn, version, token string) (c *conn, ok, stale bool) {
+	c = &conn{
 		srv:        s,
 		ws:         ws,
 		log:        s.log.With("remote", ws.RemoteAddr().String(), "extension_version", version),
@@ -92,25 +100,43 @@ func (s *Server) activate(ws *websocket.Conn, version string) (*conn, bool) {
 	s.mu.Lock()
 	if s.closed {
 		s.mu.Unlock()
-		return nil, false
+		return nil, false, false
+	}
+	if !s.tokenMatches(token) {
+		s.mu.Unlock()
+		return nil, false, true
 	}
 	old := s.live
 	s.live = c
 	s.conns[c] = struct{}{}
+	now := time.Now()
+	wasFlapping := s.status.Flapping
+	if old != nil {
+		s.noteReplacementLocked(now)
+	}
+	flapping := s.flappingLocked(now)
 	s.setStatusLocked(func(st *browser.Status) {
-		*st = browser.Status{State: browser.Connected, ExtensionVersion: version, Since: time.Now()}
+		*st = browser.Status{State: browser.Connected, ExtensionVersion: version, Since: now, Flapping: flapping}
 	})
 	// The handler calling us holds a wg count, so this Add cannot race
 	// Close's Wait.
 	s.wg.Add(1)
 	s.mu.Unlock()
 
-	c.log.Info("bridge: extension connected")
+	switch {
+	case flapping > 0 && wasFlapping == 0:
+		c.log.Warn("bridge: "+FlapWarning(flapping, s.opts.FlapWindow), "replaced", flapping, "within", s.opts.FlapWindow.String())
+	case flapping > 0:
+		// Said once when it started; a line per turn would bury the log.
+		c.log.Debug("bridge: extension connected")
+	default:
+		c.log.Info("bridge: extension connected")
+	}
 	if old != nil {
 		old.shutdown(websocket.CloseNormalClosure, "replaced by a newer connection")
 	}
 	go c.writeLoop()
-	return c, true
+	return c, true, false
 }
 
 // serve is the connection's read loop. It returns once the connection is
@@ -126,7 +152,7 @@ func (c *conn) serve() {
 	for {
 		typ, r, err := c.ws.NextReader()
 		if err != nil {
-			c.shutdown(c.readFailure(err))
+			c.readEnded(err)
 			return
 		}
 		if typ != websocket.TextMessage {
@@ -135,7 +161,7 @@ func (c *conn) serve() {
 		}
 		c.buf.Reset()
 		if _, err := c.buf.ReadFrom(r); err != nil {
-			c.shutdown(c.readFailure(err))
+			c.readEnded(err)
 			return
 		}
 		c.handle(c.buf.Bytes())
@@ -145,14 +171,28 @@ func (c *conn) serve() {
 	}
 }
 
+// readEnded closes the connection for the error that ended the read
+// loop, noting whether it was the peer's close frame.
+func (c *conn) readEnded(err error) {
+	var ce *websocket.CloseError
+	c.peerClosed = errors.As(err, &ce)
+	c.shutdown(c.readFailure(err))
+}
+
 // finish releases the socket after the read loop ends. The writer is
-// waited for first so its close frame goes out; then whatever the peer
-// still sends is drained until it hangs up or the CloseGrace deadline set by
-// shutdown passes, because closing a socket with unread data makes the
-// kernel reset it, and the peer may then never see the close code.
+// waited for first so its close frame goes out. If the peer's close frame
+// has been read, the handshake is complete and TCP is closed at once: a
+// browser waits for the server to close first (RFC 6455 §7.1.1), so
+// waiting for it to hang up would only burn the close grace. Otherwise
+// whatever the peer still sends is drained until it hangs up or the
+// CloseGrace deadline set by shutdown passes, because closing a socket
+// with unread data makes the kernel reset it, and the peer may then never
+// see the close code.
 func (c *conn) finish() {
 	<-c.writerDone
-	io.Copy(io.Discard, c.ws.NetConn())
+	if !c.peerClosed {
+		io.Copy(io.Discard, c.ws.NetConn())
+	}
 	c.ws.Close()
 	c.srv.mu.Lock()
 	delete(c.srv.conns, c)
@@ -215,13 +255,20 @@ func (s *Server) dropLive(c *conn, reason string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.live != c {
-		c.log.Info("bridge: closed an extension connection", "reason", reason)
+		level := slog.LevelInfo
+		if s.status.Flapping > 0 {
+			level = slog.LevelDebug
+		}
+		c.log.Log(context.Background(), level, "bridge: closed an extension connection", "reason", reason)
 		return
 	}
 	c.log.Info("bridge: extension disconnected", "reason", reason)
 	s.live = nil
+	// Flapping outlives a disconnection: the other browser is about to
+	// dial again.
+	flapping := s.flappingLocked(time.Now())
 	s.setStatusLocked(func(st *browser.Status) {
-		*st = browser.Status{State: browser.Disconnected, ExtensionVersion: c.version, Since: time.Now(), Reason: reason}
+		*st = browser.Status{State: browser.Disconnected, ExtensionVersion: c.version, Since: time.Now(), Reason: reason, Flapping: flapping}
 	})
 }
 

@@ -78,7 +78,7 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !s.trackHandshake(ws) {
-		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, 0)
+		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, 0, drainRaw)
 		return
 	}
 	hello, ref := s.readHello(ws)
@@ -91,17 +91,17 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		grace := s.opts.CloseGrace
 		switch {
 		case s.isClosed():
-			ref = refusal{code: websocket.CloseGoingAway, reason: "infer is shutting down"}
+			ref = refusal{code: websocket.CloseGoingAway, reason: "infer is shutting down", after: ref.after}
 		case evicted:
 			// A socket that said nothing while others waited: no
 			// failed authentication, and no grace, since it is not
 			// listening.
-			ref = refusal{code: websocket.CloseTryAgainLater, reason: fmt.Sprintf("no browser_hello before a newer connection needed the slot (%d connections were waiting to authenticate)", s.opts.MaxPendingHandshakes), kind: refusedBusy}
+			ref = refusal{code: websocket.CloseTryAgainLater, reason: fmt.Sprintf("no browser_hello before a newer connection needed the slot (%d connections were waiting to authenticate)", s.opts.MaxPendingHandshakes), kind: refusedBusy, after: ref.after}
 			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr)
 			grace = 0
 		default:
 			// The version is the caller's text: logged, but not at any length.
-			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", fmt.Sprintf("%.64q", hello.ExtensionVersion))
+			s.reject(ref.kind, ref.reason, "remote", r.RemoteAddr, "extension_version", clip(hello.ExtensionVersion, 64))
 		}
 		if ref.kind == refusedToken {
 			// Past a few failures the answer is held back, which slows a
@@ -121,12 +121,23 @@ func (s *Server) handleWS(w http.ResponseWriter, r *http.Request) {
 		} else {
 			grace = 0
 		}
-		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, grace)
+		closeSocket(ws, ref.code, ref.reason, s.opts.WriteTimeout, grace, ref.after)
 		return
 	}
-	c, ok := s.activate(ws, hello.ExtensionVersion)
+	c, ok, stale := s.activate(ws, hello.ExtensionVersion, hello.Token)
+	if stale {
+		// The token changed between the hello's check and now.
+		s.reject(refusedToken, TokenChangedReason, "remote", r.RemoteAddr)
+		grace := time.Duration(0)
+		if s.enterClosing() {
+			defer s.leaveClosing()
+			grace = s.opts.CloseGrace
+		}
+		closeSocket(ws, websocket.ClosePolicyViolation, TokenChangedReason, s.opts.WriteTimeout, grace, awaitCloseFrame)
+		return
+	}
 	if !ok {
-		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, s.opts.CloseGrace)
+		closeSocket(ws, websocket.CloseGoingAway, "infer is shutting down", s.opts.WriteTimeout, s.opts.CloseGrace, awaitCloseFrame)
 		return
 	}
 	c.serve()
@@ -139,7 +150,25 @@ type refusal struct {
 	code   int
 	reason string
 	kind   string
+	// after says how to wait for the peer once the close frame is sent.
+	after closeWait
 }
+
+// closeWait is how a closing socket waits for its peer before TCP is
+// closed.
+type closeWait int
+
+const (
+	// awaitCloseFrame reads frames until the peer's close frame (or its
+	// connection end); the peer's data is read through gorilla, which
+	// can still read.
+	awaitCloseFrame closeWait = iota
+	// drainRaw discards raw bytes until the peer hangs up: gorilla's
+	// reader has failed, so it cannot tell where a close frame is.
+	drainRaw
+	// peerHasClosed means the peer's close frame was read already.
+	peerHasClosed
+)
 
 func helloRefusal(code int, reason string) refusal {
 	return refusal{code: code, reason: reason, kind: refusedHello}
@@ -153,14 +182,24 @@ func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 	typ, data, err := ws.ReadMessage()
 	if err != nil {
 		var ne net.Error
+		var ce *websocket.CloseError
+		var ref refusal
 		switch {
 		case errors.Is(err, websocket.ErrReadLimit):
-			return hello, helloRefusal(websocket.CloseMessageTooBig, fmt.Sprintf("first frame is larger than %d bytes", s.opts.HandshakeReadLimit))
+			ref = helloRefusal(websocket.CloseMessageTooBig, fmt.Sprintf("first frame is larger than %d bytes", s.opts.HandshakeReadLimit))
 		case errors.As(err, &ne) && ne.Timeout():
-			return hello, helloRefusal(websocket.ClosePolicyViolation, fmt.Sprintf("no browser_hello within %v", s.opts.HelloTimeout))
+			ref = helloRefusal(websocket.ClosePolicyViolation, fmt.Sprintf("no browser_hello within %v", s.opts.HelloTimeout))
 		default:
-			return hello, helloRefusal(websocket.ClosePolicyViolation, "connection ended before browser_hello: "+err.Error())
+			ref = helloRefusal(websocket.ClosePolicyViolation, "connection ended before browser_hello: "+err.Error())
 		}
+		// After a read error gorilla reads nothing more: what is left
+		// is drained raw, unless the error was the peer's close frame,
+		// after which nothing more comes.
+		ref.after = drainRaw
+		if errors.As(err, &ce) {
+			ref.after = peerHasClosed
+		}
+		return hello, ref
 	}
 	if typ != websocket.TextMessage {
 		return hello, helloRefusal(websocket.ClosePolicyViolation, "first frame is binary, not a browser_hello")
@@ -174,10 +213,10 @@ func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 		return hello, helloRefusal(websocket.ClosePolicyViolation, fmt.Sprintf("first frame is %.64q, not browser_hello", f.FrameType()))
 	}
 	if h.Token == "" {
-		return h, refusal{websocket.ClosePolicyViolation, "browser_hello carries no token: paste the token from browser_use.yaml into the extension's options", refusedToken}
+		return h, refusal{code: websocket.ClosePolicyViolation, reason: "browser_hello carries no token: paste the token from browser_use.yaml into the extension's options", kind: refusedToken}
 	}
 	if !s.tokenMatches(h.Token) {
-		return h, refusal{websocket.ClosePolicyViolation, "an extension tried a wrong token: copy extension.token from browser_use.yaml into its options (`infer pair` shows it)", refusedToken}
+		return h, refusal{code: websocket.ClosePolicyViolation, reason: "an extension tried a wrong token: copy extension.token from browser_use.yaml into its options (`infer pair` shows it)", kind: refusedToken}
 	}
 	ws.SetReadDeadline(time.Time{})
 	return h, refusal{}
@@ -187,7 +226,7 @@ func (s *Server) readHello(ws *websocket.Conn) (wire.BrowserHello, refusal) {
 // themselves would leak their length through timing.
 func (s *Server) tokenMatches(token string) bool {
 	got := sha256.Sum256([]byte(token))
-	return subtle.ConstantTimeCompare(got[:], s.tokenDigest[:]) == 1
+	return subtle.ConstantTimeCompare(got[:], s.tokenDigest.Load()[:]) == 1
 }
 
 // pendingHello is a socket waiting for its browser_hello.
@@ -299,15 +338,30 @@ func (s *Server) isClosed() bool {
 // to finish (its close reply, or its connection end) before dropping the
 // TCP connection. Dropping it at once while the peer's data is still unread
 // makes the kernel send a reset, and the peer may then never see the close
-// code that says why it was refused.
-func closeSocket(ws *websocket.Conn, code int, reason string, writeTimeout, grace time.Duration) {
+// code that says why it was refused. The close reply ends the wait: a
+// browser keeps TCP open until the server closes it (RFC 6455 §7.1.1).
+func closeSocket(ws *websocket.Conn, code int, reason string, writeTimeout, grace time.Duration, wait closeWait) {
 	ws.WriteControl(websocket.CloseMessage, closeMessage(code, reason), time.Now().Add(writeTimeout))
-	if grace > 0 {
+	if grace > 0 && wait != peerHasClosed {
 		nc := ws.NetConn()
 		nc.SetReadDeadline(time.Now().Add(grace))
-		io.Copy(io.Discard, nc)
+		if wait == drainRaw || !readUntilClose(ws) {
+			io.Copy(io.Discard, nc)
+		}
 	}
 	ws.Close()
+}
+
+// readUntilClose discards the peer's frames until its close frame, and
+// reports whether that is what ended the reading (false: the read failed,
+// and whatever is left must be drained raw).
+func readUntilClose(ws *websocket.Conn) bool {
+	for {
+		if _, _, err := ws.NextReader(); err != nil {
+			var ce *websocket.CloseError
+			return errors.As(err, &ce)
+		}
+	}
 }
 
 // closeMessage formats a close frame, cutting the reason to the 123 bytes a

@@ -87,6 +87,15 @@ type Options struct {
 	// SendQueue is how many outbound frames may wait for the writer
 	// (default 64); senders block while it is full.
 	SendQueue int
+	// FlapReplacements and FlapWindow detect two browsers taking turns:
+	// that many replacements of the live connection within the window
+	// (defaults 3 and 30s) set Status.Flapping, until a window passes
+	// without one. One extension closes its old socket before it dials
+	// again, so replacements come from a second extension (the real one
+	// ignores close codes and redials after a second, so two of them
+	// replace each other every two seconds, forever).
+	FlapReplacements int
+	FlapWindow       time.Duration
 }
 
 // Defaults for Options; see the field docs.
@@ -106,6 +115,8 @@ const (
 	defaultHandshakeLimit    = 64 << 10
 	defaultMaxFrameBytes     = 64 << 20
 	defaultSendQueue         = 64
+	defaultFlapReplacements  = 3
+	defaultFlapWindow        = 30 * time.Second
 )
 
 // MaxAuthDelay is the longest a server with the default AuthBackoffMax
@@ -138,6 +149,10 @@ func (o Options) withDefaults() (Options, error) {
 	setDur(&o.AuthBackoff, defaultAuthBackoff)
 	setDur(&o.AuthBackoffMax, defaultAuthBackoffMax)
 	setDur(&o.AuthFailureWindow, defaultAuthFailureWindow)
+	setDur(&o.FlapWindow, defaultFlapWindow)
+	if o.FlapReplacements <= 0 {
+		o.FlapReplacements = defaultFlapReplacements
+	}
 	o.AuthBackoffMax = max(o.AuthBackoffMax, o.AuthBackoff)
 	if o.MaxPendingHandshakes <= 0 {
 		o.MaxPendingHandshakes = defaultMaxPending

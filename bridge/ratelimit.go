@@ -175,7 +175,7 @@ func (r *refusalLog) flush() {
 	r.mu.Unlock()
 	for _, l := range lines {
 		r.log.Warn("bridge: refused more attempts of the same kind (not logged one by one)",
-			"count", l.n, "kind", l.kind, "last_reason", l.reason, "within", r.interval)
+			"count", l.n, "kind", l.kind, "last_reason", l.reason, "within", r.interval.String())
 	}
 }
 

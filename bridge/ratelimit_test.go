@@ -257,3 +257,36 @@ func TestAWrongTokenFloodIsLoggedInAFewLines(t *testing.T) {
 		t.Fatalf("the summary does not count the rest:\n%s", logs)
 	}
 }
+
+// TestRefusalLogLinesReadCleanlyAsJSON: the caller's text is quoted once
+// (by the handler, not also by the bridge) and durations are human
+// strings, not nanoseconds.
+func TestRefusalLogLinesReadCleanlyAsJSON(t *testing.T) {
+	logs := &syncBuffer{}
+	ts := startServer(t, func(o *Options) { o.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
+	for range 2 {
+		ws := mustDial(t, ts.Server)
+		ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHello{Token: "wrong", ExtensionVersion: "1.12.1"}))
+		readClose(t, ws)
+	}
+	long := strings.Repeat("h", 200)
+	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(ts.Port())+"/status", nil)
+	req.Host = long
+	if resp, err := plainHTTP.Do(req); err == nil {
+		resp.Body.Close()
+	}
+	ts.Close() // sums up the second refusal
+	out := logs.String()
+	if !strings.Contains(out, `"extension_version":"1.12.1"`) {
+		t.Errorf("the version is not logged as plain text:\n%s", out)
+	}
+	if !strings.Contains(out, `"within":"10s"`) {
+		t.Errorf("the summary's window is not a human duration:\n%s", out)
+	}
+	if !strings.Contains(out, `"host":"`+strings.Repeat("h", 100)+`…"`) {
+		t.Errorf("a long Host is not cut to 100 characters:\n%s", out)
+	}
+	if strings.Contains(out, `\"`) {
+		t.Errorf("a value is quoted twice:\n%s", out)
+	}
+}

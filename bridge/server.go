@@ -19,6 +19,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -31,13 +32,15 @@ import (
 // stop it with Close (or by cancelling Serve's context). It implements
 // browser.Driver.
 type Server struct {
-	opts        Options
-	log         *slog.Logger
-	ln          net.Listener
-	port        int
-	http        *http.Server
-	upgrader    websocket.Upgrader
-	tokenDigest [sha256.Size]byte
+	opts     Options
+	log      *slog.Logger
+	ln       net.Listener
+	port     int
+	http     *http.Server
+	upgrader websocket.Upgrader
+	// tokenDigest is the token's SHA-256; SetToken swaps it while the
+	// server runs.
+	tokenDigest atomic.Pointer[[sha256.Size]byte]
 	// handshakes is a semaphore: one slot per socket still waiting for its
 	// browser_hello.
 	handshakes chan struct{}
@@ -59,6 +62,13 @@ type Server struct {
 	handshaking map[*websocket.Conn]*pendingHello
 	status      browser.Status
 	rejection   *rejection
+	// replaced are the times the live connection was replaced by a newer
+	// one within the last FlapWindow, oldest first; flapTimer clears
+	// Status.Flapping once a window passes without one. flapPending
+	// counts the flapTimer callbacks that are scheduled or running.
+	replaced    []time.Time
+	flapTimer   *time.Timer
+	flapPending sync.WaitGroup
 
 	// wg counts every request handler and connection goroutine, so Close
 	// can wait for all of them.
@@ -71,6 +81,7 @@ type Server struct {
 type rejection struct {
 	at     time.Time
 	reason string
+	kind   string
 }
 
 var _ browser.Driver = (*Server)(nil)
@@ -98,7 +109,6 @@ func Listen(opts Options) (*Server, error) {
 		log:         opts.Logger,
 		ln:          ln,
 		port:        ln.Addr().(*net.TCPAddr).Port,
-		tokenDigest: sha256.Sum256([]byte(opts.Token)),
 		handshakes:  make(chan struct{}, opts.MaxPendingHandshakes),
 		penalty:     make(chan struct{}, opts.MaxPendingHandshakes),
 		closing:     make(chan struct{}, opts.MaxPendingHandshakes),
@@ -110,6 +120,8 @@ func Listen(opts Options) (*Server, error) {
 		status:      browser.Status{State: browser.Waiting, Since: time.Now()},
 		finished:    make(chan struct{}),
 	}
+	digest := sha256.Sum256([]byte(opts.Token))
+	s.tokenDigest.Store(&digest)
 	s.upgrader = websocket.Upgrader{
 		HandshakeTimeout: opts.HelloTimeout,
 		// Origin is checked before the upgrade, with the contract's rules;
@@ -181,6 +193,9 @@ func (s *Server) Close() error {
 			// Unblocks the hello read; the handler sees the server closing.
 			ws.SetReadDeadline(time.Now())
 		}
+		if s.flapTimer != nil && s.flapTimer.Stop() {
+			s.flapPending.Done()
+		}
 		s.mu.Unlock()
 
 		s.http.Close()
@@ -189,6 +204,7 @@ func (s *Server) Close() error {
 			c.drainAndShutdown(websocket.CloseGoingAway, "infer is shutting down")
 		}
 		s.wg.Wait()
+		s.flapPending.Wait()
 		s.refusals.close()
 		if s.notify != nil {
 			s.notify.close()
@@ -210,9 +226,8 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	defer s.wg.Done()
 	if !s.hostAllowed(r.Host) {
 		// The Host is the caller's text: logged, but not at any length.
-		host := fmt.Sprintf("%.100q", r.Host)
-		s.refusals.refused(refusedHost, "bridge: refused a request with a foreign Host header", "Host "+host+" is not this server",
-			"host", host, "path", fmt.Sprintf("%.100q", r.URL.Path), "remote", r.RemoteAddr)
+		s.refusals.refused(refusedHost, "bridge: refused a request with a foreign Host header", fmt.Sprintf("Host %.100q is not this server", r.Host),
+			"host", clip(r.Host, 100), "path", clip(r.URL.Path, 100), "remote", r.RemoteAddr)
 		http.Error(w, "forbidden: Host must be 127.0.0.1:"+strconv.Itoa(s.port)+" or localhost:"+strconv.Itoa(s.port), http.StatusForbidden)
 		return
 	}
@@ -280,8 +295,105 @@ func (s *Server) reject(kind, reason string, attrs ...any) {
 	s.refusals.refused(kind, "bridge: refused an extension connection: "+reason, reason, attrs...)
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	s.rejection = &rejection{at: time.Now(), reason: reason}
+	s.rejection = &rejection{at: time.Now(), reason: reason, kind: kind}
 	if s.status.Reason != reason {
 		s.setStatusLocked(func(st *browser.Status) { st.Reason = reason })
 	}
+}
+
+// clip cuts a caller's text to at most n runes for a log attribute. It is
+// not quoted: the log handler quotes and escapes what it must, and quoting
+// here too would show the quotes escaped ("\"1.12.1\"").
+func clip(text string, n int) string {
+	i := 0
+	for at := range text {
+		if i == n {
+			return text[:at] + "…"
+		}
+		i++
+	}
+	return text
+}
+
+// SetToken makes token the one an extension must present from now on, and
+// closes every connection authenticated with the previous one: after
+// `infer init --rotate-token`, the old token must stop working at once,
+// not when infer restarts. The same token again changes nothing.
+func (s *Server) SetToken(token string) error {
+	if token == "" {
+		return errors.New("bridge: the new token is empty: set extension.token in browser_use.yaml (`infer init --rotate-token` makes one)")
+	}
+	digest := sha256.Sum256([]byte(token))
+	if old := s.tokenDigest.Swap(&digest); *old == digest {
+		return nil
+	}
+	s.mu.Lock()
+	conns := make([]*conn, 0, len(s.conns))
+	for c := range s.conns {
+		conns = append(conns, c)
+	}
+	s.mu.Unlock()
+	s.log.Info("bridge: the pairing token changed; connections that used the old one are closed", "connections", len(conns))
+	for _, c := range conns {
+		c.shutdown(websocket.ClosePolicyViolation, TokenChangedReason)
+	}
+	return nil
+}
+
+// TokenChangedReason is why SetToken closed a connection.
+const TokenChangedReason = "the pairing token changed (infer init --rotate-token): paste the new token into the extension's options"
+
+// noteReplacementLocked records that the live connection was replaced at
+// now; s.mu must be held.
+func (s *Server) noteReplacementLocked(now time.Time) {
+	s.replaced = append(s.replaced, now)
+	if s.flapTimer != nil && s.flapTimer.Stop() {
+		s.flapTimer.Reset(s.opts.FlapWindow)
+		return
+	}
+	// No timer, or its callback has started (it counts itself down).
+	s.flapPending.Add(1)
+	s.flapTimer = time.AfterFunc(s.opts.FlapWindow, s.endFlapping)
+}
+
+// flappingLocked is how many replacements fall within the flap window
+// before now, if that is enough to call it flapping, else 0; s.mu must be
+// held.
+func (s *Server) flappingLocked(now time.Time) int {
+	keep := 0
+	for keep < len(s.replaced) && now.Sub(s.replaced[keep]) >= s.opts.FlapWindow {
+		keep++
+	}
+	s.replaced = s.replaced[keep:]
+	if len(s.replaced) < s.opts.FlapReplacements {
+		return 0
+	}
+	return len(s.replaced)
+}
+
+// endFlapping runs a window after the latest replacement and clears
+// Status.Flapping when the replacements have stopped.
+func (s *Server) endFlapping() {
+	defer s.flapPending.Done()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed || s.status.Flapping == 0 || s.flappingLocked(time.Now()) > 0 {
+		return
+	}
+	s.log.Info("bridge: connections stopped replacing each other", "quiet_for", s.opts.FlapWindow.String())
+	s.setStatusLocked(func(st *browser.Status) { st.Flapping = 0 })
+}
+
+// FlapWarning says in a sentence what n replacements within window mean and
+// what to do about it, for the log, the browser pane and `infer pair`.
+func FlapWarning(n int, window time.Duration) string {
+	within := window.String()
+	switch {
+	case window >= time.Hour && window%time.Hour == 0:
+		within = fmt.Sprintf("%dh", window/time.Hour)
+	case window >= time.Minute && window%time.Minute == 0:
+		within = fmt.Sprintf("%dm", window/time.Minute)
+	}
+	return fmt.Sprintf("two browsers with the extension and this token keep replacing each other (%d connections replaced in %s): "+
+		"disconnect the extension in one of them, or give it another infer's port and token", n, within)
 }

@@ -22,12 +22,25 @@ type StatusReport struct {
 	RTTMS            int64            `json:"rtt_ms"`
 	LastRejection    *RejectionReport `json:"last_rejection,omitempty"`
 	Port             int              `json:"port"`
+	// Flapping is set while two extensions with this token keep
+	// replacing each other (see Options.FlapReplacements).
+	Flapping *FlappingReport `json:"flapping,omitempty"`
+}
+
+// FlappingReport says how many times the live connection was replaced
+// within the last WindowSeconds.
+type FlappingReport struct {
+	Replaced      int `json:"replaced"`
+	WindowSeconds int `json:"window_s"`
 }
 
 // RejectionReport is the latest refused connection attempt.
 type RejectionReport struct {
 	At     string `json:"at"`
 	Reason string `json:"reason"`
+	// Kind is token (a wrong, missing or outdated token), origin, busy,
+	// or hello (anything else wrong with the first frame).
+	Kind string `json:"kind"`
 }
 
 // handleStatus answers GET /status for a caller holding the token. The
@@ -60,7 +73,7 @@ func (s *Server) handleStatus(w http.ResponseWriter, r *http.Request) {
 func (s *Server) bearerMatches(header string) bool {
 	token, ok := strings.CutPrefix(header, "Bearer ")
 	got := sha256.Sum256([]byte(token))
-	match := subtle.ConstantTimeCompare(got[:], s.tokenDigest[:]) == 1
+	match := subtle.ConstantTimeCompare(got[:], s.tokenDigest.Load()[:]) == 1
 	return ok && token != "" && match
 }
 
@@ -76,7 +89,10 @@ func (s *Server) statusReport() StatusReport {
 		Port:             s.port,
 	}
 	if rej != nil {
-		rep.LastRejection = &RejectionReport{At: rej.at.UTC().Format(time.RFC3339), Reason: rej.reason}
+		rep.LastRejection = &RejectionReport{At: rej.at.UTC().Format(time.RFC3339), Reason: rej.reason, Kind: rej.kind}
+	}
+	if st.Flapping > 0 {
+		rep.Flapping = &FlappingReport{Replaced: st.Flapping, WindowSeconds: int(s.opts.FlapWindow / time.Second)}
 	}
 	return rep
 }

@@ -116,7 +116,11 @@ func (m *Model) submit(text string) tea.Cmd {
 		m.dialog = dialog.NewPermissions(m.th)
 		return m.grants("")
 	case "pair":
-		m.dialog = dialog.NewPair(m.th, m.opts.Port, m.opts.Token, connectionLine(m.browser.Status()))
+		token := m.opts.Token
+		if m.opts.CurrentToken != nil {
+			token = m.opts.CurrentToken()
+		}
+		m.dialog = dialog.NewPair(m.th, m.opts.Port, token, connectionLine(m.browser.Status()))
 		return nil
 	case "help":
 		m.toggleHelp()
@@ -282,7 +286,7 @@ func (m *Model) handleDialogAction(a dialog.Action) tea.Cmd {
 	case dialog.Revoke:
 		return m.grants(a.ID)
 	case dialog.Copy:
-		m.flash, m.flashWarn = "token copied to the clipboard", false
+		m.flash, m.flashWarn = "token sent to the terminal's clipboard (OSC 52)", false
 		return tea.SetClipboard(a.Text)
 	}
 	return nil

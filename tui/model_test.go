@@ -672,6 +672,25 @@ func TestPairCopiesTheToken(t *testing.T) {
 	}
 }
 
+// TestPairShowsTheTokenInForceNow: after `infer init --rotate-token`
+// while infer runs, /pair shows and copies the new token, not the one
+// infer started with.
+func TestPairShowsTheTokenInForceNow(t *testing.T) {
+	const rotated = "rotated-token-0123456789-wxyz"
+	h := newHarness(t, newFakeWS(), 120, 40, func(o *Options) { o.CurrentToken = func() string { return rotated } })
+	h.typeText("/pair")
+	h.key("enter")
+	mustContain(t, h.screen(), "wxyz")
+	_, cmd := h.m.Update(keyMsg("c"))
+	if cmd == nil {
+		t.Fatal("c should copy")
+	}
+	if got := fmt.Sprint(cmd()); got != rotated {
+		t.Fatalf("clipboard gets %q, want the rotated token", got)
+	}
+	mustContain(t, h.screen(), "sent to the terminal's clipboard")
+}
+
 func TestNoColorEmitsNoColour(t *testing.T) {
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
@@ -879,7 +898,7 @@ func TestNewAndPanelMessages(t *testing.T) {
 func TestBrowserStates(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
-	mustContain(t, h.screen(), "○ waiting for the browser extension", "infer pair", "port 52789")
+	mustContain(t, h.screen(), "○ waiting for the browser extension", "type /pair", "port 52789")
 	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Connected, ExtensionVersion: "1.9.2", Since: epoch, RTT: 20 * time.Millisecond}})
 	mustContain(t, h.screen(), "● connected · extension 1.9.2", "since 14:03:05 · ping 20ms", "browser: ● connected")
 	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Disconnected, Since: epoch, Reason: "replaced by a newer connection"}})

@@ -26,6 +26,9 @@ type Options struct {
 	// masked on screen and copied with OSC 52 on request.
 	Port  int
 	Token string
+	// CurrentToken, when set, is asked for the token instead: infer
+	// follows a rotation of the token while it runs.
+	CurrentToken func() string
 	// Grants backs /permissions; nil hides the saved grants.
 	Grants workspace.Grants
 	// Root is the project root, against which a Write's relative path is

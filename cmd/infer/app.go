@@ -57,6 +57,7 @@ type app struct {
 	catalog    *catalog.Catalog
 	ws         *session.Workspace
 	srv        *bridge.Server
+	tokens     *tokenWatch // follows a token rotation while the bridge runs
 	sync       *panelsync.Sync
 	log        *slog.Logger
 	sandbox    *sandbox.Sandbox
@@ -251,6 +252,7 @@ func openApp(opts appOptions) (a *app, err error) {
 			return a, err
 		}
 		env.Browser = ws.WatchBrowser(a.srv)
+		a.tokens = watchToken(config.BrowserUsePath(home), a.srv, a.browserUse.Extension.Token, a.browserUse.Extension.Port, log, tokenCheckEvery)
 	}
 
 	// Discovery runs in the background and never delays startup; a new
@@ -286,6 +288,9 @@ func (a *app) Close() error {
 	}
 	if a.sync != nil {
 		a.sync.Close()
+	}
+	if a.tokens != nil {
+		a.tokens.Close()
 	}
 	if a.srv != nil {
 		a.srv.Close()

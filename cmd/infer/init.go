@@ -77,6 +77,7 @@ func runInit(out, errOut io.Writer, opts initOptions, portGiven bool) error {
 		}
 		fmt.Fprintf(out, "Replaced the pairing token in %s; every other setting is unchanged.\n", shown)
 		fmt.Fprintln(errOut, "warning: the extension must be re-paired: paste the new token below into its options page")
+		fmt.Fprintln(out, "A running infer switches to the new token within a second or two, and drops connections made with the old one.")
 		fresh = true
 		warnings = nil // the rewrite is 0600, so a permission warning is stale
 	case err != nil:

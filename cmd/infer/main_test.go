@@ -326,12 +326,12 @@ func TestPairRejectedExtension(t *testing.T) {
 	at := time.Date(2026, 9, 2, 12, 0, 3, 0, time.UTC)
 	port := statusServer(t, &token, map[string]any{
 		"connected": false, "port": 1,
-		"last_rejection": map[string]any{"at": at.Format(time.RFC3339), "reason": "bad token"},
+		"last_rejection": map[string]any{"at": at.Format(time.RFC3339), "reason": "origin \"https://evil.example\" is not a browser extension", "kind": "origin"},
 	})
 	token = pairHome(t, port)
 	out, _, _ := infer(t, "pair")
-	want := "An extension tried a wrong token at " + at.Local().Format("2006-01-02 15:04:05")
-	if !strings.Contains(out, want) || !strings.Contains(out, "(bad token)") || !strings.Contains(out, "re-copy the token") {
+	want := "⚠ At " + at.Local().Format("2006-01-02 15:04:05")
+	if !strings.Contains(out, want) || !strings.Contains(out, `infer refused an extension: origin "https://evil.example" is not a browser extension.`) || strings.Contains(out, "wrong token") {
 		t.Fatalf("output lacks %q:\n%s", want, out)
 	}
 }

@@ -9,12 +9,14 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 
 	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -27,18 +29,27 @@ const statusTimeout = bridge.MaxAuthDelay + time.Second
 
 func newPairCmd() *cobra.Command {
 	var showToken bool
+	var port int
 	cmd := &cobra.Command{
 		Use:   "pair",
 		Short: "Show the extension's connection settings and whether it is connected",
 		Long: `Show what to enter in the browser extension's options (port and token, the
 token masked unless --show-token), then ask a running infer on that port
-whether an extension is connected right now.`,
+whether an extension is connected right now.
+
+The port is extension.port from browser_use.yaml. An infer started with
+--port listens elsewhere: ask it with infer pair --port N, or type /pair in it.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return runPair(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), showToken)
+			portSet := cmd.Flags().Changed("port")
+			if portSet && (port < 1 || port > 65535) {
+				return usageError{fmt.Errorf("--port %d is out of range: use 1-65535", port)}
+			}
+			return runPair(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), showToken, port, portSet)
 		},
 	}
 	cmd.Flags().BoolVar(&showToken, "show-token", false, "print the token in full (it is a secret: mind your scrollback)")
+	cmd.Flags().IntVar(&port, "port", 0, "ask the infer on this port (one started with --port) instead of extension.port")
 	return cmd
 }
 
@@ -52,15 +63,25 @@ type serverStatus struct {
 	RTTMillis     float64    `json:"rtt_ms"`
 	LastRejection *rejection `json:"last_rejection"`
 	Port          int        `json:"port"`
+	Flapping      *flapping  `json:"flapping"`
 }
 
-// rejection is the last extension turned away for a wrong token.
+// rejection is the last connection attempt infer refused.
 type rejection struct {
 	At     string `json:"at"`
 	Reason string `json:"reason"`
+	// Kind is "token" for a wrong, missing or outdated token; an infer
+	// from before kinds were reported sends none.
+	Kind string `json:"kind"`
 }
 
-func runPair(ctx context.Context, out, errOut io.Writer, showToken bool) error {
+// flapping is set while two extensions with one token replace each other.
+type flapping struct {
+	Replaced      int `json:"replaced"`
+	WindowSeconds int `json:"window_s"`
+}
+
+func runPair(ctx context.Context, out, errOut io.Writer, showToken bool, portFlag int, portSet bool) error {
 	home, err := config.Home()
 	if err != nil {
 		return err
@@ -74,8 +95,12 @@ func runPair(ctx context.Context, out, errOut io.Writer, showToken bool) error {
 		fmt.Fprintf(errOut, "warning: %s\n", w)
 	}
 	port := b.Extension.Port
+	if portSet {
+		port = portFlag
+		b.Extension.Port = port // the URL below is this infer's
+	}
 
-	token := config.MaskToken(b.Extension.Token) + "  (infer pair --show-token prints it in full)"
+	token := config.MaskToken(b.Extension.Token) + "  (run with --show-token to print it in full)"
 	if showToken {
 		token = b.Extension.Token
 	}
@@ -130,6 +155,7 @@ func reportStatus(out io.Writer, port int, st serverStatus, code int, err error)
 	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
 		fmt.Fprintf(out, "Status: infer is not running on port %d.\n", port)
 		fmt.Fprintln(out, "  Start it in your project with `infer` (or `infer serve`), then click Connect in the extension.")
+		fmt.Fprintln(out, "  An infer started with --port listens elsewhere: type /pair in it, or run infer pair --port N.")
 	case err != nil && isTimeout(err):
 		fmt.Fprintf(out, "Status: nothing answered on port %d within %s.\n", port, statusTimeout)
 		fmt.Fprintln(out, "  infer may be stuck, or another program holds the port: restart infer, or pick another port in browser_use.yaml.")
@@ -140,7 +166,8 @@ func reportStatus(out io.Writer, port int, st serverStatus, code int, err error)
 		fmt.Fprintf(out, "Status: could not ask port %d: %v\n", port, err)
 	case code == http.StatusUnauthorized || code == http.StatusForbidden:
 		fmt.Fprintf(out, "Status: something answers on port %d but refused this token.\n", port)
-		fmt.Fprintln(out, "  Either something else answers on this port, or the token changed since infer started: restart infer.")
+		fmt.Fprintln(out, "  After `infer init --rotate-token` a running infer takes the new token within a few seconds: try again.")
+		fmt.Fprintln(out, "  If it still refuses, it is another infer (another INFER_HOME) or an older one: restart infer.")
 	case code != http.StatusOK:
 		fmt.Fprintf(out, "Status: port %d answered with HTTP %d, which infer never sends; restart infer.\n", port, code)
 	case st.Connected:
@@ -152,19 +179,14 @@ func reportStatus(out io.Writer, port int, st serverStatus, code int, err error)
 			fmt.Fprintf(out, "  Since:       %s\n", since)
 		}
 		fmt.Fprintf(out, "  Round trip:  %s ms\n", strconv.FormatFloat(st.RTTMillis, 'f', -1, 64))
+		if f := st.Flapping; f != nil && f.Replaced > 0 {
+			fmt.Fprintf(out, "  ⚠ %s.\n", bridge.FlapWarning(f.Replaced, time.Duration(f.WindowSeconds)*time.Second))
+		}
 	default:
 		fmt.Fprintln(out, "Status: infer is running, but no extension is connected.")
 		fmt.Fprintf(out, "  Open the extension's options, check the port (%d) and the token, then click Connect.\n", port)
 		if r := st.LastRejection; r != nil {
-			at := describeTime(r.At)
-			if at == "" {
-				at = "an unknown time"
-			}
-			reason := ""
-			if r.Reason != "" {
-				reason = " (" + r.Reason + ")"
-			}
-			fmt.Fprintf(out, "  An extension tried a wrong token at %s%s: re-copy the token into its options (infer pair --show-token).\n", at, reason)
+			fmt.Fprintln(out, "  "+describeRejection(*r))
 		}
 	}
 }
@@ -192,4 +214,24 @@ func describeTime(s string) string {
 func isTimeout(err error) bool {
 	var ne net.Error
 	return errors.Is(err, context.DeadlineExceeded) || (errors.As(err, &ne) && ne.Timeout())
+}
+
+// describeRejection says in one line when and why infer last refused an
+// extension. A token refusal gets the browser pane's wording, pointing at
+// the token printed above rather than at this very command; any other
+// refusal is shown with infer's own reason.
+func describeRejection(r rejection) string {
+	at := describeTime(r.At)
+	if at == "" {
+		at = "an unknown time"
+	}
+	if r.Kind == "token" && !strings.Contains(r.Reason, "token changed") {
+		return "⚠ At " + at + " an extension tried a wrong token: copy extension.token from browser_use.yaml " +
+			"into its options (the Token above)."
+	}
+	reason := strings.TrimSuffix(termtext.Line(r.Reason), ".")
+	if reason == "" {
+		reason = "no reason given"
+	}
+	return "⚠ At " + at + " infer refused an extension: " + reason + "."
 }

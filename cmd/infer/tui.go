@@ -134,6 +134,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	}
 	if a.srv != nil {
 		opts.Port = a.srv.Port()
+		opts.CurrentToken = a.tokens.Token
 		log.Info("infer started", "project", a.root, "url", a.srv.URL(), "model", a.ws.Model(), "mode", a.ws.Mode())
 	} else {
 		opts.BrowserOff = bridgeOffReason(a.home)

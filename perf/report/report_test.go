@@ -32,6 +32,7 @@ BenchmarkChatEventFanout-2   	--- FAIL: BenchmarkChatEventFanout-2
 BenchmarkChatRenderStreaming/10-2         	    1286	   1000000 ns/op	  258584 B/op	     963 allocs/op
 BenchmarkChatRenderStreaming/5000-2       	    1184	    900000 ns/op	  260732 B/op	     962 allocs/op
 BenchmarkToolLoop-2   	       1	1504160800 ns/op	   5567861 loop-mean-ns/call	   4625197 loop-ns/call	   1500000 overhead-ns/call	        55.86 peak-rss-MiB	     73541 rtt-ns/call
+BenchmarkHeadlessClose-2   	       1	3667808010 ns/op	         1.106 close-ratio	 337251764 hangup-ns/run	 372913244 held-ns/run
 --- SKIP: BenchmarkChromeCommandOverhead
 `
 
@@ -144,6 +145,9 @@ func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
 	}
 	if c := rowOf(t, table, "Chromium command overhead vs direct chromedp"); c[1] != "skipped" || !strings.Contains(c[5], "skipped itself") {
 		t.Errorf("chrome row: %q", c)
+	}
+	if c := rowOf(t, table, "One-call `infer headless` against a peer that keeps TCP open after the close vs one that hangs up"); c[1] != "1.11×" || c[3] != "✓" || c[5] != "373 ms held open vs 337 ms hung up" {
+		t.Errorf("headless close row: %q", c)
 	}
 	if misses != 2 {
 		t.Errorf("misses = %d, want 2 (store list, peak RSS)", misses)

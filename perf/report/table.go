@@ -160,6 +160,19 @@ var rows = []row{
 		)
 		return outcome{value: mb(v), detail: strings.Join(parts, ", "), verdict: judge(true, v < 25), runs: n}
 	}},
+	{measure: "One-call `infer headless` against a peer that keeps TCP open after the close vs one that hangs up", target: "≤ 1.2×", eval: func(r results) outcome {
+		ratio, n, ok := r.median("BenchmarkHeadlessClose", "close-ratio")
+		if !ok {
+			return missing("BenchmarkHeadlessClose")
+		}
+		detail := ""
+		held, _, ok1 := r.median("BenchmarkHeadlessClose", "held-ns/run")
+		hung, _, ok2 := r.median("BenchmarkHeadlessClose", "hangup-ns/run")
+		if ok1 && ok2 {
+			detail = fmt.Sprintf("%s held open vs %s hung up", duration(held), duration(hung))
+		}
+		return outcome{value: fmt.Sprintf("%.2f×", ratio), detail: detail, verdict: judge(true, ratio <= 1.2), runs: n}
+	}},
 	{measure: "Start-up: `infer serve` to its ready line vs hello-world", target: "report", eval: func(r results) outcome {
 		ratio, n, ok := r.median("BenchmarkStartup", "startup-ratio")
 		if !ok {

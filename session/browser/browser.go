@@ -131,6 +131,11 @@ type Status struct {
 	// Reason says why the extension disconnected, or why the latest
 	// connection attempt was refused (never containing a token).
 	Reason string
+	// Flapping, when not zero, is how many times the live connection was
+	// replaced by a newer one within the bridge's flap window: two
+	// browsers with the extension and the same token taking turns, each
+	// redialing as soon as the other replaces it.
+	Flapping int
 }
 
 // CommandRecord is a finished browser command, for the browser pane's log.

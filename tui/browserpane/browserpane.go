@@ -248,6 +248,7 @@ func (m *Model) statusLines(w int) []string {
 		if len(detail) > 0 {
 			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
 		}
+		lines = append(lines, m.flappingLines(w)...)
 	case s.State == browser.Disconnected:
 		head := th.Err.Render("✗ disconnected")
 		if !s.Since.IsZero() {
@@ -257,10 +258,13 @@ func (m *Model) statusLines(w int) []string {
 		if s.Reason != "" {
 			lines = append(lines, wrap(th.Faint.Render("reason: "+termtext.Line(s.Reason)), w)...)
 		}
-		lines = append(lines, th.Faint.Render("It reconnects by itself; if not, run `infer pair`."))
+		lines = append(lines, wrap(th.Faint.Render("It reconnects by itself; if not, type /pair."), w)...)
+		lines = append(lines, m.flappingLines(w)...)
 	default:
 		lines = append(lines, th.Warn.Render("○ waiting for the browser extension"))
-		hint := "To pair it, run `infer pair`"
+		// /pair, not `infer pair`: it shows the port this infer listens
+		// on, which --port may have set apart from browser_use.yaml's.
+		hint := "To pair it, type /pair"
 		if m.port > 0 {
 			hint += " (port " + strconv.Itoa(m.port) + ")"
 		}
@@ -273,6 +277,16 @@ func (m *Model) statusLines(w int) []string {
 		lines[i] = ansi.Truncate(lines[i], w, "…")
 	}
 	return lines
+}
+
+// flappingLines warn, while the bridge reports it, that two browsers keep
+// replacing each other's connection; nil otherwise.
+func (m *Model) flappingLines(w int) []string {
+	if m.status.Flapping <= 0 {
+		return nil
+	}
+	return wrap(m.th.Warn.Render("⚠ two browsers with the extension and this token keep replacing each other ("+
+		strconv.Itoa(m.status.Flapping)+" times lately): disconnect it in one of them."), w)
 }
 
 func wrap(s string, w int) []string {

@@ -136,3 +136,41 @@ func TestViewFitsAndMarksTabs(t *testing.T) {
 		t.Fatalf("controlled and focused tabs are marked by symbols:\n%s", v)
 	}
 }
+
+// TestPairingHintsPointToSlashPair: the pane names this infer's port and
+// /pair, which shows it; `infer pair` reads browser_use.yaml's port, which
+// --port may have overridden, and could report another infer's extension.
+func TestPairingHintsPointToSlashPair(t *testing.T) {
+	m := New(theme.New(true, true), 44219)
+	m.SetSize(60, 14)
+	v := ansi.Strip(m.View())
+	if !strings.Contains(v, "type /pair (port 44219)") || strings.Contains(v, "infer pair") {
+		t.Fatalf("waiting:\n%s", v)
+	}
+	m.SetStatus(browser.Status{State: browser.Disconnected, Reason: "replaced by a newer connection"})
+	v = ansi.Strip(m.View())
+	if !strings.Contains(v, "if not, type /pair.") || strings.Contains(v, "infer pair") {
+		t.Fatalf("disconnected:\n%s", v)
+	}
+}
+
+// TestFlappingIsSaidPlainly: two browsers taking turns show as a warning
+// under the connected line, and the warning goes once they stop.
+func TestFlappingIsSaidPlainly(t *testing.T) {
+	m := New(theme.New(true, true), 52789)
+	m.SetSize(60, 14)
+	m.SetStatus(browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Flapping: 12})
+	v := ansi.Strip(m.View())
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(v, "│", " ")), " ")
+	if !strings.Contains(flat, "⚠ two browsers with the extension and this token keep replacing each other (12 times lately): disconnect it in one of them.") {
+		t.Fatalf("no flapping warning:\n%s", v)
+	}
+	m.SetStatus(browser.Status{State: browser.Disconnected, Reason: "replaced by a newer connection", Flapping: 13})
+	if v := ansi.Strip(m.View()); !strings.Contains(v, "(13 times lately)") {
+		t.Fatalf("no flapping warning while disconnected:\n%s", v)
+	}
+	m.SetStatus(browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1"})
+	if v := ansi.Strip(m.View()); strings.Contains(v, "replacing each other") {
+		t.Fatalf("the warning outlived the flapping:\n%s", v)
+	}
+}

@@ -398,7 +398,10 @@ func (p *Pair) View(maxW, maxH int) string {
 		"In the extension's options, enter the port and paste the token.",
 	}
 	if p.copied {
-		body = append(body, "", th.OK.Render("✓ token copied to the clipboard (OSC 52)"))
+		// OSC 52 has no answer: the terminal (or tmux) may drop it, so
+		// the card says what was done, not what may have happened.
+		body = append(body, "", th.OK.Render("✓ token sent to the terminal's clipboard (OSC 52)"),
+			"  Paste empty? `infer pair --show-token` prints it.")
 	}
 	return box(th, "Pair the extension", body, "c copy token · esc close", 64, maxW, maxH)
 }
