@@ -151,7 +151,10 @@ func TestReplayOfAnEquivalentRunFindsNoDifference(t *testing.T) {
 	if rep.Sent[wire.TypeUserMessage] != 1 || rep.Sent[wire.TypeSetMode] != 1 || rep.Sent[wire.TypeBrowserResult] != 0 {
 		t.Errorf("sent %v", rep.Sent)
 	}
-	if rep.Received != rep.Expected || !strings.Contains(rep.String(), "match the recording") {
+	// The frame counts may differ by merged deltas (infer coalesces a
+	// message's deltas when the panel reads slower than the model
+	// streams); the comparison above merges them, so it is the check.
+	if !strings.Contains(rep.String(), "match the recording") {
 		t.Errorf("report:\n%s", rep)
 	}
 }
