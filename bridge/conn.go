@@ -146,7 +146,7 @@ func (c *conn) serve() {
 	c.ws.SetReadLimit(c.srv.opts.MaxFrameBytes)
 	c.ws.SetPongHandler(c.onPong)
 	c.extendReadDeadline()
-	if p := c.srv.opts.Panel; p != nil {
+	if p := c.srv.panel; p != nil {
 		c.callPanel("connected", func() { p.Connected(c, c.version) })
 	}
 	for {

@@ -10,7 +10,7 @@ import (
 // so frames are handled in arrival order. Frames only infer sends (a
 // misbehaving or echoing peer) and a repeated hello are ignored.
 func (c *conn) toPanel(f wire.Frame) {
-	p := c.srv.opts.Panel
+	p := c.srv.panel
 	if p == nil {
 		c.log.Debug("bridge: no panel attached; ignored a panel frame", "type", f.FrameType())
 		return

@@ -15,13 +15,15 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/sim"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 const testToken = "s3cret-test-token-0123456789abcdef"

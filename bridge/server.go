@@ -32,7 +32,10 @@ import (
 // stop it with Close (or by cancelling Serve's context). It implements
 // browser.Driver.
 type Server struct {
-	opts     Options
+	opts Options
+	// panel is Options.Panel, or the Hooks' one given to ServeWith; set
+	// before the first connection is accepted and never after.
+	panel    Panel
 	log      *slog.Logger
 	ln       net.Listener
 	port     int
@@ -148,6 +151,17 @@ func Listen(opts Options) (*Server, error) {
 	return s, nil
 }
 
+// Hooks are what a server reports to. ServeWith takes them, rather than
+// Listen, because what receives them (the panel sync and the workspace)
+// is built on the server's own browser driver: the server must exist
+// first, and nothing is changed after it is built.
+type Hooks struct {
+	// Panel and OnStatus are as in Options, which they replace (give
+	// OnStatus in one place only).
+	Panel    Panel
+	OnStatus func(browser.Status)
+}
+
 // Port is the TCP port the server listens on.
 func (s *Server) Port() int { return s.port }
 
@@ -158,6 +172,18 @@ func (s *Server) URL() string { return "ws://127.0.0.1:" + strconv.Itoa(s.port) 
 // shuts everything down and returns nil once no goroutine of the server is
 // left. Any other return is the listener's failure. Call it once.
 func (s *Server) Serve(ctx context.Context) error {
+	return s.ServeWith(ctx, Hooks{Panel: s.opts.Panel})
+}
+
+// ServeWith is Serve reporting to h instead of Options' Panel and
+// OnStatus. Call it (or Serve) once.
+func (s *Server) ServeWith(ctx context.Context, h Hooks) error {
+	s.mu.Lock()
+	s.panel = h.Panel
+	if h.OnStatus != nil && s.notify == nil && !s.closed {
+		s.notify = newNotifier(h.OnStatus)
+	}
+	s.mu.Unlock()
 	closedByCtx := make(chan struct{})
 	stop := context.AfterFunc(ctx, func() {
 		defer close(closedByCtx)
@@ -206,8 +232,11 @@ func (s *Server) Close() error {
 		s.wg.Wait()
 		s.flapPending.Wait()
 		s.refusals.close()
-		if s.notify != nil {
-			s.notify.close()
+		s.mu.Lock()
+		notify := s.notify
+		s.mu.Unlock()
+		if notify != nil {
+			notify.close()
 		}
 		close(s.finished)
 	})

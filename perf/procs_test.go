@@ -19,6 +19,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -47,7 +49,7 @@ func TestMain(m *testing.M) {
 	// Every process watcher, server and client a benchmark starts must be
 	// gone once its cleanups ran.
 	if code == 0 {
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(leaks.Options()...); err != nil {
 			fmt.Fprintln(os.Stderr, "perf: leaked goroutines:", err)
 			code = 1
 		}

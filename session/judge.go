@@ -22,8 +22,8 @@ import (
 type Judge struct {
 	// Catalog resolves the judge model.
 	Catalog llm.Catalog
-	// Model returns the id to ask: the configured judge model, or the
-	// workspace's current model.
+	// Model returns the id to ask: the configured judge model. nil asks
+	// the workspace's current model (session.New fills it in).
 	Model func() string
 }
 

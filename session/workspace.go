@@ -48,6 +48,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -100,8 +101,12 @@ type Options struct {
 	// System replaces the built-in system prompt when non-empty.
 	System string
 	// Tools is the tool pipeline's configuration; the workspace fills in
-	// its approver.
+	// its approver, and its Env's browser from Browser.
 	Tools tools.PipelineConfig
+	// Browser is the browser the tools drive (nil: none, the browser
+	// tools say so). The workspace watches it, so that front ends see its
+	// tabs, pages and screenshots as events.
+	Browser browser.Driver
 	// Skills lists the discovered skills (nil: none).
 	Skills func() []skills.Skill
 	// Titler makes a short title for a conversation after its first
@@ -206,6 +211,15 @@ func New(opts Options) (*Workspace, error) {
 	w.approvals = &approvals{publish: w.publish}
 	pc := opts.Tools
 	pc.Approver = w.approvals
+	if opts.Browser != nil && pc.Env != nil {
+		pc.Env.Browser = w.WatchBrowser(opts.Browser)
+	}
+	if j, ok := pc.Judge.(Judge); ok && j.Model == nil {
+		// The judge asks the model the person uses unless one is
+		// configured; only the workspace knows that model.
+		j.Model = w.Model
+		pc.Judge = j
+	}
 	w.pipeline = tools.NewPipeline(pc)
 	go w.runner()
 	return w, nil

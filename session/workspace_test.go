@@ -13,6 +13,8 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
@@ -108,7 +110,7 @@ func chatText(evs []Event) string {
 	return b.String()
 }
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m, leaks.Options()...) }
 
 func TestSendRunsATurnAndSavesIt(t *testing.T) {
 	f := newFixture(t, "")

@@ -14,13 +14,15 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/browser"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 const testToken = "sim-test-token"

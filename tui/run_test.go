@@ -9,6 +9,8 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/tui/workspace"
 )
 
@@ -16,7 +18,7 @@ import (
 // regexp engine keeps a coarse clock goroutine that stops by itself after
 // its last use; it is not ours to stop.
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m, goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))
+	goleak.VerifyTestMain(m, leaks.Options(goleak.IgnoreAnyFunction("github.com/dlclark/regexp2.runClock"))...)
 }
 
 // countingWS counts state reads, so a test can see the real program

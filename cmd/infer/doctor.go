@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/infer-workspace/infer/assemble"
 	"io"
 	"net"
 	"os"
@@ -113,7 +114,7 @@ func printChecks(out io.Writer, checks []doctorCheck) bool {
 }
 
 func sandboxCheck(cfg config.Config) doctorCheck {
-	sb := sandboxFor(cfg)
+	sb := assemble.SandboxFor(cfg)
 	net := "network on"
 	if !cfg.Sandbox.NetworkAllowed() {
 		net = "network off"

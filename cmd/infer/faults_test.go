@@ -117,13 +117,13 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{t: t, home: home, project: project, app: a, stop: cancel, stopServer: stopServer, done: make(chan struct{})}
 	serveDone := make(chan struct{})
-	go func() { defer close(serveDone); a.srv.Serve(srvCtx) }()
+	go func() { defer close(serveDone); a.Serve(srvCtx) }()
 	br := o.Browser
 	if br == nil {
 		br = &sim.Minimal{}
 	}
 	s.client = sim.NewClient(sim.ClientOptions{
-		URL: a.srv.URL(), Token: a.browserUse.Extension.Token,
+		URL: a.Bridge.URL(), Token: a.BrowserUse.Extension.Token,
 		Browser: o.Faults.Browser(br), Faults: o.Faults, OnFrame: o.OnFrame,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
@@ -132,7 +132,7 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 	defer hello.Close()
 	go func() { defer close(s.done); s.client.Run(ctx) }()
 	var once sync.Once
-	rg := &faultRig{served: s, log: logBuf, token: a.browserUse.Extension.Token}
+	rg := &faultRig{served: s, log: logBuf, token: a.BrowserUse.Extension.Token}
 	rg.closeFn = func() {
 		once.Do(func() {
 			s.close()
@@ -158,7 +158,7 @@ func (r *faultRig) shutdown() { r.closeFn() }
 // stored loads the active conversation from disk with a store of its own.
 func (r *faultRig) stored(t *testing.T) store.Conversation {
 	t.Helper()
-	id := r.app.ws.ActiveConversation()
+	id := r.app.Workspace.ActiveConversation()
 	st, err := store.Open(config.ConversationsDir(r.home, r.project), store.Options{})
 	if err != nil {
 		t.Fatal(err)
@@ -467,7 +467,7 @@ func TestFaultProviderStreams(t *testing.T) {
 				tc.reply(w, r, s)
 			})
 			rg := startFaultRig(t, "", "", faultRigOptions{Config: m.providerConfig(tc.config)})
-			if got := rg.app.ws.Model(); got != "fake/m" {
+			if got := rg.app.Workspace.Model(); got != "fake/m" {
 				t.Fatalf("model %q", got)
 			}
 			rg.client.SendUserMessage(rg.ctx(), "tell me something")
@@ -521,7 +521,7 @@ type faultWatch struct {
 }
 
 func (r *faultRig) watch(t *testing.T) *faultWatch {
-	w := &faultWatch{t: t, sub: r.app.ws.Subscribe()}
+	w := &faultWatch{t: t, sub: r.app.Workspace.Subscribe()}
 	t.Cleanup(w.sub.Close)
 	return w
 }
@@ -662,7 +662,7 @@ func TestFaultExtensionVanishesMidCommand(t *testing.T) {
 	if !run.finished() {
 		t.Fatalf("the turn ended with %v: %s", run.terminal.Type(), run.errorMessage())
 	}
-	snap := rg.app.ws.Snapshot()
+	snap := rg.app.Workspace.Snapshot()
 	msgs := rg.toolMessages()
 	if len(msgs) != 1 || !strings.Contains(msgs[0], browser.ErrDisconnected.Error()) {
 		t.Fatalf("tool result %q, want the disconnect", msgs)
@@ -672,7 +672,7 @@ func TestFaultExtensionVanishesMidCommand(t *testing.T) {
 			t.Fatalf("call %s recorded as a success", id)
 		}
 	}
-	if st := rg.app.ws.BrowserStatus(); st.State != browser.Disconnected {
+	if st := rg.app.Workspace.BrowserStatus(); st.State != browser.Disconnected {
 		t.Fatalf("status %v after the extension vanished", st.State)
 	}
 
@@ -766,9 +766,9 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	rg := startFaultRig(t, "", "", faultRigOptions{CommandTimeout: config.MaxCommandTimeout})
 	watch := rg.watch(t)
 	rg.client.Disconnect()
-	x := dialFaultRawExtension(t, rg.app.srv.URL(), rg.token)
+	x := dialFaultRawExtension(t, rg.app.Bridge.URL(), rg.token)
 	x.next() // the mode
-	rg.app.ws.Send("screenshot", tools.OriginTerminal)
+	rg.app.Workspace.Send("screenshot", tools.OriginTerminal)
 	cmd, ok := x.next().(wire.BrowserCommand)
 	for !ok {
 		cmd, ok = x.next().(wire.BrowserCommand)
@@ -788,7 +788,7 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	}
 
 	rg.reconnect(t)
-	rg.app.ws.Send("screenshot", tools.OriginTerminal)
+	rg.app.Workspace.Send("screenshot", tools.OriginTerminal)
 	run = watch.run()
 	msgs = rg.toolMessages()
 	if !run.finished() || len(msgs) != 2 || !strings.Contains(msgs[1], "PNG") {
@@ -839,7 +839,7 @@ func faultSettles(t *testing.T, what string, limit int, count func() int) int {
 func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	rg := startFaultRig(t, "", "", faultRigOptions{})
 	rg.setMode("auto")
-	addr := strings.TrimSuffix(strings.TrimPrefix(rg.app.srv.URL(), "ws://"), "/ws")
+	addr := strings.TrimSuffix(strings.TrimPrefix(rg.app.Bridge.URL(), "ws://"), "/ws")
 	runtime.GC()
 	base := runtime.NumGoroutine()
 	connects := rg.client.Connects()
@@ -855,7 +855,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 		c.Close()
 
 		// Upgraded, then gone before saying hello.
-		x := dialFaultRawExtension(t, rg.app.srv.URL(), "")
+		x := dialFaultRawExtension(t, rg.app.Bridge.URL(), "")
 		x.ws.NetConn().Close()
 	}
 	if got := rg.client.Connects(); got != connects || !rg.client.Connected() {
@@ -868,7 +868,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		h := http.Header{}
 		h.Set("Origin", "chrome-extension://fault-test")
-		ws, _, err := websocket.DefaultDialer.Dial(rg.app.srv.URL(), h)
+		ws, _, err := websocket.DefaultDialer.Dial(rg.app.Bridge.URL(), h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -877,19 +877,19 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), faultGuard)
 	defer cancel()
-	for rg.app.ws.BrowserStatus().ExtensionVersion != "infer-sim" || !rg.client.Connected() {
+	for rg.app.Workspace.BrowserStatus().ExtensionVersion != "infer-sim" || !rg.client.Connected() {
 		if ctx.Err() != nil {
-			t.Fatalf("the extension did not come back: %+v", rg.app.ws.BrowserStatus())
+			t.Fatalf("the extension did not come back: %+v", rg.app.Workspace.BrowserStatus())
 		}
 		time.Sleep(10 * time.Millisecond)
 	}
 	watch := rg.watch(t)
-	rg.app.ws.Send("open example.com; tabs", tools.OriginTerminal)
+	rg.app.Workspace.Send("open example.com; tabs", tools.OriginTerminal)
 	run := watch.run()
 	if !run.finished() {
 		t.Fatalf("turn after the handshake faults: %v", run.terminal.Type())
 	}
-	for id, ok := range rg.app.ws.Snapshot().ToolResults {
+	for id, ok := range rg.app.Workspace.Snapshot().ToolResults {
 		if !ok {
 			t.Fatalf("call %s failed: %q", id, rg.toolMessages())
 		}
@@ -914,7 +914,7 @@ func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
 	rg.client.SendUserMessage(rg.ctx(), "run echo ran >> cut.txt")
 	req := rg.nextApproval()
 	rg.client.Disconnect()
-	x := dialFaultRawExtension(t, rg.app.srv.URL(), rg.token)
+	x := dialFaultRawExtension(t, rg.app.Bridge.URL(), rg.token)
 	for {
 		if a, ok := x.next().(wire.ApprovalRequest); ok && a.RequestID == req.RequestID {
 			break // re-sent to the new connection
@@ -922,12 +922,12 @@ func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
 	}
 	x.vanishMidFrame(`{"type":"approval_response","request_id":"`+req.RequestID+`","act`, 0)
 	faultSettles(t, "live connections after the cut frame", 0, func() int {
-		if rg.app.ws.BrowserStatus().State == browser.Connected {
+		if rg.app.Workspace.BrowserStatus().State == browser.Connected {
 			return 1
 		}
 		return 0
 	})
-	if p := rg.app.ws.PendingApprovals(); len(p) != 1 || p[0].ID != req.RequestID || count("cut.txt") != 0 {
+	if p := rg.app.Workspace.PendingApprovals(); len(p) != 1 || p[0].ID != req.RequestID || count("cut.txt") != 0 {
 		t.Fatalf("after a cut answer: pending %+v, ran %d times", p, count("cut.txt"))
 	}
 	rg.reconnect(t)
@@ -969,7 +969,7 @@ func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
 			case err := <-ended:
 				if err != nil {
 					t.Fatalf("round %d: %v\nworkspace pending %+v, panel pending %+v, answered again %v, connected %v\n%s", i, err,
-						rg.app.ws.PendingApprovals(), rg.client.PendingApprovals(), answered, rg.client.Connected(), rg.log)
+						rg.app.Workspace.PendingApprovals(), rg.client.PendingApprovals(), answered, rg.client.Connected(), rg.log)
 				}
 				break waiting
 			case <-time.After(5 * time.Millisecond):
@@ -1007,7 +1007,7 @@ func faultPanelText(t *testing.T, frames *sim.Subscription, want string) string 
 func (r *faultRig) waitStatus(t *testing.T, want browser.State) {
 	t.Helper()
 	faultSettles(t, "waiting for the status "+want.String(), 0, func() int {
-		if r.app.ws.BrowserStatus().State == want {
+		if r.app.Workspace.BrowserStatus().State == want {
 			return 0
 		}
 		return 1
@@ -1051,7 +1051,7 @@ func TestFaultExtensionVanishesMidStream(t *testing.T) {
 	if !run.finished() || run.text != all {
 		t.Fatalf("the turn without its panel: %v, %d bytes of text", run.terminal.Type(), len(run.text))
 	}
-	id := rg.app.ws.ActiveConversation()
+	id := rg.app.Workspace.ActiveConversation()
 	if conv := rg.stored(t); len(conv.Messages) != 2 || conv.Messages[1].Content != all {
 		t.Fatalf("stored %d messages; the answer has %d bytes of %d", len(conv.Messages), len(conv.Messages[len(conv.Messages)-1].Content), len(all))
 	}
@@ -1158,7 +1158,7 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	watch := rg.watch(t)
 	const cmd = "run sleep 600 & echo $! > %s && wait"
 
-	rg.app.ws.Send(fmt.Sprintf(cmd, "timeout.pid"), tools.OriginTerminal)
+	rg.app.Workspace.Send(fmt.Sprintf(cmd, "timeout.pid"), tools.OriginTerminal)
 	// The pid the command writes is its own sandbox's, so it only says
 	// that the command started; its child is found by its command line.
 	faultReadPID(t, filepath.Join(rg.project, "timeout.pid"))
@@ -1173,9 +1173,9 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 	rg = startFaultRig(t, "", "", faultRigOptions{})
 	rg.setMode("auto")
 	watch = rg.watch(t)
-	rg.app.ws.Send(fmt.Sprintf(cmd, "interrupt.pid"), tools.OriginTerminal)
+	rg.app.Workspace.Send(fmt.Sprintf(cmd, "interrupt.pid"), tools.OriginTerminal)
 	faultReadPID(t, filepath.Join(rg.project, "interrupt.pid"))
-	rg.app.ws.Interrupt()
+	rg.app.Workspace.Interrupt()
 	run = watch.run()
 	msgs = rg.toolMessages()
 	if e, ok := run.terminal.(*events.RunErrorEvent); !ok || e.Code == nil || *e.Code != "interrupted" {
@@ -1221,7 +1221,7 @@ func TestFaultBashFloodsOutput(t *testing.T) {
 			peak = max(peak, m.HeapInuse)
 		}
 	}()
-	rg.app.ws.Send(fmt.Sprintf("run yes infer-flood | head -c %d", flood), tools.OriginTerminal)
+	rg.app.Workspace.Send(fmt.Sprintf("run yes infer-flood | head -c %d", flood), tools.OriginTerminal)
 	run := watch.run()
 	close(stop)
 	<-sampled
@@ -1695,7 +1695,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 			defer wg.Done()
 			for i := w; ctx.Err() == nil; i++ {
 				start := time.Now()
-				_, err := rg.app.srv.Do(context.Background(), actions[i%len(actions)])
+				_, err := rg.app.Bridge.Do(context.Background(), actions[i%len(actions)])
 				outcomes.add(err, time.Since(start))
 				if errors.Is(err, browser.ErrNotConnected) {
 					rg.client.WaitConnected(ctx) // not a busy loop while it reconnects
@@ -1707,7 +1707,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 	turns, failed := 0, 0
 	var turnErr error
 	for ctx.Err() == nil {
-		rg.app.ws.Send(fmt.Sprintf("open demo.infer.localhost/%d; read; tabs; screenshot", turns), tools.OriginTerminal)
+		rg.app.Workspace.Send(fmt.Sprintf("open demo.infer.localhost/%d; read; tabs; screenshot", turns), tools.OriginTerminal)
 		rctx, rcancel := context.WithTimeout(context.Background(), faultGuard)
 		run, err := watch.next(rctx)
 		rcancel()
@@ -1732,7 +1732,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 
 	// No second terminal event trails any run, and the workspace is idle.
 	faultSettles(t, "turns still running", 0, func() int {
-		if rg.app.ws.Busy() {
+		if rg.app.Workspace.Busy() {
 			return 1
 		}
 		return 0
@@ -1762,7 +1762,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 
 	// Still healthy: a turn without faults in the way works.
 	rg.client.Disconnect()
-	rg.app.ws.Send("tabs", tools.OriginTerminal)
+	rg.app.Workspace.Send("tabs", tools.OriginTerminal)
 	if run := watch.run(); !run.finished() {
 		t.Fatalf("the turn after the faults: %v", run.terminal.Type())
 	}

@@ -169,22 +169,22 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	}
 	defer a.Close()
 
-	if a.srv != nil {
+	if a.Bridge != nil {
 		// The bridge gets a context of its own, so SIGINT stops the run,
 		// not the connection the extension is watching it on.
 		serveCtx, stopServe := context.WithCancel(context.Background())
 		served := make(chan struct{})
 		go func() {
 			defer close(served)
-			if err := a.srv.Serve(serveCtx); err != nil {
+			if err := a.Serve(serveCtx); err != nil {
 				log.Error("browser bridge stopped", "err", err)
 			}
 		}()
 		defer func() { stopServe(); <-served }()
-		log.Info("browser bridge listening", "url", a.srv.URL())
+		log.Info("browser bridge listening", "url", a.Bridge.URL())
 	}
 
-	sub := a.ws.Subscribe()
+	sub := a.Workspace.Subscribe()
 	defer sub.Close()
 
 	var snap *session.Snapshot
@@ -194,7 +194,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 		// Resume, whose error says it is not stored.
 		var none noConversationError
 		var usage usageError
-		switch id, err := resolveConversation(a.store, f.sessionID); {
+		switch id, err := resolveConversation(a.Store, f.sessionID); {
 		case err == nil:
 			f.sessionID = id
 		case errors.As(err, &usage):
@@ -202,9 +202,9 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 		case !errors.As(err, &none):
 			return fmt.Errorf("--session-id: %w", err) // the store could not be read
 		}
-		s, err := a.ws.Resume(f.sessionID)
+		s, err := a.Workspace.Resume(f.sessionID)
 		if errors.Is(err, session.ErrUnknownConversation) {
-			return exitError{exitUsage, fmt.Errorf("no stored conversation in %s has the id %q; check the id (the run_started line of --output json carries it)", a.root, f.sessionID)}
+			return exitError{exitUsage, fmt.Errorf("no stored conversation in %s has the id %q; check the id (the run_started line of --output json carries it)", a.Root, f.sessionID)}
 		}
 		if err != nil {
 			return fmt.Errorf("resuming conversation %s: %w", f.sessionID, err)
@@ -215,7 +215,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 			// goes to a new conversation rather than nowhere, and the
 			// output does not claim to continue the old one.
 			fmt.Fprintf(stderr, "infer: conversation %s is open in %s; this run continues in a new conversation\n", f.sessionID, s.HeldBy)
-			a.ws.NewSession()
+			a.Workspace.NewSession()
 			snap = nil
 		}
 	}
@@ -226,14 +226,14 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	case outputText:
 		r = newItemRenderer(newTextOutput(out, stderr, f.showReasoning))
 	case outputJSON:
-		r = newItemRenderer(newJSONOutput(out, a.ws.Model(), string(a.ws.Mode()), snap != nil))
+		r = newItemRenderer(newJSONOutput(out, a.Workspace.Model(), string(a.Workspace.Mode()), snap != nil))
 	default:
 		r = newAGUIOutput(out)
 	}
-	h := &headlessRun{ws: a.ws, sub: sub, r: r, out: out, errOut: stderr, prompt: prompt, log: log}
-	h.desk = newApprovalDesk(a.ws, approvalsIn, format == outputText, stderr, h)
+	h := &headlessRun{ws: a.Workspace, sub: sub, r: r, out: out, errOut: stderr, prompt: prompt, log: log}
+	h.desk = newApprovalDesk(a.Workspace, approvalsIn, format == outputText, stderr, h)
 	defer h.desk.close()
-	log.Debug("headless run", "project", a.root, "model", a.ws.Model(), "mode", a.ws.Mode(), "output", format)
+	log.Debug("headless run", "project", a.Root, "model", a.Workspace.Model(), "mode", a.Workspace.Mode(), "output", format)
 	if snap != nil {
 		h.check(r.resumed(*snap))
 	}

@@ -1023,7 +1023,7 @@ func TestHostileApprovalResponsesForIDsNeverIssued(t *testing.T) {
 	if _, err := s.client.ListHistory(s.ctx()); err != nil {
 		t.Fatalf("the connection no longer answers: %v", err)
 	}
-	p := s.app.ws.PendingApprovals()
+	p := s.app.Workspace.PendingApprovals()
 	if len(p) != 1 || p[0].ID != pending.RequestID {
 		t.Fatalf("pending approvals after the bogus answers: %+v", p)
 	}

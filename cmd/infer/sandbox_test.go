@@ -44,7 +44,7 @@ echo "[$OPENAI_API_KEY]"
 	if !strings.Contains(res.Output, "ran-the-script") {
 		t.Fatalf("the script did not run: %+v", res)
 	}
-	token := s.app.browserUse.Extension.Token
+	token := s.app.BrowserUse.Extension.Token
 	for _, secret := range []string{token, key} {
 		if strings.Contains(res.Output, secret) {
 			t.Errorf("a secret reached the output:\n%s", res.Output)

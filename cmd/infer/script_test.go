@@ -21,6 +21,8 @@ import (
 	"github.com/rogpeppe/go-internal/testscript"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -30,7 +32,7 @@ import (
 type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() (code int) {
-	goleak.VerifyTestMain(l.m, goleak.Cleanup(func(c int) { code = c }))
+	goleak.VerifyTestMain(l.m, leaks.Options(goleak.Cleanup(func(c int) { code = c }))...)
 	return code
 }
 

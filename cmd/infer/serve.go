@@ -51,9 +51,9 @@ and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 			ctx, stop := signal.NotifyContext(cmd.Context(), sigs...)
 			defer stop()
 			serveErr := make(chan error, 1)
-			go func() { serveErr <- a.srv.Serve(ctx) }()
-			fmt.Fprintf(cmd.OutOrStdout(), "infer: listening on %s (project %s, model %s)\n", a.srv.URL(), a.root, a.ws.Model())
-			log.Info("serving", "url", a.srv.URL(), "project", a.root, "model", a.ws.Model(), "mode", a.ws.Mode())
+			go func() { serveErr <- a.Serve(ctx) }()
+			fmt.Fprintf(cmd.OutOrStdout(), "infer: listening on %s (project %s, model %s)\n", a.Bridge.URL(), a.Root, a.Workspace.Model())
+			log.Info("serving", "url", a.Bridge.URL(), "project", a.Root, "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
 			select {
 			case <-ctx.Done():
 				log.Info("shutting down")

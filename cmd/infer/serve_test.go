@@ -56,8 +56,8 @@ func serveInProcess(t *testing.T, home, project string) *served {
 	srvCtx, stopServer := context.WithCancel(context.Background())
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{t: t, home: home, project: project, app: a, stop: cancel, stopServer: stopServer, done: make(chan struct{})}
-	go func() { a.srv.Serve(srvCtx) }()
-	s.client = sim.NewClient(sim.ClientOptions{URL: a.srv.URL(), Token: a.browserUse.Extension.Token, Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond})
+	go func() { a.Serve(srvCtx) }()
+	s.client = sim.NewClient(sim.ClientOptions{URL: a.Bridge.URL(), Token: a.BrowserUse.Extension.Token, Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond})
 	s.frames = s.client.Subscribe()
 	hello := s.client.Subscribe()
 	defer hello.Close()
@@ -343,7 +343,7 @@ func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
 	s.stop()
 	<-s.done
 
-	_, frames := connect(t, s.app.srv.URL(), s.app.browserUse.Extension.Token)
+	_, frames := connect(t, s.app.Bridge.URL(), s.app.BrowserUse.Extension.Token)
 	started := map[string]bool{}
 	for {
 		f, err := sim.WaitFor[wire.ChatEvent](s.ctx(), frames, nil)
@@ -377,7 +377,7 @@ func TestServeModeChangesReachThePanelOnce(t *testing.T) {
 	if _, err := s.client.SetMode(s.ctx(), "plan"); err != nil {
 		t.Fatal(err)
 	}
-	s.app.ws.SetMode("auto", tools.OriginTerminal) // the terminal's shift+tab
+	s.app.Workspace.SetMode("auto", tools.OriginTerminal) // the terminal's shift+tab
 	var modes []string
 	for len(modes) < 2 {
 		m, err := sim.WaitFor[wire.Mode](s.ctx(), watch, nil)

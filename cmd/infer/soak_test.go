@@ -113,7 +113,7 @@ func TestSoak(t *testing.T) {
 	}
 	command := func(i int) {
 		start := time.Now()
-		_, err := rg.app.srv.Do(context.Background(), actions[i%len(actions)])
+		_, err := rg.app.Bridge.Do(context.Background(), actions[i%len(actions)])
 		outcomes.add(err, time.Since(start))
 		commands.Add(1)
 		if errors.Is(err, browser.ErrNotConnected) {
@@ -131,9 +131,9 @@ func TestSoak(t *testing.T) {
 			msg = fmt.Sprintf("read #soak-%d; screenshot", n)
 		}
 		if n > 0 && n%50 == 0 {
-			rg.app.ws.NewSession()
+			rg.app.Workspace.NewSession()
 		}
-		if err := rg.app.ws.Send(msg, tools.OriginTerminal); err != nil {
+		if err := rg.app.Workspace.Send(msg, tools.OriginTerminal); err != nil {
 			return fmt.Errorf("turn %d: %w", n, err)
 		}
 		sent[msg] = true
@@ -145,7 +145,7 @@ func TestSoak(t *testing.T) {
 			// backlog (as it would for a stalled front end): wait for
 			// the turn to end instead of counting its events.
 			resyncs.Add(1)
-			for rg.app.ws.Busy() && ctx.Err() == nil {
+			for rg.app.Workspace.Busy() && ctx.Err() == nil {
 				time.Sleep(5 * time.Millisecond)
 			}
 			err = ctx.Err()
@@ -169,7 +169,7 @@ func TestSoak(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	faultSettles(t, "turns running after the warm-up", 0, func() int { return soakBool(rg.app.ws.Busy()) })
+	faultSettles(t, "turns running after the warm-up", 0, func() int { return soakBool(rg.app.Workspace.Busy()) })
 	start := measureSoak(t)
 	t.Logf("start: %s", start)
 	commands.Store(0)
@@ -215,7 +215,7 @@ func TestSoak(t *testing.T) {
 	if turnErr != nil {
 		t.Fatal(turnErr)
 	}
-	faultSettles(t, "turns running at the end", 0, func() int { return soakBool(rg.app.ws.Busy()) })
+	faultSettles(t, "turns running at the end", 0, func() int { return soakBool(rg.app.Workspace.Busy()) })
 	ctx, cancel := context.WithTimeout(context.Background(), faultGuard)
 	defer cancel()
 	if err := rg.client.WaitConnected(ctx); err != nil {

@@ -118,8 +118,8 @@ func TestRotateTokenWhileInferRuns(t *testing.T) {
 	s := serveInProcess(t, "", "")
 	s.stop() // the simulated extension goes; a raw one takes its place
 	<-s.done
-	srv := s.app.srv
-	old := s.app.browserUse.Extension.Token
+	srv := s.app.Bridge
+	old := s.app.BrowserUse.Extension.Token
 	ws, code := helloWith(t, srv, old, "1.12.1")
 	if code != 0 {
 		t.Fatalf("the old token was refused before the rotation: %d", code)

@@ -39,7 +39,7 @@ func (s *served) nextApproval() wire.ApprovalRequest {
 // toolMessages returns the tool messages of the active conversation.
 func (s *served) toolMessages() []string {
 	var out []string
-	for _, m := range s.app.ws.Snapshot().Messages {
+	for _, m := range s.app.Workspace.Snapshot().Messages {
 		if m.Role == "tool" {
 			out = append(out, m.Content)
 		}
@@ -55,7 +55,7 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 	if evs[len(evs)-1].Type != "RUN_FINISHED" {
 		t.Fatalf("run %+v", evs[len(evs)-1])
 	}
-	snap := s.app.ws.Snapshot()
+	snap := s.app.Workspace.Snapshot()
 	if len(snap.ToolResults) != 4 {
 		t.Fatalf("tool results %+v", snap.ToolResults)
 	}
@@ -84,7 +84,7 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 	if !strings.Contains(msgs[3], filepath.ToSlash(rel)) {
 		t.Fatalf("the model was not told where the screenshot is: %q", msgs[3])
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/artifacts/%s", s.app.srv.Port(), filepath.ToSlash(rel)))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/artifacts/%s", s.app.Bridge.Port(), filepath.ToSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			if s.app.ws.Answer(req.RequestID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal) {
+			if s.app.Workspace.Answer(req.RequestID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal) {
 				terminalWon.Store(true)
 			}
 		}()
@@ -141,7 +141,7 @@ func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
 	s.stop() // the extension goes away with the request open
 	<-s.done
 
-	c2, frames := connect(t, s.app.srv.URL(), s.app.browserUse.Extension.Token)
+	c2, frames := connect(t, s.app.Bridge.URL(), s.app.BrowserUse.Extension.Token)
 	again, err := sim.WaitFor[wire.ApprovalRequest](s.ctx(), frames, nil)
 	if err != nil || again.RequestID != first.RequestID || again.ToolName != "Bash" {
 		t.Fatalf("re-sent %+v %v (first %+v)", again, err, first)
@@ -191,7 +191,7 @@ func TestInterruptDuringAnApproval(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(s.project, "never.txt")); err == nil {
 		t.Fatal("an interrupted approval ran the command")
 	}
-	if len(s.app.ws.PendingApprovals()) != 0 {
+	if len(s.app.Workspace.PendingApprovals()) != 0 {
 		t.Fatal("approval still pending")
 	}
 }

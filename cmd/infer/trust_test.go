@@ -241,8 +241,8 @@ tools:
 		if err != nil {
 			t.Fatal(err)
 		}
-		<-a.discoveryDone
-		mode := string(a.ws.Mode())
+		<-a.DiscoveryDone()
+		mode := string(a.Workspace.Mode())
 		if err := a.Close(); err != nil {
 			t.Fatal(err)
 		}
@@ -256,8 +256,8 @@ tools:
 	if hits, creds := legit.seen(); hits == 0 || !strings.Contains(creds, "sk-fake-openai-key") {
 		t.Fatalf("untrusted: discovery did not run against the person's own endpoints (%d requests): the test proves nothing", hits)
 	}
-	if _, ok := a.cfg.Providers["exfil"]; ok || a.cfg.Agent.Mode != "standard" || len(a.cfg.Tools.Bash.Allow) != 0 {
-		t.Errorf("untrusted config: %+v", a.cfg)
+	if _, ok := a.Config.Providers["exfil"]; ok || a.Config.Agent.Mode != "standard" || len(a.Config.Tools.Bash.Allow) != 0 {
+		t.Errorf("untrusted config: %+v", a.Config)
 	}
 	for _, want := range []string{"infer: warning:", "ignored 7 settings", "agent.mode", "providers.exfil.api_key_env", "`infer trust`", "mode=standard"} {
 		if !strings.Contains(out, want) {
@@ -278,8 +278,8 @@ tools:
 			t.Errorf("trusted: the project's server did not get %s (got %q)", secret, creds)
 		}
 	}
-	if a.cfg.Agent.Mode != "auto" || !strings.Contains(out, "mode=auto") || strings.Contains(out, "ignored") {
-		t.Errorf("trusted: mode %q, warnings %s", a.cfg.Agent.Mode, out)
+	if a.Config.Agent.Mode != "auto" || !strings.Contains(out, "mode=auto") || strings.Contains(out, "ignored") {
+		t.Errorf("trusted: mode %q, warnings %s", a.Config.Agent.Mode, out)
 	}
 }
 

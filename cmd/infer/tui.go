@@ -113,10 +113,10 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		log.Warn("the terminal went away (hung up); shutting down")
 		hungUp()
 	})
-	if a.srv != nil {
+	if a.Bridge != nil {
 		serveCtx, stopServe := context.WithCancel(ctx)
 		served := make(chan error, 1)
-		go func() { served <- a.srv.Serve(serveCtx) }()
+		go func() { served <- a.Serve(serveCtx) }()
 		// Runs before a.Close: the bridge stops taking frames first.
 		defer func() {
 			stopServe()
@@ -127,28 +127,28 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	}
 
 	opts := tui.Options{
-		Root:   a.root,
-		Token:  a.browserUse.Extension.Token,
-		Port:   a.browserUse.Extension.Port,
-		Grants: workspace.FromGrants(a.grants),
+		Root:   a.Root,
+		Token:  a.BrowserUse.Extension.Token,
+		Port:   a.BrowserUse.Extension.Port,
+		Grants: workspace.FromGrants(a.Grants),
 	}
-	if a.srv != nil {
-		opts.Port = a.srv.Port()
+	if a.Bridge != nil {
+		opts.Port = a.Bridge.Port()
 		opts.CurrentToken = a.tokens.Token
-		log.Info("infer started", "project", a.root, "url", a.srv.URL(), "model", a.ws.Model(), "mode", a.ws.Mode())
+		log.Info("infer started", "project", a.Root, "url", a.Bridge.URL(), "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
 	} else {
-		opts.BrowserOff = bridgeOffReason(a.home)
-		log.Info("infer started without the browser bridge", "project", a.root, "why", opts.BrowserOff)
+		opts.BrowserOff = bridgeOffReason(a.Home)
+		log.Info("infer started without the browser bridge", "project", a.Root, "why", opts.BrowserOff)
 	}
 	opts.Notices = startupNotices(warnings.String(), opts.BrowserOff)
 	switch {
-	case a.sandbox.Kind() == sandbox.Off:
+	case a.Sandbox.Kind() == sandbox.Off:
 		opts.Unconfined = "sandbox off"
-	case !a.sandbox.Confines():
+	case !a.Sandbox.Confines():
 		opts.Unconfined = "no sandbox: commands ask"
 	}
 
-	if err := tui.Run(ctx, workspace.FromSession(a.ws), opts); err != nil {
+	if err := tui.Run(ctx, workspace.FromSession(a.Workspace), opts); err != nil {
 		log.Error("terminal UI", "err", err)
 		return fmt.Errorf("the terminal UI stopped: %w (details in %s)", err, config.DisplayPath(logPath))
 	}

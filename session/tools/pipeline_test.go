@@ -14,11 +14,13 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 // scriptedApprover answers with a fixed decision and records requests.

@@ -21,6 +21,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
@@ -53,7 +55,7 @@ func TestMain(m *testing.M) {
 	site.Close()
 	if code == 0 {
 		// Every goroutine chromedp started must be gone with its browsers.
-		if err := goleak.Find(); err != nil {
+		if err := goleak.Find(leaks.Options()...); err != nil {
 			fmt.Fprintln(os.Stderr, "goroutines left behind:", err)
 			code = 1
 		}

@@ -13,10 +13,12 @@ import (
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"go.uber.org/goleak"
+
+	"github.com/infer-workspace/infer/internal/leaks"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 var _ interface {

@@ -4,8 +4,7 @@
 // stored under the test's own directory, and a bridge on a free loopback
 // port. Only tests import it.
 //
-// It copies the small part of cmd/infer's wiring the tests need (that
-// wiring lives in package main and cannot be imported).
+// It builds through package assemble, as cmd/infer does.
 package infertest
 
 import (
@@ -15,14 +14,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
-	"github.com/infer-workspace/infer/bridge/panelsync"
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/llm/demo"
-	"github.com/infer-workspace/infer/session/skills"
-	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
@@ -44,91 +41,67 @@ type Options struct {
 type Infer struct {
 	// URL is the bridge's WebSocket address; Token is its token.
 	URL, Token string
-	// Workspace, Server and Artifacts expose the parts tests check.
+	// Workspace, Server and Artifacts expose the parts tests check; Root
+	// is the project.
 	Workspace *session.Workspace
 	Server    *bridge.Server
 	Artifacts string
 	Root      string
 
-	history *store.History
-	sync    *panelsync.Sync
-	stop    context.CancelFunc
-	served  chan struct{}
-	once    sync.Once
-}
-
-// demoCatalog offers only offline/demo.
-type demoCatalog struct{ delay time.Duration }
-
-func (demoCatalog) Models() []string { return []string{demo.ID} }
-
-func (c demoCatalog) Resolve(id string) (llm.Provider, string, error) {
-	return &demo.Model{Delay: c.delay}, "demo", nil
+	infer  *assemble.Infer
+	stop   context.CancelFunc
+	served chan struct{}
+	once   sync.Once
 }
 
 // Start runs a test infer until the test ends.
 func Start(t testing.TB, opts Options) *Infer {
 	t.Helper()
 	dir := t.TempDir()
-	home := filepath.Join(dir, "home")
-	st, err := store.Open(filepath.Join(home, "conversations"), store.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	hist, err := store.OpenHistory(filepath.Join(home, "history.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
 	delay := opts.Delay
 	if delay <= 0 {
 		delay = time.Millisecond
 	}
-	liveSkills := skills.NewLive(skills.Options{ProjectRoot: dir, Home: home, Catalog: assets.Skills()}, nil)
-	env := &tools.Env{Root: dir, ArtifactsDir: filepath.Join(home, "artifacts")}
-	catalog := demoCatalog{delay: delay}
-	ws, err := session.New(session.Options{
-		Store: st, History: hist, Catalog: catalog, Titler: session.ModelTitler(catalog),
-		Model: demo.ID, Mode: opts.Mode,
-		Tools:  tools.PipelineConfig{Env: env},
-		Skills: liveSkills.List,
-	})
-	if err != nil {
-		t.Fatal(err)
+	mode := opts.Mode
+	if mode == "" {
+		mode = tools.Standard
 	}
-	ps := panelsync.New(ws, nil)
-	srv, err := bridge.Listen(bridge.Options{
-		Token: Token, CommandTimeout: opts.CommandTimeout, ArtifactsDir: env.ArtifactsDir,
-		Panel: ps, OnStatus: ws.SetBrowserStatus,
+	in, err := assemble.New(assemble.Options{
+		Home: filepath.Join(dir, "home"), Root: dir,
+		Bridge: true, PortSet: true, Port: 0,
+		BrowserUse: config.BrowserUse{Enabled: true, Extension: config.ExtensionConfig{
+			Token: Token, CommandTimeout: config.Duration(opts.CommandTimeout),
+		}},
 		CloseGrace: 100 * time.Millisecond,
+		Model:      demo.ID, Mode: string(mode),
+		Offline:     &demo.Model{Delay: delay},
+		NoDiscovery: true,
+		// No sandbox: every command asks, whatever the machine has.
+		Sandbox: sandbox.Disabled(),
 	})
 	if err != nil {
-		ps.Close()
-		ws.Close()
 		t.Fatal(err)
 	}
-	env.Browser = ws.WatchBrowser(srv)
 	ctx, cancel := context.WithCancel(context.Background())
-	in := &Infer{
-		URL: srv.URL(), Token: Token, Workspace: ws, Server: srv, Artifacts: env.ArtifactsDir, Root: dir,
-		history: hist, sync: ps, stop: cancel, served: make(chan struct{}),
+	ti := &Infer{
+		URL: in.Bridge.URL(), Token: Token, Workspace: in.Workspace, Server: in.Bridge,
+		Artifacts: in.Env.ArtifactsDir, Root: dir,
+		infer: in, stop: cancel, served: make(chan struct{}),
 	}
 	go func() {
-		defer close(in.served)
-		srv.Serve(ctx)
+		defer close(ti.served)
+		in.Serve(ctx)
 	}()
-	t.Cleanup(in.Close)
-	return in
+	t.Cleanup(ti.Close)
+	return ti
 }
 
-// Close stops infer in cmd/infer's order: no new frames, then no new
-// turns, then the stores.
+// Close stops infer as cmd/infer does (see assemble.Infer.Close), then
+// waits for the bridge's Serve to return.
 func (in *Infer) Close() {
 	in.once.Do(func() {
+		in.infer.Close()
 		in.stop()
-		in.Server.Close()
 		<-in.served
-		in.sync.Close()
-		in.Workspace.Close()
-		in.history.Close()
 	})
 }

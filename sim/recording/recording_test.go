@@ -12,6 +12,8 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
@@ -19,7 +21,7 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 func ctxGuard(t *testing.T) context.Context {

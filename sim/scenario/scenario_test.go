@@ -12,12 +12,14 @@ import (
 
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/internal/leaks"
+
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
 func ctxGuard(t *testing.T) context.Context {

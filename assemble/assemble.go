@@ -1,0 +1,371 @@
+// Package assemble is infer's one composition root: it builds a running
+// infer — stores, model catalog, sandbox, tool pipeline, workspace, panel
+// sync and browser bridge — from configuration that is already loaded.
+// cmd/infer (every command that runs a workspace) and sim/infertest (the
+// in-process infer of end-to-end tests) both build through it, so what the
+// tests run is what people run; perf measures the binaries built on it.
+//
+// Every part is complete when New returns: nothing is set afterwards. The
+// one cycle — the bridge is the tools' browser, while the panel sync and
+// the status hook that the bridge reports to are built on the workspace —
+// is broken by order, not by mutation: the bridge listens first, the
+// workspace is built on it, and the bridge is handed its hooks when it
+// starts serving (bridge.Server.ServeWith).
+package assemble
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/panelsync"
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/llm/catalog"
+	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/sandbox"
+	"github.com/infer-workspace/infer/session/skills"
+	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/tools/bashguard"
+	"github.com/infer-workspace/infer/session/tools/grants"
+)
+
+// Options is what New builds from.
+type Options struct {
+	// Home is infer's home directory, Root the project's root.
+	Home, Root string
+	// Config is config.yaml as loaded (home and trusted project merged).
+	Config config.Config
+	// Bridge starts the browser bridge with BrowserUse's extension
+	// settings; Port replaces their port when PortSet (0 picks a free one).
+	Bridge     bool
+	BrowserUse config.BrowserUse
+	Port       int
+	PortSet    bool
+	// CloseGrace bounds how long the bridge waits for a peer's close reply
+	// (0: the bridge's default).
+	CloseGrace time.Duration
+	// Model and Mode replace config.yaml's for this process when set.
+	Model, Mode string
+	// Offline serves the offline/demo model (nil: demo.New()).
+	Offline llm.Provider
+	// NoDiscovery skips listing the providers' models in the background.
+	NoDiscovery bool
+	// Sandbox confines commands nobody approved; nil detects what
+	// config.yaml asks for (sandbox.Disabled() makes every command ask).
+	Sandbox *sandbox.Sandbox
+	// StoreFS carries the conversation store's file operations; nil is the
+	// real filesystem (tests inject a failing disk).
+	StoreFS store.FS
+	// Log receives diagnostics, Warn the configuration warnings meant for
+	// the person (both may be nil).
+	Log  *slog.Logger
+	Warn io.Writer
+}
+
+// Infer is one assembled infer. Its fields are its parts, for the front
+// ends to use; they are never replaced.
+type Infer struct {
+	Home, Root string
+	Config     config.Config
+	BrowserUse config.BrowserUse
+	Store      *store.Store
+	History    *store.History
+	Grants     *grants.Store
+	Catalog    *catalog.Catalog
+	Sandbox    *sandbox.Sandbox
+	Env        *tools.Env
+	Workspace  *session.Workspace
+	// Bridge and Panel are nil when the bridge is off.
+	Bridge *bridge.Server
+	Panel  *panelsync.Sync
+	Log    *slog.Logger
+
+	stopDiscovery context.CancelFunc
+	discoveryDone chan struct{}
+}
+
+// New builds an infer. On error nothing is left running.
+func New(opts Options) (in *Infer, err error) {
+	log := opts.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	warn := opts.Warn
+	if warn == nil {
+		warn = io.Discard
+	}
+	cfg, home, root := opts.Config, opts.Home, opts.Root
+	in = &Infer{Home: home, Root: root, Config: cfg, BrowserUse: opts.BrowserUse, Log: log}
+	defer func() {
+		if err != nil {
+			in.Close()
+			in = nil
+		}
+	}()
+
+	projDir := config.ProjectDir(home, root)
+	if cfg.Storage.IsEnabled() {
+		// Recovered problems (a torn last line after a crash) go to the log,
+		// never straight to a terminal the TUI may own.
+		warnStore := func(err error) { log.Warn("conversation store", "problem", err) }
+		if in.Store, err = store.Open(config.ConversationsDir(home, root), store.Options{Warn: warnStore, FS: opts.StoreFS}); err != nil {
+			return in, err
+		}
+		if in.History, err = store.OpenHistory(filepath.Join(projDir, "history.jsonl")); err != nil {
+			return in, err
+		}
+	} else {
+		in.Store = store.OpenMemory()
+		in.History = store.MemoryHistory()
+	}
+	if err = config.EnsureDir(projDir); err != nil {
+		return in, err
+	}
+	if in.Grants, err = grants.Open(filepath.Join(projDir, "grants.json")); err != nil {
+		return in, err
+	}
+	guard, err := bashguard.New(bashguard.Config{Root: root, Allow: cfg.Tools.Bash.Allow, Deny: cfg.Tools.Bash.Deny})
+	if err != nil {
+		return in, fmt.Errorf("%s: tools.bash: %w", config.DisplayPath(config.ConfigPath(home)), err)
+	}
+
+	cacheDir, cerr := config.CacheDir("models")
+	if cerr != nil {
+		log.Debug("no cache directory for model discovery", "err", cerr)
+	}
+	offline := opts.Offline
+	if offline == nil {
+		offline = demo.New()
+	}
+	in.Catalog = catalog.New(cfg, catalog.Options{Offline: offline, CacheDir: cacheDir, ConfigPath: config.DisplayPath(config.ConfigPath(home))})
+
+	liveSkills := skills.NewLive(skills.Options{ProjectRoot: root, Home: home, Catalog: assets.Skills()},
+		func(err error) { log.Warn("skill skipped", "err", err) })
+	liveSkills.List() // warn about broken skills at start, not at first listing
+
+	mode := tools.Standard
+	for _, m := range []string{cfg.Agent.Mode, opts.Mode} {
+		if m == "" {
+			continue
+		}
+		parsed, ok := tools.ParseMode(m)
+		if !ok {
+			return in, fmt.Errorf("unknown mode %q: use standard, plan, auto or auto-with-judge", m)
+		}
+		mode = parsed
+	}
+	effort, err := llm.ParseEffort(cfg.Agent.Effort)
+	if err != nil {
+		return in, err
+	}
+	model := cfg.Model
+	if opts.Model != "" {
+		model = opts.Model
+	}
+	if model == "" {
+		model = in.Catalog.Default()
+	}
+	if _, _, rerr := in.Catalog.Resolve(model); rerr != nil {
+		return in, fmt.Errorf("model %q: %w", model, rerr)
+	}
+
+	in.Sandbox = opts.Sandbox
+	if in.Sandbox == nil {
+		in.Sandbox = SandboxFor(cfg)
+	}
+	if w := in.Sandbox.Warning(); w != "" {
+		fmt.Fprintln(warn, "infer: warning:", w)
+		log.Warn("sandbox: "+w, "sandbox", in.Sandbox.String())
+	} else {
+		log.Info("sandbox in force for commands nobody approved", "sandbox", in.Sandbox.String(), "network", cfg.Sandbox.NetworkAllowed())
+	}
+	in.Env = &tools.Env{
+		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
+		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
+	}
+	timeouts := map[string]time.Duration{}
+	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
+		timeouts["Bash"] = d
+	}
+	ext := opts.BrowserUse.Extension
+	// A browser tool waits for the extension's answer: give it the
+	// configured command timeout plus a margin, so extension.command_timeout
+	// is what actually bounds a browser command, above or below 30 s.
+	if d := ext.CommandTimeout.Std(); opts.Bridge && d > 0 {
+		for _, name := range []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"} {
+			timeouts[name] = d + 5*time.Second
+		}
+	}
+
+	// The bridge listens before the workspace is built: it is the tools'
+	// browser. What it reports to is given when it serves (see Serve).
+	var driver browser.Driver
+	if opts.Bridge {
+		port := ext.Port
+		if opts.PortSet {
+			port = opts.Port
+		}
+		in.Bridge, err = bridge.Listen(bridge.Options{
+			Port: port, Token: ext.Token,
+			CommandTimeout: ext.CommandTimeout.Std(),
+			ArtifactsDir:   in.Env.ArtifactsDir,
+			CloseGrace:     opts.CloseGrace,
+			Logger:         log,
+		})
+		if err != nil {
+			return in, err
+		}
+		driver = in.Bridge
+	}
+	judge := session.Judge{Catalog: in.Catalog}
+	if id := cfg.Agent.JudgeModel; id != "" {
+		judge.Model = func() string { return id }
+	}
+	in.Workspace, err = session.New(session.Options{
+		Store: in.Store, History: in.History, Catalog: in.Catalog,
+		Model: model, Mode: mode, Effort: effort, Temperature: cfg.Agent.Temperature,
+		MaxSteps: cfg.Agent.MaxSteps, System: cfg.Agent.SystemPrompt,
+		Overrides: in.Catalog.Overrides,
+		Tools: tools.PipelineConfig{
+			Env: in.Env, Guard: guard, Grants: in.Grants, Timeouts: timeouts, Judge: judge,
+		},
+		Browser: driver,
+		Skills:  liveSkills.List,
+		Titler:  session.ModelTitler(in.Catalog),
+		Logger:  log,
+	})
+	if err != nil {
+		return in, err
+	}
+	if in.Bridge != nil {
+		in.Panel = panelsync.New(in.Workspace, log)
+	}
+
+	// Discovery runs in the background and never delays startup; a new
+	// list is announced to front ends when it lands.
+	if !opts.NoDiscovery {
+		ctx, cancel := context.WithCancel(context.Background())
+		in.stopDiscovery = cancel
+		in.discoveryDone = make(chan struct{})
+		go func() {
+			defer close(in.discoveryDone)
+			if err := in.Catalog.Refresh(ctx); err != nil && !errors.Is(err, context.Canceled) {
+				log.Debug("model discovery", "err", err)
+			}
+			in.Workspace.ModelsChanged()
+		}()
+	}
+	return in, nil
+}
+
+// DiscoveryDone is closed once the background model discovery has ended
+// (at once when there is none).
+func (in *Infer) DiscoveryDone() <-chan struct{} {
+	if in.discoveryDone == nil {
+		done := make(chan struct{})
+		close(done)
+		return done
+	}
+	return in.discoveryDone
+}
+
+// Serve runs the bridge until ctx ends or Close, reporting the extension's
+// connection to the workspace and its side panel to the panel sync. It
+// returns at once when the bridge is off.
+func (in *Infer) Serve(ctx context.Context) error {
+	if in.Bridge == nil {
+		return nil
+	}
+	return in.Bridge.ServeWith(ctx, bridge.Hooks{Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus})
+}
+
+// Close shuts down so that nothing is lost: the workspace first (the
+// running turn is interrupted and finishes writing, publishing its last
+// events), then the panel mirror forwards what was published, then the
+// bridge sends what is queued and closes the connection, and the stores
+// last. It is safe to call more than once.
+func (in *Infer) Close() error {
+	if in == nil {
+		return nil
+	}
+	if in.stopDiscovery != nil {
+		in.stopDiscovery()
+		<-in.discoveryDone
+		in.stopDiscovery = nil
+	}
+	if in.Workspace != nil {
+		in.Workspace.Close()
+	}
+	if in.Panel != nil {
+		in.Panel.Close()
+	}
+	if in.Bridge != nil {
+		in.Bridge.Close()
+	}
+	var errs []error
+	if in.History != nil {
+		errs = append(errs, in.History.Close())
+	}
+	if in.Env != nil {
+		errs = append(errs, in.Env.Close())
+	}
+	return errors.Join(errs...)
+}
+
+// SandboxFor is the sandbox config.yaml asks for: off, or the best this
+// system has (which may be none; then every command asks).
+func SandboxFor(cfg config.Config) *sandbox.Sandbox {
+	if cfg.Sandbox.Mode == config.SandboxOff {
+		return sandbox.Disabled()
+	}
+	return sandbox.Detect()
+}
+
+// ConfinePolicy is the sandbox's policy from config.yaml: what may be
+// written beside the project, and what may never be read — infer's home
+// (the bridge token, conversations, grants), the person's secret stores
+// and sandbox.deny_read.
+func ConfinePolicy(cfg config.Config, home string) sandbox.Policy {
+	userHome, _ := os.UserHomeDir()
+	expand := func(paths []string) []string {
+		out := make([]string, 0, len(paths))
+		for _, p := range paths {
+			if p == "~" || strings.HasPrefix(p, "~/") {
+				if userHome == "" {
+					continue
+				}
+				p = filepath.Join(userHome, p[1:])
+			}
+			if filepath.IsAbs(p) {
+				out = append(out, filepath.Clean(p))
+			}
+		}
+		return out
+	}
+	deny := append([]string{home}, sandbox.SecretStores(userHome)...)
+	return sandbox.Policy{
+		Writable: expand(cfg.Sandbox.Writable),
+		DenyRead: append(deny, expand(cfg.Sandbox.DenyRead)...),
+		Network:  cfg.Sandbox.NetworkAllowed(),
+		Home:     userHome,
+	}
+}
+
+// SecretEnv names the variables Bash commands must not inherit: every
+// provider key infer may read, and INFER_TOKEN, which people export for
+// infer-sim and which holds the bridge token.
+func SecretEnv(cfg config.Config) []string {
+	return append(catalog.KeyVariables(cfg), "INFER_TOKEN")
+}
