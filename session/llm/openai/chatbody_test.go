@@ -343,7 +343,9 @@ func BenchmarkChatBodyToolLoop(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			if _, err := json.Marshal(body.params(chatOptions{streamOptions: true})); err != nil {
+			// MarshalJSON, not json.Marshal: the SDK calls it directly,
+			// and json.Marshal would compact the whole body once more.
+			if _, err := body.params(chatOptions{streamOptions: true}).MarshalJSON(); err != nil {
 				b.Fatal(err)
 			}
 		}
@@ -364,7 +366,7 @@ func BenchmarkChatBodyToolLoopSDK(b *testing.B) {
 			}
 			params := sdk.ChatCompletionNewParams{Model: req.Model, Messages: chatMessages(req, FlavorCompatible), Tools: tools}
 			params.StreamOptions.IncludeUsage = sdk.Bool(true)
-			if _, err := json.Marshal(params); err != nil {
+			if _, err := params.MarshalJSON(); err != nil {
 				b.Fatal(err)
 			}
 		}
