@@ -114,6 +114,8 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody
 		sent.StreamOptions = true
 	}
 
+	// The SDK's stream ends silently on "data: [DONE]"; done sees the
+	// marker go by, so that a clean end and a cut connection differ.
 	var done doneWatch
 	stream := p.chat.NewStreaming(ctx, body.params(o), option.WithMiddleware(done.middleware))
 	defer stream.Close()
