@@ -20,8 +20,7 @@ FUZZ_TARGETS := \
 	./session/skills:FuzzFrontMatter \
 	./session/tools/bashguard:FuzzGuard \
 	./session/store:FuzzDecodeRecords \
-	./session/llm/openai:FuzzChatChunk \
-	./session/llm/openai:FuzzAppendString
+	./session/llm/openai:FuzzChatChunk
 FUZZTIME ?= 30s
 
 # The soak (not in CI): at least this long, and at least this many browser
