@@ -183,7 +183,16 @@ func openApp(opts appOptions) (a *app, err error) {
 		model = a.catalog.Default()
 	}
 	if _, _, rerr := a.catalog.Resolve(model); rerr != nil {
-		return a, fmt.Errorf("model %q: %w", model, rerr)
+		err := rerr
+		if !strings.Contains(rerr.Error(), model) {
+			err = fmt.Errorf("model %q: %w", model, rerr)
+		}
+		if opts.Model != "" {
+			// --model is a command-line mistake, whichever command took
+			// it: docs/headless.md gives such mistakes exit code 2.
+			return a, exitError{exitUsage, err}
+		}
+		return a, err
 	}
 
 	a.sandbox = sandboxFor(cfg)

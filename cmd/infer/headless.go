@@ -87,7 +87,9 @@ unknown --session-id or --model), 130 interrupted (SIGINT).`,
   infer headless --output json --mode auto "run go test ./..."
   echo "open example.com" | infer headless --output ag-ui -
   infer headless --session-id 6f1c… "and now the docs page"`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		// No prompt at all is the empty prompt, which runHeadless explains
+		// in one line; cobra's own check printed its usage under it.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runHeadless(cmd, args, f)
 		},
@@ -150,7 +152,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	}
 	switch {
 	case strings.TrimSpace(prompt) == "":
-		return usageError{errors.New("the prompt is empty: give it as arguments, or - to read it from stdin")}
+		return exitError{exitUsage, errors.New("the prompt is empty: give it as arguments, or - to read it from stdin (`infer headless --help` shows the options)")}
 	case session.IsNewSessionCommand(prompt):
 		return usageError{fmt.Errorf("%q starts a new conversation and runs nothing; every headless run without --session-id already starts one", strings.TrimSpace(prompt))}
 	}
@@ -289,9 +291,6 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 		fmt.Fprintln(warn, "infer: warning: the browser bridge's port is in use (probably by another infer, which keeps the extension), so this run has no browser; use --port to pick another, or --no-bridge to silence this")
 		opts.Bridge = false
 		a, err = openApp(opts)
-	}
-	if err != nil && f.model != "" && strings.HasPrefix(err.Error(), fmt.Sprintf("model %q: ", f.model)) {
-		return nil, exitError{exitUsage, err}
 	}
 	return a, err
 }
