@@ -276,7 +276,9 @@ func readPrompt(ctx context.Context, in io.Reader) (string, error) {
 // without it, since the run does not need the browser to be useful.
 func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
 	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
-	if !f.noBridge {
+	if f.noBridge {
+		opts.NoBridgeWhy = "this run was started with --no-bridge; run it without that flag, with infer's extension connected, to use the browser."
+	} else {
 		home, err := config.Home()
 		if err != nil {
 			return nil, err
@@ -290,6 +292,7 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 	if err != nil && opts.Bridge && errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(warn, "infer: warning: the browser bridge's port is in use (probably by another infer, which keeps the extension), so this run has no browser; use --port to pick another, or --no-bridge to silence this")
 		opts.Bridge = false
+		opts.NoBridgeWhy = "the bridge's port was in use (probably by another infer, which keeps the extension); run again with --port to pick another."
 		a, err = openApp(opts)
 	}
 	return a, err

@@ -283,7 +283,7 @@ func TestHeadlessTextOutput(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tabs: exit %d\n%s", code, errOut)
 	}
-	for _, want := range []string{"Calling BrowserTabs.\n→ BrowserTabs\n", "✗ BrowserTabs (", "): No browser is connected", "Done.\n- BrowserTabs: No browser"} {
+	for _, want := range []string{"Calling BrowserTabs.\n→ BrowserTabs\n", "✗ BrowserTabs (", "): Browser use is off in this infer", "Done.\n- BrowserTabs: Browser use is off"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tabs output lacks %q:\n%s", want, out)
 		}
@@ -349,7 +349,7 @@ func TestHeadlessJSONOutput(t *testing.T) {
 	if c := calls[0]; c["name"] != "BrowserTabs" || c["arguments"] != "{}" || c["id"] == "" {
 		t.Errorf("tool_call %v", c)
 	}
-	if r := results[0]; r["id"] != calls[0]["id"] || r["name"] != "BrowserTabs" || r["ok"] != false || !strings.HasPrefix(r["output"].(string), "No browser is connected") {
+	if r := results[0]; r["id"] != calls[0]["id"] || r["name"] != "BrowserTabs" || r["ok"] != false || !strings.HasPrefix(r["output"].(string), "Browser use is off in this infer") {
 		t.Errorf("tool_result %v", r)
 	}
 	if lines[len(lines)-1]["type"] != "run_finished" {
