@@ -277,7 +277,7 @@ func (c *Client) Run(ctx context.Context) error {
 		case errors.As(err, &rejected):
 			c.log.Error("sim: "+rejected.Error(), "retry_in", delay)
 		case errors.As(err, &unreachable) && unreachable.Error() == reported:
-			c.log.Debug("sim: still unreachable; retrying", "err", err, "retry_in", delay)
+			c.log.Debug("sim: still nothing infer at this address; retrying", "retry_in", delay)
 		case errors.As(err, &unreachable):
 			reported = unreachable.Error()
 			c.log.Warn("sim: "+reported+" Retrying in the background until it does.", "retry_in", delay)
