@@ -21,8 +21,9 @@ import (
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// exitInterrupted is the exit code of a run stopped by SIGINT, as shells
-// report a process killed by it (128 + 2).
+// exitInterrupted is the exit code of a run stopped by SIGINT, SIGTERM or
+// SIGHUP, which main turns into the same cancellation: the code shells
+// report for a process killed by SIGINT (128 + 2), whichever it was.
 const exitInterrupted = 130
 
 // exitError carries an exit code other than the default 1 for runtime
@@ -82,7 +83,8 @@ A connected browser extension watches the run through the bridge when
 browser_use.yaml enables it; a busy port (another infer) only warns.
 
 Exit codes: 0 the run finished, 1 it failed, 2 usage error (including an
-unknown --session-id or --model), 130 interrupted (SIGINT).`,
+unknown --session-id or --model), 130 interrupted (SIGINT, SIGTERM or
+SIGHUP, or stopped from the browser panel).`,
 		Example: `  infer headless "summarise README.md"
   infer headless --output json --mode auto "run go test ./..."
   echo "open example.com" | infer headless --output ag-ui -
