@@ -41,6 +41,10 @@ type appOptions struct {
 	Log *slog.Logger
 	// Warn receives configuration warnings for the person.
 	Warn io.Writer
+	// NoBridgeWhy says why the caller left Bridge off, for the browser
+	// tools to tell the model and the person (such as --no-bridge); when
+	// empty, the reason is read from browser_use.yaml.
+	NoBridgeWhy string
 	// StoreFS carries the conversation store's file operations; nil is
 	// the real filesystem. Tests inject a failing disk through it.
 	StoreFS store.FS
@@ -183,7 +187,16 @@ func openApp(opts appOptions) (a *app, err error) {
 		model = a.catalog.Default()
 	}
 	if _, _, rerr := a.catalog.Resolve(model); rerr != nil {
-		return a, fmt.Errorf("model %q: %w", model, rerr)
+		err := rerr
+		if !strings.Contains(rerr.Error(), model) {
+			err = fmt.Errorf("model %q: %w", model, rerr)
+		}
+		if opts.Model != "" {
+			// --model is a command-line mistake, whichever command took
+			// it: docs/headless.md gives such mistakes exit code 2.
+			return a, exitError{exitUsage, err}
+		}
+		return a, err
 	}
 
 	a.sandbox = sandboxFor(cfg)
@@ -196,6 +209,12 @@ func openApp(opts appOptions) (a *app, err error) {
 	env := &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: secretEnv(cfg),
 		Sandbox: a.sandbox, Confine: confinePolicy(cfg, home),
+	}
+	if !opts.Bridge {
+		env.BrowserOff = opts.NoBridgeWhy
+		if env.BrowserOff == "" {
+			env.BrowserOff = bridgeOffReason(home)
+		}
 	}
 	a.env = env
 	timeouts := map[string]time.Duration{}
