@@ -20,8 +20,7 @@ FUZZ_TARGETS := \
 	./session/skills:FuzzFrontMatter \
 	./session/tools/bashguard:FuzzGuard \
 	./session/store:FuzzDecodeRecords \
-	./session/llm/openai:FuzzChatChunk \
-	./session/llm/openai:FuzzAppendString
+	./session/llm/openai:FuzzChatChunk
 FUZZTIME ?= 30s
 
 # The soak (not in CI): at least this long, and at least this many browser
@@ -43,7 +42,7 @@ BENCH_TIME ?= 1s
 BENCH_FANOUT ?= 300000x
 BENCH_PKGS ?= $(shell $(GO) list ./... | grep -v -e '/perf' -e '/bridge/panelsync$$')
 
-.PHONY: build test e2e bench demo fuzz lint soak flake
+.PHONY: build test e2e bench demo capture fuzz lint soak flake
 
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
@@ -74,6 +73,11 @@ flake:
 
 demo: build
 	./scripts/demo.sh
+
+# make capture: the README's 120×40 picture of the workspace, taken from
+# `make demo` in tmux (see scripts/readme-capture.sh), on stdout.
+capture: build
+	./scripts/readme-capture.sh
 
 fuzz:
 	@set -e; for target in $(FUZZ_TARGETS); do \

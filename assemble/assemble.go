@@ -56,6 +56,9 @@ type Options struct {
 	// CloseGrace bounds how long the bridge waits for a peer's close reply
 	// (0: the bridge's default).
 	CloseGrace time.Duration
+	// BrowserOff says why there is no browser when Bridge is false, for
+	// the browser tools to tell the model and the person at once.
+	BrowserOff string
 	// Model and Mode replace config.yaml's for this process when set.
 	Model, Mode string
 	// Offline serves the offline/demo model (nil: demo.New()).
@@ -95,6 +98,24 @@ type Infer struct {
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
 }
+
+// ModelError is New's error for a model that cannot be used (unknown, or
+// its provider has no key).
+type ModelError struct {
+	Model string
+	Err   error
+}
+
+// Error names the model once, whether or not Err already does.
+func (e *ModelError) Error() string {
+	if strings.Contains(e.Err.Error(), e.Model) {
+		return e.Err.Error()
+	}
+	return fmt.Sprintf("model %q: %v", e.Model, e.Err)
+}
+
+// Unwrap returns the catalog's error.
+func (e *ModelError) Unwrap() error { return e.Err }
 
 // New builds an infer. On error nothing is left running.
 func New(opts Options) (in *Infer, err error) {
@@ -178,7 +199,7 @@ func New(opts Options) (in *Infer, err error) {
 		model = in.Catalog.Default()
 	}
 	if _, _, rerr := in.Catalog.Resolve(model); rerr != nil {
-		return in, fmt.Errorf("model %q: %w", model, rerr)
+		return in, &ModelError{Model: model, Err: rerr}
 	}
 
 	in.Sandbox = opts.Sandbox
@@ -194,6 +215,9 @@ func New(opts Options) (in *Infer, err error) {
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
+	}
+	if !opts.Bridge {
+		in.Env.BrowserOff = opts.BrowserOff
 	}
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {

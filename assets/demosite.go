@@ -71,7 +71,7 @@ func staticSite() http.Handler {
 			name = "index.html"
 		}
 		if _, err := fs.Stat(files, name); err != nil {
-			renderPageStatus(w, http.StatusNotFound, "Page not found", notFoundTmpl, r.URL.Path)
+			renderPageStatus(w, http.StatusNotFound, "Page not found", notFoundTmpl(), r.URL.Path)
 			return
 		}
 		server.ServeHTTP(w, r)
@@ -140,7 +140,7 @@ func serveSearch(w http.ResponseWriter, r *http.Request) {
 	if view.Query != "" {
 		title = "Search: " + view.Query
 	}
-	renderPage(w, title, searchTmpl, view)
+	renderPage(w, title, searchTmpl(), view)
 }
 
 // matchesAll reports whether every word occurs in the chosen field of b
@@ -197,10 +197,10 @@ func serveLogin(w http.ResponseWriter, r *http.Request) {
 			Name: "demo_user", Value: url.QueryEscape(view.User), Path: "/",
 			HttpOnly: true, SameSite: http.SameSiteLaxMode,
 		})
-		renderPage(w, "Signed in", loginTmpl, view)
+		renderPage(w, "Signed in", loginTmpl(), view)
 		return
 	}
-	renderPage(w, "Sign-in failed", loginTmpl, view)
+	renderPage(w, "Sign-in failed", loginTmpl(), view)
 }
 
 // parseAnyForm parses urlencoded and multipart bodies alike, so the login
@@ -218,7 +218,7 @@ func serveAccount(w http.ResponseWriter, r *http.Request) {
 	if c, err := r.Cookie("demo_user"); err == nil {
 		user, _ = url.QueryUnescape(c.Value)
 	}
-	renderPage(w, "Account", accountTmpl, user)
+	renderPage(w, "Account", accountTmpl(), user)
 }
 
 // echoField is one submitted name/value pair, in the order it arrived.
@@ -265,7 +265,7 @@ func serveEcho(w http.ResponseWriter, r *http.Request) {
 			view.Fields[i].Value = "•••• (" + strconv.Itoa(len([]rune(f.Value))) + " characters)"
 		}
 	}
-	renderPage(w, "Echo", echoTmpl, view)
+	renderPage(w, "Echo", echoTmpl(), view)
 }
 
 // orderedPairs splits an urlencoded string keeping the order of its pairs,
@@ -373,7 +373,7 @@ func renderPageStatus(w http.ResponseWriter, status int, title string, body *tem
 		return
 	}
 	var page bytes.Buffer
-	err := layoutTmpl.Execute(&page, struct {
+	err := layoutTmpl().Execute(&page, struct {
 		Title string
 		Body  template.HTML
 	}{title, template.HTML(buf.String())}) // the body was escaped by its own template
@@ -386,7 +386,10 @@ func renderPageStatus(w http.ResponseWriter, status int, title string, body *tem
 	_, _ = w.Write(page.Bytes())
 }
 
-var layoutTmpl = template.Must(template.New("layout").Parse(`<!doctype html>
+// The demo site's templates are parsed on first use: the site is served
+// only by the demo, and parsing them at start-up cost every run of infer.
+var layoutTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("layout").Parse(`<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -406,8 +409,10 @@ var layoutTmpl = template.Must(template.New("layout").Parse(`<!doctype html>
 </body>
 </html>
 `))
+})
 
-var searchTmpl = template.Must(template.New("search").Parse(`<h1>Search results</h1>
+var searchTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("search").Parse(`<h1>Search results</h1>
 <form class="inline" method="get" action="/search">
 <label for="q">Search for</label> <input type="search" id="q" name="q" value="{{.Query}}"> <button type="submit">Search</button>
 </form>
@@ -419,8 +424,10 @@ var searchTmpl = template.Must(template.New("search").Parse(`<h1>Search results<
 {{else}}<p id="no-results">Nothing matched. Try another word, such as <a href="/search?q=sea">sea</a>.</p>
 {{end}}<p><a href="/search.html">New search</a></p>
 `))
+})
 
-var loginTmpl = template.Must(template.New("login").Parse(`{{if .Problem}}<h1>Sign-in failed</h1>
+var loginTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("login").Parse(`{{if .Problem}}<h1>Sign-in failed</h1>
 <p id="problem">{{.Problem}}</p>
 <p><a href="/login.html">Try again</a></p>
 {{else}}<h1>Welcome back, {{.User}}</h1>
@@ -431,13 +438,17 @@ var loginTmpl = template.Must(template.New("login").Parse(`{{if .Problem}}<h1>Si
 </ul>
 <p>The site never shows your password or codes back to you. <a href="/account">Your account</a></p>
 {{end}}`))
+})
 
-var accountTmpl = template.Must(template.New("account").Parse(`<h1>Your account</h1>
+var accountTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("account").Parse(`<h1>Your account</h1>
 {{if .}}<p id="who">Signed in as {{.}}.</p>
 {{else}}<p id="who">You are not signed in. <a href="/login.html">Sign in</a></p>
 {{end}}`))
+})
 
-var echoTmpl = template.Must(template.New("echo").Parse(`<h1>Echo</h1>
+var echoTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("echo").Parse(`<h1>Echo</h1>
 <p id="request">{{.Method}} {{.Path}}{{if .ContentType}} · {{.ContentType}}{{end}}</p>
 {{if .Fields}}<table id="fields">
 <thead><tr><th>From</th><th>Name</th><th>Value</th></tr></thead>
@@ -448,7 +459,10 @@ var echoTmpl = template.Must(template.New("echo").Parse(`<h1>Echo</h1>
 {{else}}<p id="fields">No fields were submitted.</p>
 {{end}}<p><a href="/forms.html">Back to the form lab</a></p>
 `))
+})
 
-var notFoundTmpl = template.Must(template.New("404").Parse(`<h1>Page not found</h1>
+var notFoundTmpl = sync.OnceValue(func() *template.Template {
+	return template.Must(template.New("404").Parse(`<h1>Page not found</h1>
 <p>There is no page at {{.}} on this site. <a href="/">Go to the front page</a></p>
 `))
+})

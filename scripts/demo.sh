@@ -11,11 +11,12 @@
 # otherwise `infer serve` runs in the background and infer-sim in the
 # foreground. Everything is stopped and removed on exit. Extra arguments go to
 # infer-sim (e.g. --browser chrome, --latency 500ms). `make demo` builds bin/
-# and runs this.
+# and runs this; INFER_BIN names another directory holding infer and
+# infer-sim (scripts/readme-capture.sh passes its own).
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
-bin=$root/bin
+bin=${INFER_BIN:-$root/bin}
 check=false
 if [[ ${1:-} == --check ]]; then
 	check=true

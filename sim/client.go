@@ -6,11 +6,13 @@ import (
 	"fmt"
 	"log/slog"
 	"math/rand/v2"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 
 	"github.com/gorilla/websocket"
@@ -125,6 +127,60 @@ func (e *RejectedError) Error() string {
 	return fmt.Sprintf("infer refused the connection (close code %d: %s); check the token (--token, INFER_TOKEN or extension.token in browser_use.yaml)", e.Code, e.Reason)
 }
 
+// UnreachableError is a connection attempt that never reached an infer
+// bridge: nothing listens at the address (most often infer is not
+// running, or runs on another port), or the server there is not infer and
+// refused the WebSocket upgrade. The client keeps retrying, like the real
+// extension, and says so once.
+type UnreachableError struct {
+	// URL is the address dialled.
+	URL string
+	// Status is the HTTP status of a server that answered but is not
+	// infer's bridge; empty when no server answered at all.
+	Status string
+	// Err is the dialler's error.
+	Err error
+}
+
+func (e *UnreachableError) Error() string {
+	if e.Status != "" {
+		return fmt.Sprintf("the server at %s is not infer's bridge (it answered HTTP %s to the WebSocket upgrade): is infer running on this port?", e.URL, e.Status)
+	}
+	return fmt.Sprintf("nothing answers at %s (%s): is infer running on this port?", e.URL, dialCause(e.Err))
+}
+
+// Unwrap gives errors.Is the dialler's error.
+func (e *UnreachableError) Unwrap() error { return e.Err }
+
+// ConnectAdvice explains a client's LastError after it never connected:
+// the error itself when it already says what to check, else the error and
+// the settings to check.
+func ConnectAdvice(err error) string {
+	var unreachable *UnreachableError
+	var rejected *RejectedError
+	switch {
+	case err == nil:
+		return "no answer yet (is infer running? check --url/--port and --token)"
+	case errors.As(err, &unreachable), errors.As(err, &rejected):
+		return err.Error()
+	}
+	return err.Error() + " (is infer running? check --url/--port and --token)"
+}
+
+// dialCause is the short reason a TCP dial failed ("connection refused"),
+// without the "dial tcp 127.0.0.1:1: connect:" that repeats the address.
+func dialCause(err error) string {
+	var se syscall.Errno
+	if errors.As(err, &se) {
+		return se.Error()
+	}
+	var op *net.OpError
+	if errors.As(err, &op) && op.Err != nil {
+		return op.Err.Error()
+	}
+	return err.Error()
+}
+
 // Client is a simulated browser extension: it dials infer's bridge, says
 // hello, answers browser commands from its Browser, and offers the side
 // panel's frames as Go calls. It reconnects with backoff until Run's
@@ -190,6 +246,10 @@ func (c *Client) Run(ctx context.Context) error {
 		c.storm(ctx, f.ReconnectStorm)
 	}
 	failures := 0
+	// reported is the last unreachable address's message already logged:
+	// the retries behind it go to the debug log, so a sim started before
+	// infer says so once, not every few seconds.
+	reported := ""
 	for {
 		if !c.waitOnline(ctx) {
 			return nil
@@ -204,6 +264,7 @@ func (c *Client) Run(ctx context.Context) error {
 		c.mu.Unlock()
 		if authenticated || offline {
 			failures = 0
+			reported = ""
 		}
 		if offline {
 			continue // Disconnect: wait for Reconnect, then dial at once
@@ -211,9 +272,16 @@ func (c *Client) Run(ctx context.Context) error {
 		delay := backoff(c.opts.MinBackoff, c.opts.MaxBackoff, failures)
 		failures++
 		var rejected *RejectedError
-		if errors.As(err, &rejected) {
+		var unreachable *UnreachableError
+		switch {
+		case errors.As(err, &rejected):
 			c.log.Error("sim: "+rejected.Error(), "retry_in", delay)
-		} else {
+		case errors.As(err, &unreachable) && unreachable.Error() == reported:
+			c.log.Debug("sim: still nothing infer at this address; retrying", "retry_in", delay)
+		case errors.As(err, &unreachable):
+			reported = unreachable.Error()
+			c.log.Warn("sim: "+reported+" Retrying in the background until it does.", "retry_in", delay)
+		default:
 			c.log.Info("sim: connection to infer ended; reconnecting", "err", err, "retry_in", delay)
 		}
 		t := time.NewTimer(delay)
@@ -350,10 +418,15 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 	}
 	ws, resp, err := dialer.DialContext(ctx, c.opts.URL, header)
 	if err != nil {
-		if resp != nil {
-			return nil, fmt.Errorf("dial %s: HTTP %s: %w", c.opts.URL, resp.Status, err)
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("dial %s: %w", c.opts.URL, err)
 		}
-		return nil, fmt.Errorf("dial %s: %w", c.opts.URL, err)
+		u := &UnreachableError{URL: c.opts.URL, Err: err}
+		if resp != nil {
+			resp.Body.Close()
+			u.Status = resp.Status
+		}
+		return nil, u
 	}
 	if err := c.hello(ctx, ws); err != nil {
 		ws.Close()

@@ -272,11 +272,6 @@ type pendingCommand struct {
 // does, so tests can inject them without losing the connection.
 // data is only valid during the call: decoding copies what it keeps.
 func (cc *clientConn) handle(data []byte) (pendingCommand, bool) {
-	if cmd, ok := wire.DecodeCommand(data); ok {
-		// The usual frame, decoded without going through Frame.
-		cc.tapReceived(data)
-		return cc.takeCommand(cmd)
-	}
 	f, err := wire.Decode(data)
 	if _, keepalive := f.(wire.Keepalive); !keepalive {
 		cc.tapReceived(data)

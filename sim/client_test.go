@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -555,5 +556,98 @@ func TestAConnectionThatFailedWhileGreetingIsNeverCurrent(t *testing.T) {
 	live.shutdown(errors.New("test over"))
 	if c.current() != nil {
 		t.Fatal("a closed connection stayed current")
+	}
+}
+
+// dialCounter counts the client's connection attempts.
+type dialCounter struct {
+	mu sync.Mutex
+	n  int
+}
+
+func (d *dialCounter) Handshake(http.Header) {
+	d.mu.Lock()
+	d.n++
+	d.mu.Unlock()
+}
+func (d *dialCounter) Frame(Direction, []byte) {}
+func (d *dialCounter) Event(string)            {}
+func (d *dialCounter) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.n
+}
+
+// lockedBuffer is a log destination for several goroutines.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// TestClientAsksWhetherInferRunsOnceWhileRetrying: pointed at a port
+// where nothing listens, or at a web server that is not infer, the client
+// keeps retrying as the extension does, and says once, in words, that
+// infer may not be running there: not "connection refused" or "bad
+// handshake" at every attempt.
+func TestClientAsksWhetherInferRunsOnceWhileRetrying(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	refusedURL := "ws" + strings.TrimPrefix(closed.URL, "http") + "/ws"
+	closed.Close()
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	webURL := "ws" + strings.TrimPrefix(web.URL, "http") + "/ws"
+
+	for _, tc := range []struct{ url, want string }{
+		{refusedURL, "nothing answers at " + refusedURL + " (connection refused): is infer running on this port?"},
+		{webURL, "the server at " + webURL + " is not infer's bridge (it answered HTTP 404 Not Found to the WebSocket upgrade): is infer running on this port?"},
+	} {
+		var log lockedBuffer
+		dials := &dialCounter{}
+		c := NewClient(ClientOptions{
+			URL: tc.url, Token: testToken, Browser: &Minimal{}, Tap: dials,
+			MinBackoff: 5 * time.Millisecond, MaxBackoff: 10 * time.Millisecond,
+			Logger: slog.New(slog.NewTextHandler(&log, nil)),
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan error, 1)
+		go func() { done <- c.Run(ctx) }()
+		deadline := time.After(guard)
+		for dials.count() < 5 {
+			select {
+			case <-deadline:
+				t.Fatalf("%s: only %d attempts", tc.url, dials.count())
+			case <-time.After(5 * time.Millisecond):
+			}
+		}
+		cancel()
+		if err := <-done; err != nil {
+			t.Fatalf("Run: %v", err)
+		}
+		var unreachable *UnreachableError
+		if err := c.LastError(); !errors.As(err, &unreachable) || err.Error() != tc.want {
+			t.Errorf("LastError() = %v, want %q", err, tc.want)
+		}
+		out := log.String()
+		if n := strings.Count(out, "is infer running on this port?"); n != 1 {
+			t.Errorf("%s: said %d times in %d attempts, want once:\n%s", tc.url, n, dials.count(), out)
+		}
+		if !strings.Contains(out, "level=WARN") || strings.Contains(out, "bad handshake") {
+			t.Errorf("%s: log:\n%s", tc.url, out)
+		}
+		if got := ConnectAdvice(c.LastError()); got != tc.want {
+			t.Errorf("ConnectAdvice = %q, want the error alone", got)
+		}
 	}
 }

@@ -5,21 +5,20 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
 )
 
-// browser_command and browser_result are the bridge's hot frames: one of
-// each per browser action, and results carry the big payloads (page text,
-// screenshots of a megabyte or more). encoding/json reads a frame three
-// times (once to find the type, once to validate, once to decode) and
-// goes through reflection. The functions here decode and encode the usual
-// shape of these two frames in one pass, with long strings handled by bulk
-// byte searches. They give up (ok == false) on anything unusual — a field
-// they do not know, an escaped key, a null where a string belongs, a
-// number that is not a plain integer — and the caller then runs
-// encoding/json, so the outcome is always exactly what encoding/json
-// produces; FuzzDecode checks that.
+// browser_result is the bridge's one big frame: page text, and screenshots
+// of a megabyte or more as base64. encoding/json reads a frame three times
+// (once to find the type, once to validate, once to decode) and goes
+// through reflection, which for a 1 MiB screenshot costs several times the
+// socket's own work. The functions here decode and encode the usual shape
+// of a browser_result in one pass, with long strings handled by bulk byte
+// searches. They give up (ok == false) on anything unusual — a field they
+// do not know, an escaped key, a null where a string belongs — and the
+// caller then runs encoding/json, so the outcome is always exactly what
+// encoding/json produces; FuzzDecode checks that. Every other frame,
+// browser_command included, is small, and goes through encoding/json.
 
 const resultPrefix = `{"type":"browser_result"`
 
@@ -87,83 +86,6 @@ func decodeResultFast(data []byte) (BrowserResult, bool) {
 			return r, false
 		}
 	}
-}
-
-// decodeCommandFast is decodeResultFast for browser_command.
-func decodeCommandFast(data []byte) (BrowserCommand, bool) {
-	var c BrowserCommand
-	s := scanner{data: data}
-	if !s.begin(TypeBrowserCommand) {
-		return c, false
-	}
-	for {
-		key, more, ok := s.field()
-		if !ok {
-			return c, false
-		}
-		if !more {
-			return c, s.end() && c.ID != ""
-		}
-		switch string(key) {
-		case "type":
-			ok = s.sameType(TypeBrowserCommand)
-		case "id":
-			ok = s.strInto(&c.ID)
-		case "action":
-			if a, known := s.knownAction(); known {
-				c.Action = a
-			} else {
-				ok = s.strInto(&c.Action)
-			}
-		case "url":
-			ok = s.strInto(&c.URL)
-		case "selector":
-			ok = s.strInto(&c.Selector)
-		case "text":
-			ok = s.strInto(&c.Text)
-		case "press_enter":
-			c.PressEnter, ok = s.boolean()
-		case "timeout_ms":
-			c.TimeoutMS, ok = s.integer()
-		default:
-			return c, false
-		}
-		if !ok {
-			return c, false
-		}
-	}
-}
-
-// knownAction reads a string value that is one of the actions, written
-// without escapes, and returns the constant: no copy for the usual case.
-// Anything else is left unread for str.
-func (s *scanner) knownAction() (string, bool) {
-	if s.peek() != '"' {
-		return "", false
-	}
-	end := s.stringEnd()
-	if end < 0 {
-		return "", false
-	}
-	var a string
-	switch string(s.data[s.i+1 : end]) {
-	case ActionNavigate:
-		a = ActionNavigate
-	case ActionClick:
-		a = ActionClick
-	case ActionType:
-		a = ActionType
-	case ActionRead:
-		a = ActionRead
-	case ActionScreenshot:
-		a = ActionScreenshot
-	case ActionTabs:
-		a = ActionTabs
-	default:
-		return "", false
-	}
-	s.i = end + 1
-	return a, true
 }
 
 // scanner walks one JSON text; every method reports false rather than
@@ -251,37 +173,6 @@ func (s *scanner) field() (key []byte, more, ok bool) {
 func (s *scanner) end() bool {
 	s.space()
 	return s.i == len(s.data)
-}
-
-func (s *scanner) boolean() (bool, bool) {
-	if s.literal("true") {
-		return true, true
-	}
-	return false, s.literal("false")
-}
-
-// integer reads a plain JSON integer that fits an int64 for certain; a
-// fraction, an exponent, a leading zero or 19 digits and more are left to
-// encoding/json.
-func (s *scanner) integer() (int64, bool) {
-	start := s.i
-	if s.peek() == '-' {
-		s.i++
-	}
-	digits := s.i
-	for s.i < len(s.data) && s.data[s.i] >= '0' && s.data[s.i] <= '9' {
-		s.i++
-	}
-	n := s.i - digits
-	if n == 0 || n > 18 || (n > 1 && s.data[digits] == '0') {
-		return 0, false
-	}
-	switch s.peek() {
-	case '.', 'e', 'E':
-		return 0, false
-	}
-	v, err := strconv.ParseInt(string(s.data[start:s.i]), 10, 64)
-	return v, err == nil
 }
 
 func (s *scanner) literal(lit string) bool {
@@ -514,38 +405,6 @@ func appendJSON(dst []byte, v any) ([]byte, error) {
 		return dst, err
 	}
 	return append(dst, b...), nil
-}
-
-// encodeCommand renders c exactly as Encode's generic path would.
-func encodeCommand(c BrowserCommand) []byte {
-	return appendCommand(make([]byte, 0, 64+len(c.ID)+len(c.Action)+len(c.URL)+len(c.Selector)+len(c.Text)), c)
-}
-
-func appendCommand(out []byte, c BrowserCommand) []byte {
-	out = append(out, `{"type":"browser_command","id":`...)
-	out = appendString(out, c.ID)
-	out = append(out, `,"action":`...)
-	out = appendString(out, c.Action)
-	if c.URL != "" {
-		out = append(out, `,"url":`...)
-		out = appendString(out, c.URL)
-	}
-	if c.Selector != "" {
-		out = append(out, `,"selector":`...)
-		out = appendString(out, c.Selector)
-	}
-	if c.Text != "" {
-		out = append(out, `,"text":`...)
-		out = appendString(out, c.Text)
-	}
-	if c.PressEnter {
-		out = append(out, `,"press_enter":true`...)
-	}
-	if c.TimeoutMS != 0 {
-		out = append(out, `,"timeout_ms":`...)
-		out = strconv.AppendInt(out, c.TimeoutMS, 10)
-	}
-	return append(out, '}')
 }
 
 // encodeResult renders r exactly as Encode's generic path would (same

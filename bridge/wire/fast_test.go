@@ -139,49 +139,38 @@ func TestByteTricks(t *testing.T) {
 	}
 }
 
-func TestFastCommandDecodeMatchesEncodingJSON(t *testing.T) {
-	for _, tc := range []struct {
-		msg    string
-		wantOK bool
-	}{
-		{`{"type":"browser_command","id":"a8ab0834","action":"navigate","url":"http://127.0.0.1:52790/page.html","timeout_ms":30000}`, true},
-		{`{"type":"browser_command","id":"u","action":"type","selector":"#q","text":"hello world","press_enter":true,"timeout_ms":30000}`, true},
-		{`{"type": "browser_command", "id": "u", "action": "tabs", "press_enter": false, "timeout_ms": -0}`, true},
-		{`{"type":"browser_command","id":"u","action":"read","timeout_ms":1.5}`, false},
-		{`{"type":"browser_command","id":"u","action":"read","timeout_ms":1e3}`, false},
-		{`{"type":"browser_command","id":"u","action":"read","timeout_ms":0123}`, false},
-		{`{"type":"browser_command","id":"u","action":"read","timeout_ms":1234567890123456789}`, false},
-		{`{"type":"browser_command","id":"u","action":"read","press_enter":null}`, false},
-		{`{"type":"browser_command","id":"u","action":"read","tab_id":3}`, false},
-		{`{"type":"browser_command","action":"read"}`, false},
-	} {
-		data := []byte(tc.msg)
-		fast, ok := decodeCommandFast(data)
-		if ok != tc.wantOK {
-			t.Errorf("fast path ok=%v for %s", ok, tc.msg)
-		}
-		if !ok {
-			continue
-		}
-		slow, err := decodeGeneric(data)
-		if err != nil || !reflect.DeepEqual(Frame(fast), slow) {
-			t.Errorf("fast %#v\nslow %#v (%v)", fast, slow, err)
-		}
-	}
-}
-
-func TestFastCommandEncodeMatchesEncodingJSON(t *testing.T) {
+// Commands go through encoding/json both ways; AppendCommand writes into a
+// reused buffer what Encode writes, and Decode reads it back.
+func TestCommandsRoundTripThroughTheLibrary(t *testing.T) {
+	buf := []byte("left over from the last command")
 	for _, c := range []BrowserCommand{
 		{ID: "a", Action: "tabs"},
 		{ID: "a", Action: "navigate", URL: "https://x.example/?q=<a>&b", TimeoutMS: 30000},
-		{ID: "a", Action: "type", Selector: `input[name="q"]`, Text: "caf\u00e9\n", PressEnter: true, TimeoutMS: -5},
+		{ID: "a", Action: "type", Selector: `input[name="q"]`, Text: "caf\u00e9\n\xff", PressEnter: true, TimeoutMS: -5},
 	} {
-		slow, err := encodeGeneric(c)
+		want, err := Encode(c)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if fast := encodeCommand(c); !bytes.Equal(fast, slow) {
-			t.Errorf("encodings differ:\nfast %s\nslow %s", fast, slow)
+		buf = AppendCommand(buf[:0], c)
+		if !bytes.Equal(buf, want) {
+			t.Errorf("AppendCommand differs from Encode:\n%s\n%s", buf, want)
+		}
+		back, err := Decode(buf)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c.Text = strings.ToValidUTF8(c.Text, "\ufffd")
+		if !reflect.DeepEqual(back, Frame(c)) {
+			t.Errorf("round trip: %#v, want %#v", back, c)
+		}
+	}
+	for _, msg := range []string{
+		`{"type":"browser_command","action":"read"}`,
+		`{"type":"browser_command","id":"u","action":"read","press_enter":"yes"}`,
+	} {
+		if _, err := Decode([]byte(msg)); !errors.Is(err, ErrMalformed) {
+			t.Errorf("Decode(%s) = %v, want ErrMalformed", msg, err)
 		}
 	}
 }

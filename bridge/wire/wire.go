@@ -370,9 +370,9 @@ func PeekType(data []byte) (string, error) {
 
 // Decode parses one frame. Unknown types decode to Unknown with a nil error;
 // invalid JSON, a missing or non-string type, and known frames whose fields
-// have the wrong JSON types are errors wrapping ErrMalformed. The hot
-// frames (browser_command, browser_result) usually take a one-pass path
-// (fast.go) that yields exactly what encoding/json would.
+// have the wrong JSON types are errors wrapping ErrMalformed. A
+// browser_result usually takes a one-pass path (fast.go) that yields
+// exactly what encoding/json would.
 func Decode(data []byte) (Frame, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
@@ -380,9 +380,6 @@ func Decode(data []byte) (Frame, error) {
 	}
 	if r, ok := decodeResultFast(data); ok {
 		return r, nil
-	}
-	if c, ok := decodeCommandFast(data); ok {
-		return c, nil
 	}
 	return decodeGeneric(data)
 }
@@ -507,29 +504,35 @@ func Encode(f Frame) ([]byte, error) {
 	switch f := f.(type) {
 	case BrowserResult:
 		return encodeResult(f)
-	case BrowserCommand:
-		return encodeCommand(f), nil
 	}
 	return encodeGeneric(f)
 }
 
 // encodeGeneric is Encode through encoding/json alone.
 func encodeGeneric(f Frame) ([]byte, error) {
+	return appendGeneric(nil, f)
+}
+
+// appendGeneric appends f, encoded by encoding/json, to dst with the
+// frame's type spliced in as its first member.
+func appendGeneric(dst []byte, f Frame) ([]byte, error) {
 	body, err := json.Marshal(f)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", f.FrameType(), err)
 	}
 	typ, _ := json.Marshal(f.FrameType())
-	out := make([]byte, 0, len(body)+len(typ)+10)
-	out = append(out, `{"type":`...)
-	out = append(out, typ...)
-	if len(body) > 2 { // body is "{...}" with at least one field
-		out = append(out, ',')
-		out = append(out, body[1:]...)
-	} else {
-		out = append(out, '}')
+	if dst == nil {
+		dst = make([]byte, 0, len(body)+len(typ)+10)
 	}
-	return out, nil
+	dst = append(dst, `{"type":`...)
+	dst = append(dst, typ...)
+	if len(body) > 2 { // body is "{...}" with at least one field
+		dst = append(dst, ',')
+		dst = append(dst, body[1:]...)
+	} else {
+		dst = append(dst, '}')
+	}
+	return dst, nil
 }
 
 // AppendResult appends r to dst exactly as Encode(r) renders it, so that
@@ -539,9 +542,15 @@ func AppendResult(dst []byte, r BrowserResult) ([]byte, error) {
 	return appendResult(dst, r)
 }
 
-// AppendCommand appends c to dst exactly as Encode(c) renders it.
+// AppendCommand appends c to dst exactly as Encode(c) renders it, so that
+// a connection can reuse one buffer for its commands.
 func AppendCommand(dst []byte, c BrowserCommand) []byte {
-	return appendCommand(dst, c)
+	out, err := appendGeneric(dst, c)
+	if err != nil {
+		// Strings, a bool and an integer always encode.
+		panic(fmt.Sprintf("wire: a browser command failed to encode: %v", err))
+	}
+	return out
 }
 
 // DecodeResult decodes data exactly as Decode would when it is a
@@ -550,11 +559,6 @@ func AppendCommand(dst []byte, c BrowserCommand) []byte {
 // or malformed results: hand those to Decode.
 func DecodeResult(data []byte) (r BrowserResult, ok bool) {
 	return decodeResultFast(bytes.TrimSpace(data))
-}
-
-// DecodeCommand is DecodeResult for browser_command.
-func DecodeCommand(data []byte) (c BrowserCommand, ok bool) {
-	return decodeCommandFast(bytes.TrimSpace(data))
 }
 
 // MustEncode is Encode for frames that cannot fail to encode (all of ours

@@ -65,21 +65,14 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// checkFastPaths holds the browser_command and browser_result fast paths to encoding/json:
+// checkFastPaths holds the browser_result fast path to encoding/json:
 // whatever the fast decoder accepts, encoding/json decodes to the same
 // frame, and the fast encoder writes the same bytes as the generic one.
+// AppendCommand, into a buffer already holding bytes, must write what
+// Encode writes.
 func checkFastPaths(t *testing.T, data []byte) {
 	trimmed := bytes.TrimSpace(data)
 	if fast, ok := decodeResultFast(trimmed); ok {
-		slow, err := decodeGeneric(trimmed)
-		if err != nil {
-			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, trimmed)
-		}
-		if !reflect.DeepEqual(Frame(fast), slow) {
-			t.Fatalf("fast and generic decoding differ for %q:\n fast %#v\n slow %#v", trimmed, fast, slow)
-		}
-	}
-	if fast, ok := decodeCommandFast(trimmed); ok {
 		slow, err := decodeGeneric(trimmed)
 		if err != nil {
 			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, trimmed)
@@ -95,7 +88,7 @@ func checkFastPaths(t *testing.T, data []byte) {
 		case BrowserResult:
 			fast, ferr = encodeResult(f)
 		case BrowserCommand:
-			fast = encodeCommand(f)
+			fast = AppendCommand([]byte("reused"), f)[len("reused"):]
 		default:
 			return
 		}

@@ -4,8 +4,12 @@ import (
 	"context"
 	"io"
 	"io/fs"
+	"net"
+	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -271,5 +275,44 @@ func TestChromeFromTheCommandLine(t *testing.T) {
 	r.cancel()
 	if c := r.code(t); c != 0 {
 		t.Fatalf("exit %d:\n%s", c, r.stderr.String())
+	}
+}
+
+// TestNoInferOnThePortIsSaidOnce: started where no infer listens, or
+// against a web server that is not infer, infer-sim keeps retrying (the
+// documented behaviour: it may be started before infer) and says once
+// that infer may not be running on this port, not a "connection refused"
+// or "bad handshake" line per attempt.
+func TestNoInferOnThePortIsSaidOnce(t *testing.T) {
+	closed := httptest.NewServer(http.NotFoundHandler())
+	closedPort := strconv.Itoa(closed.Listener.Addr().(*net.TCPAddr).Port)
+	closed.Close()
+	web := httptest.NewServer(http.NotFoundHandler())
+	defer web.Close()
+	webPort := strconv.Itoa(web.Listener.Addr().(*net.TCPAddr).Port)
+
+	for _, tc := range []struct{ port, want string }{
+		{closedPort, "nothing answers at ws://127.0.0.1:" + closedPort + "/ws (connection refused): is infer running on this port?"},
+		{webPort, "is not infer's bridge (it answered HTTP 404 Not Found to the WebSocket upgrade): is infer running on this port?"},
+	} {
+		// --verbose logs each quiet retry at debug level, so the test can
+		// wait for three attempts.
+		r := startSim(t, nil, "--port", tc.port, "--token", "t", "--verbose")
+		deadline := time.After(guard)
+		for !strings.Contains(r.stderr.String(), tc.want) || strings.Count(r.stderr.String(), "still nothing infer at this address") < 2 {
+			select {
+			case <-deadline:
+				t.Fatalf("stderr never said %q and retried twice:\n%s", tc.want, r.stderr.String())
+			case <-time.After(10 * time.Millisecond):
+			}
+		}
+		r.cancel()
+		if c := r.code(t); c != 0 {
+			t.Fatalf("exit %d", c)
+		}
+		out := r.stderr.String()
+		if n := strings.Count(out, "is infer running on this port?"); n != 1 || strings.Contains(out, "bad handshake") {
+			t.Errorf("port %s: said %d times:\n%s", tc.port, n, out)
+		}
 	}
 }

@@ -20,22 +20,22 @@ import (
 	"bufio"
 	"context"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net/url"
 	"os"
 	"os/signal"
-	"path/filepath"
 	"strconv"
-	"strings"
 	"sync"
 	"syscall"
 	"time"
 
-	"go.yaml.in/yaml/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/chrome"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
@@ -43,33 +43,191 @@ import (
 	"github.com/infer-workspace/infer/sim/scenario"
 )
 
-const defaultPort = 52789
-
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	os.Exit(run(ctx, os.Args[1:], os.Getenv, os.Stdin, os.Stdout, os.Stderr))
 }
 
+// Exit codes: a failure once running, and a mistake on the command line
+// (a bad flag, value, file or setting), which nothing was started for.
+const (
+	exitFailure = 1
+	exitUsage   = 2
+)
+
 // run is main without the process: it returns the exit code.
 func run(ctx context.Context, args []string, getenv func(string) string, stdin io.Reader, stdout, stderr io.Writer) int {
-	if len(args) > 0 {
-		switch args[0] {
-		case "run":
-			return runScenario(ctx, args[1:], getenv, stdout, stderr)
-		case "replay":
-			return runReplay(ctx, args[1:], getenv, stdout, stderr)
-		}
-	}
-	s, err := parse(args, getenv, stderr)
-	if errors.Is(err, flag.ErrHelp) {
-		return 0
-	}
+	c := &cli{getenv: getenv, stdin: stdin, stdout: stdout, stderr: stderr}
+	c.extension = c.simulate
+	return c.execute(ctx, args)
+}
+
+// cli is one invocation: its environment and streams, and the exit code
+// its command settled on. Every error a command returns is a usage error
+// (exit 2); the modes report their own failures and set code.
+type cli struct {
+	getenv         func(string) string
+	stdin          io.Reader
+	stdout, stderr io.Writer
+	// extension runs the extension mode once its flags are resolved: the
+	// simulator itself, or a test's look at the settings.
+	extension func(ctx context.Context, s settings) int
+	code      int
+}
+
+// execute runs the command line and returns the exit code. Errors are one
+// line, "infer-sim: …" or "infer-sim run: …", without the usage under
+// them: --help has it.
+func (c *cli) execute(ctx context.Context, args []string) int {
+	root := c.rootCmd()
+	root.SetArgs(args)
+	root.SetIn(c.stdin)
+	root.SetOut(c.stdout)
+	root.SetErr(c.stderr)
+	cmd, err := root.ExecuteContextC(ctx)
 	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim:", err)
-		return 2
+		if cmd == nil {
+			cmd = root
+		}
+		fmt.Fprintf(c.stderr, "%s: %v\n", cmd.CommandPath(), err)
+		return exitUsage
 	}
-	return simulate(ctx, s, stdin, stdout, stderr)
+	return c.code
+}
+
+const rootLong = `infer-sim impersonates infer's browser extension, so infer can be tried,
+tested and demonstrated without a browser. It dials a running infer's bridge
+on 127.0.0.1, authenticates with the pairing token, and answers infer's
+browser commands (navigate, click, type, read, screenshot, tabs) from a
+browser of its choice:
+
+  fake     built in: parses HTML, fills forms, redacts passwords, and serves
+           the demo site http://demo.infer.localhost offline (default)
+  chrome   real Chromium through DevTools, headless unless --headful
+  minimal  canned answers, for tests that only need something connected
+
+Like the real extension it reconnects with backoff whenever the connection
+fails or drops, until interrupted; if nothing answers on the port it says
+so once and keeps trying, so it may be started before infer.
+
+With --panel it is the extension's side panel too: type a message to send
+it to the agent, or a command (help lists them: approve, reject, mode, new,
+resume, tool, quit, …), and infer's answers are printed as they stream.
+
+Where it connects: --url, else ws://127.0.0.1:<port>/ws with --port, else
+extension.port from $INFER_HOME/browser_use.yaml (default ~/.infer), else
+52789. The token: --token, else $INFER_TOKEN, else extension.token from the
+same file, which ` + "`infer init`" + ` writes. The file is read and checked as infer
+reads it, so a mistake in it is reported with its line.
+
+The fault flags make it misbehave as a flaky extension or network would,
+for reliability tests; --seed repeats a run's random choices exactly.
+
+Exit codes: 0 when interrupted or on quit, 1 when it fails, 2 for a
+mistake on the command line or in browser_use.yaml.`
+
+const rootExample = `  infer-sim                                  the fake browser, port and token from ~/.infer
+  infer-sim --panel                          ... and a side panel to type into
+  infer-sim --browser chrome --headful       real Chromium, with its window
+  infer-sim --profile opentask-1.12.1        exactly what the real opentask 1.12.1 sends
+  infer-sim --record session.jsonl           record every frame, token redacted
+  infer-sim --drop-results 0.2 --latency 50ms --disconnect-after 30
+  infer-sim run assets/scenarios/browse-demo.yaml
+  infer-sim replay session.jsonl --ext-only`
+
+// rootCmd is the extension mode with the run and replay subcommands.
+func (c *cli) rootCmd() *cobra.Command {
+	var f extFlags
+	root := &cobra.Command{
+		Use:     "infer-sim [flags]",
+		Short:   "Impersonate infer's browser extension (and its side panel) for a running infer",
+		Long:    rootLong,
+		Example: rootExample,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return nil
+			}
+			msg := fmt.Sprintf("unexpected arguments %q", args)
+			if s := cmd.SuggestionsFor(args[0]); len(s) > 0 {
+				msg += fmt.Sprintf("; did you mean %q?", s[0])
+			}
+			return errors.New(msg + " (see --help)")
+		},
+		SilenceErrors: true, // execute prints them, one line each
+		SilenceUsage:  true,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := f.settings(c.getenv)
+			if err != nil {
+				return err
+			}
+			c.code = c.extension(cmd.Context(), s)
+			return nil
+		},
+	}
+	root.CompletionOptions.DisableDefaultCmd = true
+	root.SuggestionsMinimumDistance = 2
+	root.SetFlagErrorFunc(flagError)
+	f.register(root.Flags())
+	root.AddCommand(c.runCmd(), c.replayCmd())
+	return root
+}
+
+// flagError points from a flag cobra could not parse to the help.
+func flagError(_ *cobra.Command, err error) error {
+	return fmt.Errorf("%w (see --help)", err)
+}
+
+// oneFile is the positional check of run and replay.
+func oneFile(what string) cobra.PositionalArgs {
+	return func(_ *cobra.Command, args []string) error {
+		if len(args) != 1 {
+			return fmt.Errorf("give exactly one %s file (see --help)", what)
+		}
+		return nil
+	}
+}
+
+// extFlags are the extension mode's flags before resolution.
+type extFlags struct {
+	conn                  connFlags
+	verbose, quiet, panel bool
+	record, profile       string
+	browser               browserFlags
+	faults                faultFlags
+}
+
+func (f *extFlags) register(fs *pflag.FlagSet) {
+	f.conn.register(fs)
+	fs.BoolVar(&f.verbose, "verbose", false, "log debug details and show every frame")
+	fs.BoolVar(&f.quiet, "quiet", false, "with --panel, show only the conversation")
+	fs.BoolVar(&f.panel, "panel", false, "be the side panel too: read panel commands and messages from stdin and show the chat")
+	fs.StringVar(&f.record, "record", "", "record every frame to this file (JSON lines, token redacted)")
+	fs.StringVar(&f.profile, "profile", "", "extension to impersonate: contract (default) or opentask-1.12.1")
+	f.browser.register(fs, "fake")
+	f.faults.register(fs)
+}
+
+// settings resolves the flags, the environment and browser_use.yaml.
+func (f *extFlags) settings(getenv func(string) string) (settings, error) {
+	s := settings{verbose: f.verbose, quiet: f.quiet, panel: f.panel, record: f.record, browser: f.browser}
+	if s.quiet && s.verbose {
+		return settings{}, errors.New("--quiet and --verbose both given: use one")
+	}
+	var err error
+	if s.profile, err = sim.ProfileByName(f.profile); err != nil {
+		return settings{}, err
+	}
+	if err := s.browser.check(); err != nil {
+		return settings{}, err
+	}
+	if s.faults, err = f.faults.faults(); err != nil {
+		return settings{}, err
+	}
+	if s.url, s.token, err = f.conn.resolve(getenv); err != nil {
+		return settings{}, err
+	}
+	return s, nil
 }
 
 // settings are the resolved command line of the extension mode.
@@ -90,7 +248,7 @@ type browserFlags struct {
 	headful                     bool
 }
 
-func (b *browserFlags) register(fs *flag.FlagSet, def string) {
+func (b *browserFlags) register(fs *pflag.FlagSet, def string) {
 	fs.StringVar(&b.kind, "browser", def, "the browser behind the extension: fake (built in, serves the demo site offline), chrome (Chromium) or minimal")
 	fs.StringVar(&b.chromePath, "chrome-path", "", "Chromium to start (default: chromium, chromium-browser or google-chrome on PATH)")
 	fs.StringVar(&b.chromeURL, "chrome-url", "", "attach to a running Chromium's DevTools address (ws://… or http://127.0.0.1:9222) instead of starting one")
@@ -143,7 +301,7 @@ type connFlags struct {
 	port       int
 }
 
-func (c *connFlags) register(fs *flag.FlagSet) {
+func (c *connFlags) register(fs *pflag.FlagSet) {
 	fs.StringVar(&c.url, "url", "", "bridge WebSocket URL (default ws://127.0.0.1:<port>/ws)")
 	fs.IntVar(&c.port, "port", 0, "bridge port on 127.0.0.1 (default extension.port from browser_use.yaml, else 52789)")
 	fs.StringVar(&c.token, "token", "", "pairing token (default $INFER_TOKEN, else extension.token from browser_use.yaml)")
@@ -168,31 +326,42 @@ func (c connFlags) resolve(getenv func(string) string) (url, token string, err e
 		token = getenv("INFER_TOKEN")
 	}
 	if url == "" || token == "" {
-		cfg, path, err := readBrowserUse(getenv)
+		bu, path, err := readBrowserUse(getenv)
 		if err != nil {
 			return "", "", err
 		}
 		if token == "" {
-			token = cfg.Extension.Token
+			token = bu.Extension.Token
 		}
 		if url == "" {
 			p := c.port
 			if p == 0 {
-				p = cfg.Extension.Port
-				if err := checkPort(p); err != nil {
-					return "", "", fmt.Errorf("extension.port in %s: %w", path, err)
-				}
-			}
-			if p == 0 {
-				p = defaultPort
+				p = bu.Extension.Port
 			}
 			url = "ws://127.0.0.1:" + strconv.Itoa(p) + "/ws"
 		}
 		if token == "" {
-			return "", "", fmt.Errorf("no token: pass --token, set INFER_TOKEN, or run `infer init` to create %s", path)
+			return "", "", fmt.Errorf("no token: pass --token, set INFER_TOKEN, or run `infer init` to create %s", config.DisplayPath(path))
 		}
 	}
 	return url, token, nil
+}
+
+// readBrowserUse reads browser_use.yaml from infer's home as infer does,
+// with the same checks and messages. A missing file is not an error: the
+// flags and environment may say enough; it reads as the defaults (port
+// 52789, no token).
+func readBrowserUse(getenv func(string) string) (config.BrowserUse, string, error) {
+	home, err := config.HomeFrom(getenv)
+	if err != nil {
+		return config.BrowserUse{}, "", err
+	}
+	path := config.BrowserUsePath(home)
+	bu, _, err := config.LoadBrowserUse(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return config.BrowserUse{Extension: config.ExtensionConfig{Port: config.DefaultPort}}, path, nil
+	}
+	return bu, path, err
 }
 
 // checkPort rejects a port no TCP connection can use; 0 means "not
@@ -235,7 +404,7 @@ type faultFlags struct {
 	seed string
 }
 
-func (ff *faultFlags) register(fs *flag.FlagSet) {
+func (ff *faultFlags) register(fs *pflag.FlagSet) {
 	fs.DurationVar(&ff.f.Latency, "latency", 0, "fault: wait this long before acting on each browser command")
 	fs.Float64Var(&ff.f.DropResults, "drop-results", 0, "fault: probability (0..1) that a browser result is never sent")
 	fs.Float64Var(&ff.f.DuplicateResults, "duplicate-results", 0, "fault: probability (0..1) that a browser result is sent twice")
@@ -268,63 +437,9 @@ func (ff *faultFlags) faults() (*sim.Faults, error) {
 	return f, nil
 }
 
-// parse resolves the extension mode's flags, environment and
-// browser_use.yaml into settings.
-func parse(args []string, getenv func(string) string, stderr io.Writer) (settings, error) {
-	fs := flag.NewFlagSet("infer-sim", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, `infer-sim impersonates the browser extension for a running infer.
-
-usage:
-  infer-sim [flags]              be the extension until interrupted
-  infer-sim --panel [flags]      ... and type into its side panel (help lists the commands)
-  infer-sim run FILE [flags]     run a scenario file (see sim/scenario/README.md)
-  infer-sim replay FILE [flags]  replay a recording's extension side and compare infer's answers
-
-flags:
-`)
-		fs.PrintDefaults()
-	}
-	var conn connFlags
-	conn.register(fs)
-	var s settings
-	var profile string
-	fs.BoolVar(&s.verbose, "verbose", false, "log debug details and show every frame")
-	fs.BoolVar(&s.quiet, "quiet", false, "with --panel, show only the conversation")
-	fs.BoolVar(&s.panel, "panel", false, "be the side panel too: read panel commands and messages from stdin and show the chat")
-	fs.StringVar(&s.record, "record", "", "record every frame to this file (JSON lines, token redacted)")
-	fs.StringVar(&profile, "profile", "", "extension to impersonate: contract (default) or opentask-1.12.1")
-	s.browser.register(fs, "fake")
-	var ff faultFlags
-	ff.register(fs)
-	if err := fs.Parse(args); err != nil {
-		return settings{}, err
-	}
-	if fs.NArg() > 0 {
-		return settings{}, fmt.Errorf("unexpected arguments %q (see --help)", fs.Args())
-	}
-	if s.quiet && s.verbose {
-		return settings{}, errors.New("--quiet and --verbose both given: use one")
-	}
-	var err error
-	if s.profile, err = sim.ProfileByName(profile); err != nil {
-		return settings{}, err
-	}
-	if err := s.browser.check(); err != nil {
-		return settings{}, err
-	}
-	if s.faults, err = ff.faults(); err != nil {
-		return settings{}, err
-	}
-	if s.url, s.token, err = conn.resolve(getenv); err != nil {
-		return settings{}, err
-	}
-	return s, nil
-}
-
 // simulate is the extension mode.
-func simulate(ctx context.Context, s settings, stdin io.Reader, stdout, stderr io.Writer) int {
+func (c *cli) simulate(ctx context.Context, s settings) int {
+	stdin, stdout, stderr := c.stdin, c.stdout, c.stderr
 	level := slog.LevelInfo
 	switch {
 	case s.verbose:
@@ -515,174 +630,144 @@ func isTerminal(w io.Writer) bool {
 	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
 
-// runScenario is `infer-sim run FILE`.
-func runScenario(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("infer-sim run", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: infer-sim run FILE [flags]\n\nRuns a scenario (sim/scenario/README.md) against a running infer; exits 0 when every step passes.\n\nflags:\n")
-		fs.PrintDefaults()
+// runCmd is `infer-sim run FILE`.
+func (c *cli) runCmd() *cobra.Command {
+	var (
+		conn    connFlags
+		bf      browserFlags
+		ff      faultFlags
+		record  string
+		verbose bool
+	)
+	cmd := &cobra.Command{
+		Use:   "run FILE [flags]",
+		Short: "Run a scenario file against a running infer",
+		Long: `run plays a scenario (sim/scenario/README.md): the side panel's messages and
+commands, the frames infer must send back, and scripted browser answers, one
+step after another, each within the scenario's timeout. It prints each step
+as it passes and exits 0 when every step did, or 1 with the step that failed,
+what was expected and the closest frame infer sent instead.
+
+The browser behind the scenario's commands is the scenario's own choice
+unless --browser names one. The shipped scenarios are in assets/scenarios.`,
+		Example: `  infer-sim run assets/scenarios/browse-demo.yaml
+  infer-sim run assets/scenarios/approve-from-panel.yaml --port 40001 --record run.jsonl`,
+		Args: oneFile("scenario"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := bf.check(); err != nil {
+				return err
+			}
+			faults, err := ff.faults()
+			if err != nil {
+				return err
+			}
+			url, token, err := conn.resolve(c.getenv)
+			if err != nil {
+				return err
+			}
+			file := args[0]
+			sc, err := scenario.Load(file)
+			if err != nil {
+				return err
+			}
+			c.code = c.runScenario(cmd.Context(), file, sc, bf, record, subcommandLogger(c.stderr, verbose),
+				scenario.Options{URL: url, Token: token, Faults: faults, Progress: c.stdout})
+			return nil
+		},
 	}
-	var conn connFlags
-	conn.register(fs)
-	var bf browserFlags
-	bf.register(fs, "")
-	record := fs.String("record", "", "record every frame to this file")
-	verbose := fs.Bool("verbose", false, "log the client's diagnostics")
-	var ff faultFlags
-	ff.register(fs)
-	file, rest := splitFile(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 || file == "" {
-		fmt.Fprintln(stderr, "infer-sim run: give exactly one scenario file (see --help)")
-		return 2
-	}
-	if err := bf.check(); err != nil {
-		fmt.Fprintln(stderr, "infer-sim run:", err)
-		return 2
-	}
-	faults, err := ff.faults()
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim run:", err)
-		return 2
-	}
-	url, token, err := conn.resolve(getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim run:", err)
-		return 2
-	}
-	sc, err := scenario.Load(file)
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim run:", err)
-		return 2
-	}
-	log := subcommandLogger(stderr, *verbose)
-	opts := scenario.Options{URL: url, Token: token, Faults: faults, Progress: stdout, Logger: log}
+	fl := cmd.Flags()
+	conn.register(fl)
+	bf.register(fl, "")
+	fl.StringVar(&record, "record", "", "record every frame to this file")
+	fl.BoolVar(&verbose, "verbose", false, "log the client's diagnostics")
+	ff.register(fl)
+	return cmd
+}
+
+// runScenario runs a loaded scenario and returns the exit code.
+func (c *cli) runScenario(ctx context.Context, file string, sc *scenario.Scenario, bf browserFlags, record string, log *slog.Logger, opts scenario.Options) int {
+	opts.Logger = log
 	if bf.kind != "" {
 		profile, _ := sim.ProfileByName(sc.Profile)
 		b, closeBrowser, err := bf.open(ctx, profile, log)
 		if err != nil {
-			fmt.Fprintln(stderr, "infer-sim run:", err)
-			return 1
+			fmt.Fprintln(c.stderr, "infer-sim run:", err)
+			return exitFailure
 		}
 		defer closeBrowser()
 		opts.Browser = b
 	}
-	if *record != "" {
-		w, f, err := recording.Create(*record)
+	if record != "" {
+		w, f, err := recording.Create(record)
 		if err != nil {
-			fmt.Fprintln(stderr, "infer-sim run:", err)
-			return 1
+			fmt.Fprintln(c.stderr, "infer-sim run:", err)
+			return exitFailure
 		}
 		defer f.Close()
 		opts.Tap = w
 	}
-	fmt.Fprintf(stdout, "scenario %s: %s\n", file, sc.Name)
+	fmt.Fprintf(c.stdout, "scenario %s: %s\n", file, sc.Name)
 	if err := sc.Run(ctx, opts); err != nil {
-		fmt.Fprintln(stderr, "FAIL", err)
-		return 1
+		fmt.Fprintln(c.stderr, "FAIL", err)
+		return exitFailure
 	}
-	fmt.Fprintf(stdout, "PASS %s (%d steps)\n", file, len(sc.Steps))
+	fmt.Fprintf(c.stdout, "PASS %s (%d steps)\n", file, len(sc.Steps))
 	return 0
 }
 
-// runReplay is `infer-sim replay FILE`.
-func runReplay(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) int {
-	fs := flag.NewFlagSet("infer-sim replay", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.Usage = func() {
-		fmt.Fprint(stderr, "usage: infer-sim replay FILE [flags]\n\nPlays a recording's extension side against a running infer and reports where infer's answers differ\nfrom the recorded ones (ids, timestamps and uuids ignored). Exits 0 when they are equivalent.\n\nflags:\n")
-		fs.PrintDefaults()
-	}
-	var conn connFlags
-	conn.register(fs)
-	extOnly := fs.Bool("ext-only", false, "only check that infer accepts every recorded extension frame without closing the connection")
-	settle := fs.Duration("settle", 500*time.Millisecond, "how long infer may stay quiet before the next recorded frame is sent anyway")
-	timeout := fs.Duration("timeout", 15*time.Second, "how long to wait for infer's frames at most")
-	verbose := fs.Bool("verbose", false, "log the client's diagnostics")
-	file, rest := splitFile(args)
-	if err := fs.Parse(rest); err != nil {
-		if errors.Is(err, flag.ErrHelp) {
-			return 0
-		}
-		return 2
-	}
-	if file == "" && fs.NArg() == 1 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 || file == "" {
-		fmt.Fprintln(stderr, "infer-sim replay: give exactly one recording file (see --help)")
-		return 2
-	}
-	url, token, err := conn.resolve(getenv)
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim replay:", err)
-		return 2
-	}
-	entries, err := recording.Load(file)
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim replay:", err)
-		return 2
-	}
-	rep, err := recording.Replay(ctx, entries, recording.ReplayOptions{
-		URL: url, Token: token, ExtOnly: *extOnly, Settle: *settle, Timeout: *timeout,
-		Logger: subcommandLogger(stderr, *verbose),
-	})
-	if err != nil {
-		fmt.Fprintln(stderr, "infer-sim replay:", err)
-		return 1
-	}
-	fmt.Fprintln(stdout, rep)
-	if !rep.Equivalent() {
-		return 1
-	}
-	return 0
-}
+// replayCmd is `infer-sim replay FILE`.
+func (c *cli) replayCmd() *cobra.Command {
+	var (
+		conn            connFlags
+		extOnly         bool
+		settle, timeout time.Duration
+		verbose         bool
+	)
+	cmd := &cobra.Command{
+		Use:   "replay FILE [flags]",
+		Short: "Replay a recording's extension side and compare infer's answers",
+		Long: `replay plays the extension's side of a recording (made with --record, or one of
+shared/recordings) against a running infer, frame by frame, and reports
+where infer's answers differ from the recorded ones; ids, timestamps and
+uuids are ignored. It exits 0 when they are equivalent, 1 when they differ.
 
-// splitFile takes the file argument off the front, so flags may follow it.
-func splitFile(args []string) (string, []string) {
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		return args[0], args[1:]
+With --ext-only it only checks that infer accepts every recorded extension
+frame without closing the connection, which is how a recording of another
+extension version is checked against this infer.`,
+		Example: `  infer-sim --record session.jsonl            (use infer, then stop it)
+  infer-sim replay session.jsonl
+  infer-sim replay ../shared/recordings/opentask-1.12.1.jsonl --ext-only`,
+		Args: oneFile("recording"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			url, token, err := conn.resolve(c.getenv)
+			if err != nil {
+				return err
+			}
+			entries, err := recording.Load(args[0])
+			if err != nil {
+				return err
+			}
+			rep, err := recording.Replay(cmd.Context(), entries, recording.ReplayOptions{
+				URL: url, Token: token, ExtOnly: extOnly, Settle: settle, Timeout: timeout,
+				Logger: subcommandLogger(c.stderr, verbose),
+			})
+			if err != nil {
+				fmt.Fprintln(c.stderr, "infer-sim replay:", err)
+				c.code = exitFailure
+				return nil
+			}
+			fmt.Fprintln(c.stdout, rep)
+			if !rep.Equivalent() {
+				c.code = exitFailure
+			}
+			return nil
+		},
 	}
-	return "", args
-}
-
-// browserUse is the part of browser_use.yaml infer-sim needs.
-type browserUse struct {
-	Extension struct {
-		Port  int    `yaml:"port"`
-		Token string `yaml:"token"`
-	} `yaml:"extension"`
-}
-
-// readBrowserUse reads $INFER_HOME/browser_use.yaml; a missing file is
-// not an error (flags and environment may be enough).
-func readBrowserUse(getenv func(string) string) (browserUse, string, error) {
-	var cfg browserUse
-	home := getenv("INFER_HOME")
-	if home == "" {
-		userHome, err := os.UserHomeDir()
-		if err != nil {
-			return cfg, "", fmt.Errorf("cannot find the home directory (set INFER_HOME): %w", err)
-		}
-		home = filepath.Join(userHome, ".infer")
-	}
-	path := filepath.Join(home, "browser_use.yaml")
-	data, err := os.ReadFile(path)
-	if errors.Is(err, os.ErrNotExist) {
-		return cfg, path, nil
-	}
-	if err != nil {
-		return cfg, path, fmt.Errorf("read %s: %w", path, err)
-	}
-	if err := yaml.Unmarshal(data, &cfg); err != nil {
-		return cfg, path, fmt.Errorf("%s is not valid YAML: %w", path, err)
-	}
-	return cfg, path, nil
+	fl := cmd.Flags()
+	conn.register(fl)
+	fl.BoolVar(&extOnly, "ext-only", false, "only check that infer accepts every recorded extension frame without closing the connection")
+	fl.DurationVar(&settle, "settle", 500*time.Millisecond, "how long infer may stay quiet before the next recorded frame is sent anyway")
+	fl.DurationVar(&timeout, "timeout", 15*time.Second, "how long to wait for infer's frames at most")
+	fl.BoolVar(&verbose, "verbose", false, "log the client's diagnostics")
+	return cmd
 }

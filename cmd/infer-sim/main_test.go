@@ -16,6 +16,20 @@ import (
 	"github.com/infer-workspace/infer/session/browser"
 )
 
+// parse resolves an extension-mode command line as infer-sim does,
+// without starting the simulator.
+func parse(args []string, getenv func(string) string, stderr io.Writer) (settings, error) {
+	var got settings
+	c := &cli{getenv: getenv, stdout: io.Discard, stderr: stderr}
+	c.extension = func(_ context.Context, s settings) int { got = s; return 0 }
+	root := c.rootCmd()
+	root.SetArgs(args)
+	root.SetOut(io.Discard)
+	root.SetErr(stderr)
+	_, err := root.ExecuteC()
+	return got, err
+}
+
 func envOf(m map[string]string) func(string) string {
 	return func(k string) string { return m[k] }
 }
@@ -30,9 +44,11 @@ func writeBrowserUse(t *testing.T, body string) string {
 }
 
 func TestTokenAndPortResolution(t *testing.T) {
-	home := writeBrowserUse(t, "enabled: true\nbackend: extension\nextension:\n  port: 40001\n  token: from-yaml\n")
+	const yamlToken = "from-yaml-0123456789abcdefghijklmnopq"
+	home := writeBrowserUse(t, "enabled: true\nbackend: extension\nextension:\n  port: 40001\n  token: "+yamlToken+"\n")
 	empty := t.TempDir()
-	badPort := writeBrowserUse(t, "extension:\n  port: 70000\n  token: from-yaml\n")
+	badPort := writeBrowserUse(t, "extension:\n  port: 70000\n  token: "+yamlToken+"\n")
+	unknownKey := writeBrowserUse(t, "extension:\n  prot: 40001\n  token: "+yamlToken+"\n")
 	for _, tc := range []struct {
 		name      string
 		args      []string
@@ -46,7 +62,7 @@ func TestTokenAndPortResolution(t *testing.T) {
 		{name: "env token over yaml", env: map[string]string{"INFER_HOME": home, "INFER_TOKEN": "env"},
 			wantURL: "ws://127.0.0.1:40001/ws", wantToken: "env"},
 		{name: "yaml", env: map[string]string{"INFER_HOME": home},
-			wantURL: "ws://127.0.0.1:40001/ws", wantToken: "from-yaml"},
+			wantURL: "ws://127.0.0.1:40001/ws", wantToken: yamlToken},
 		{name: "explicit url", args: []string{"--url", "ws://localhost:9/ws", "--token", "t"}, env: map[string]string{"INFER_HOME": empty},
 			wantURL: "ws://localhost:9/ws", wantToken: "t"},
 		{name: "default port", args: []string{"--token", "t"}, env: map[string]string{"INFER_HOME": empty},
@@ -55,7 +71,12 @@ func TestTokenAndPortResolution(t *testing.T) {
 		{name: "url and port", args: []string{"--url", "ws://x/ws", "--port", "1"}, wantErr: "use one"},
 		{name: "port out of range", args: []string{"--port", "65536", "--token", "t"}, env: map[string]string{"INFER_HOME": empty}, wantErr: "--port 65536"},
 		{name: "not a ws url", args: []string{"--url", "ftp://x", "--token", "t"}, wantErr: "not ws or wss"},
-		{name: "yaml port out of range", env: map[string]string{"INFER_HOME": badPort}, wantErr: "extension.port in"},
+		{name: "yaml port out of range", env: map[string]string{"INFER_HOME": badPort}, wantErr: "browser_use.yaml:2: extension.port: 70000 is not a valid port; use a number from 1 to 65535"},
+		{name: "yaml unknown key", env: map[string]string{"INFER_HOME": unknownKey}, wantErr: "browser_use.yaml:2: extension.prot"},
+		{name: "yaml port, flag token", args: []string{"--token", "t"}, env: map[string]string{"INFER_HOME": home},
+			wantURL: "ws://127.0.0.1:40001/ws", wantToken: "t"},
+		{name: "stray word near a subcommand", args: []string{"rnu"}, wantErr: `unexpected arguments ["rnu"]; did you mean "run"?`},
+		{name: "unknown flag", args: []string{"--prot", "1"}, wantErr: "unknown flag: --prot (see --help)"},
 		{name: "stray argument", args: []string{"--token", "t", "extra"}, wantErr: "unexpected arguments"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

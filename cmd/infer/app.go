@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"log/slog"
@@ -26,6 +27,10 @@ type appOptions struct {
 	Log *slog.Logger
 	// Warn receives configuration warnings for the person.
 	Warn io.Writer
+	// NoBridgeWhy says why the caller left Bridge off, for the browser
+	// tools to tell the model and the person (such as --no-bridge); when
+	// empty, the reason is read from browser_use.yaml.
+	NoBridgeWhy string
 	// StoreFS carries the conversation store's file operations; nil is
 	// the real filesystem. Tests inject a failing disk through it.
 	StoreFS store.FS
@@ -83,12 +88,26 @@ func openApp(opts appOptions) (*app, error) {
 			opts.Bridge = false
 		}
 	}
+	browserOff := ""
+	if !opts.Bridge {
+		browserOff = opts.NoBridgeWhy
+		if browserOff == "" {
+			browserOff = bridgeOffReason(home)
+		}
+	}
 	in, err := assemble.New(assemble.Options{
 		Home: home, Root: root, Config: cfg,
 		Bridge: opts.Bridge, BrowserUse: bu, Port: opts.Port, PortSet: opts.PortSet,
-		Model: opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
+		BrowserOff: browserOff,
+		Model:      opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
 		Log: opts.Log, Warn: warn,
 	})
+	var bad *assemble.ModelError
+	if errors.As(err, &bad) && opts.Model != "" {
+		// --model is a command-line mistake, whichever command took it:
+		// docs/headless.md gives such mistakes exit code 2.
+		return nil, exitError{exitUsage, err}
+	}
 	if err != nil {
 		return nil, err
 	}

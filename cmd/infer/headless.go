@@ -21,8 +21,9 @@ import (
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// exitInterrupted is the exit code of a run stopped by SIGINT, as shells
-// report a process killed by it (128 + 2).
+// exitInterrupted is the exit code of a run stopped by SIGINT, SIGTERM or
+// SIGHUP, which main turns into the same cancellation: the code shells
+// report for a process killed by SIGINT (128 + 2), whichever it was.
 const exitInterrupted = 130
 
 // exitError carries an exit code other than the default 1 for runtime
@@ -82,12 +83,15 @@ A connected browser extension watches the run through the bridge when
 browser_use.yaml enables it; a busy port (another infer) only warns.
 
 Exit codes: 0 the run finished, 1 it failed, 2 usage error (including an
-unknown --session-id or --model), 130 interrupted (SIGINT).`,
+unknown --session-id or --model), 130 interrupted (SIGINT, SIGTERM or
+SIGHUP, or stopped from the browser panel).`,
 		Example: `  infer headless "summarise README.md"
   infer headless --output json --mode auto "run go test ./..."
   echo "open example.com" | infer headless --output ag-ui -
   infer headless --session-id 6f1c… "and now the docs page"`,
-		Args: usageArgs(cobra.MinimumNArgs(1)),
+		// No prompt at all is the empty prompt, which runHeadless explains
+		// in one line; cobra's own check printed its usage under it.
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runHeadless(cmd, args, f)
 		},
@@ -150,7 +154,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	}
 	switch {
 	case strings.TrimSpace(prompt) == "":
-		return usageError{errors.New("the prompt is empty: give it as arguments, or - to read it from stdin")}
+		return exitError{exitUsage, errors.New("the prompt is empty: give it as arguments, or - to read it from stdin (`infer headless --help` shows the options)")}
 	case session.IsNewSessionCommand(prompt):
 		return usageError{fmt.Errorf("%q starts a new conversation and runs nothing; every headless run without --session-id already starts one", strings.TrimSpace(prompt))}
 	}
@@ -274,7 +278,9 @@ func readPrompt(ctx context.Context, in io.Reader) (string, error) {
 // without it, since the run does not need the browser to be useful.
 func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
 	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
-	if !f.noBridge {
+	if f.noBridge {
+		opts.NoBridgeWhy = "this run was started with --no-bridge; run it without that flag, with infer's extension connected, to use the browser."
+	} else {
 		home, err := config.Home()
 		if err != nil {
 			return nil, err
@@ -288,10 +294,8 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 	if err != nil && opts.Bridge && errors.Is(err, syscall.EADDRINUSE) {
 		fmt.Fprintln(warn, "infer: warning: the browser bridge's port is in use (probably by another infer, which keeps the extension), so this run has no browser; use --port to pick another, or --no-bridge to silence this")
 		opts.Bridge = false
+		opts.NoBridgeWhy = "the bridge's port was in use (probably by another infer, which keeps the extension); run again with --port to pick another."
 		a, err = openApp(opts)
-	}
-	if err != nil && f.model != "" && strings.HasPrefix(err.Error(), fmt.Sprintf("model %q: ", f.model)) {
-		return nil, exitError{exitUsage, err}
 	}
 	return a, err
 }

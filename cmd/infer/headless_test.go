@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"io/fs"
@@ -22,6 +23,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/adrg/xdg"
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	aguijson "github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/encoding/json"
 	"github.com/sirupsen/logrus"
@@ -281,7 +283,7 @@ func TestHeadlessTextOutput(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("tabs: exit %d\n%s", code, errOut)
 	}
-	for _, want := range []string{"Calling BrowserTabs.\n→ BrowserTabs\n", "✗ BrowserTabs (", "): No browser is connected", "Done.\n- BrowserTabs: No browser"} {
+	for _, want := range []string{"Calling BrowserTabs.\n→ BrowserTabs\n", "✗ BrowserTabs (", "): Browser use is off in this infer", "Done.\n- BrowserTabs: Browser use is off"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("tabs output lacks %q:\n%s", want, out)
 		}
@@ -347,7 +349,7 @@ func TestHeadlessJSONOutput(t *testing.T) {
 	if c := calls[0]; c["name"] != "BrowserTabs" || c["arguments"] != "{}" || c["id"] == "" {
 		t.Errorf("tool_call %v", c)
 	}
-	if r := results[0]; r["id"] != calls[0]["id"] || r["name"] != "BrowserTabs" || r["ok"] != false || !strings.HasPrefix(r["output"].(string), "No browser is connected") {
+	if r := results[0]; r["id"] != calls[0]["id"] || r["name"] != "BrowserTabs" || r["ok"] != false || !strings.HasPrefix(r["output"].(string), "Browser use is off in this infer") {
 		t.Errorf("tool_result %v", r)
 	}
 	if lines[len(lines)-1]["type"] != "run_finished" {
@@ -635,10 +637,10 @@ func TestHeadlessUsageErrorsExitTwo(t *testing.T) {
 		{[]string{"--output", "yaml", "hi"}, `unknown output format "yaml"`},
 		{[]string{"--output", "json", "--format", "text", "hi"}, "disagree"},
 		{[]string{"--mode", "reckless", "hi"}, `unknown mode "reckless"`},
-		{[]string{"--model", "nobody/nothing", "hi"}, `model "nobody/nothing"`},
+		{[]string{"--model", "nobody/nothing", "hi"}, `unknown provider "nobody" in "nobody/nothing"`},
 		{[]string{"   "}, "the prompt is empty"},
 		{[]string{"/clear"}, "runs nothing"},
-		{nil, "requires at least 1 arg"},
+		{nil, "the prompt is empty"},
 	} {
 		out, errOut, code := runHL(t, "", tc.args...)
 		if code != 2 || out != "" || !strings.Contains(errOut, tc.want) {
@@ -951,4 +953,51 @@ func randomHex(t *testing.T) string {
 		t.Fatal(err)
 	}
 	return hex.EncodeToString(b)
+}
+
+// TestModelMistakeExitsTwoInEveryCommand: a --model that cannot be used
+// is the same command-line mistake for `infer headless` and for `infer`
+// (the workspace), so both exit 2 as docs/headless.md says, and the
+// message names the model once.
+func TestModelMistakeExitsTwoInEveryCommand(t *testing.T) {
+	t.Cleanup(xdg.Reload) // runs after the variables below are restored
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	xdg.Reload()
+	t.Setenv("OPENAI_API_KEY", "")
+	hlProject(t)
+
+	check := func(what string, code int, msg string) {
+		t.Helper()
+		if code != exitUsage {
+			t.Errorf("%s: exit %d, want %d\n%s", what, code, exitUsage, msg)
+		}
+		if n := strings.Count(msg, "openai/gpt-4o"); n != 1 || !strings.Contains(msg, "no API key") {
+			t.Errorf("%s: the message should name the model once and say what is missing:\n%s", what, msg)
+		}
+	}
+	_, errOut, code := infer(t, "headless", "--no-bridge", "--model", "openai/gpt-4o", "hi")
+	check("infer headless", code, errOut)
+
+	// `infer` opens the workspace only in a terminal, so its run is called
+	// as the root command calls it once the terminal is there.
+	var stderr bytes.Buffer
+	err := runTUI(context.Background(), &stderr, tuiOptions{model: "openai/gpt-4o"})
+	var coded exitError
+	if !errors.As(err, &coded) {
+		t.Fatalf("infer --model: %v is not an error with an exit code", err)
+	}
+	check("infer", coded.ExitCode(), err.Error())
+
+	// A model from config.yaml is not a command-line mistake: it fails
+	// with 1, and still says the model once.
+	if err := os.MkdirAll(filepath.Join(os.Getenv(config.HomeEnv)), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(config.ConfigPath(os.Getenv(config.HomeEnv)), []byte("model: openai/gpt-4o\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = infer(t, "headless", "--no-bridge", "hi")
+	if code != exitFailure || strings.Count(errOut, "openai/gpt-4o") != 1 {
+		t.Errorf("model from config.yaml: exit %d\n%s", code, errOut)
+	}
 }

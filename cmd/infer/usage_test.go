@@ -88,3 +88,13 @@ func TestServePortOutOfRange(t *testing.T) {
 		}
 	}
 }
+
+// TestHeadlessHelpNamesEveryInterruptingSignal: main cancels a run on
+// SIGINT, SIGTERM and SIGHUP alike, and TestHangupStopsHeadlessAndKeeps…
+// checks the 130 for the latter two; the help says so too.
+func TestHeadlessHelpNamesEveryInterruptingSignal(t *testing.T) {
+	out, _, code := infer(t, "headless", "--help")
+	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "130 interrupted (SIGINT, SIGTERM or SIGHUP, or stopped from the browser panel)") {
+		t.Fatalf("exit %d; help:\n%s", code, out)
+	}
+}

@@ -34,8 +34,12 @@ const (
 
 // Home returns infer's home directory: $INFER_HOME made absolute when set,
 // else ~/.infer. It does not create it (see EnsureDir).
-func Home() (string, error) {
-	if h := os.Getenv(HomeEnv); h != "" {
+func Home() (string, error) { return HomeFrom(os.Getenv) }
+
+// HomeFrom is Home with the environment read through getenv, for programs
+// that take their environment as a value (infer-sim, tests).
+func HomeFrom(getenv func(string) string) (string, error) {
+	if h := getenv(HomeEnv); h != "" {
 		if h == "~" || strings.HasPrefix(h, "~/") {
 			// A quoted "~/x" reaches us unexpanded; expand it as the shell would.
 			userHome, err := os.UserHomeDir()

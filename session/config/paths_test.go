@@ -26,6 +26,22 @@ func TestHomeFromEnv(t *testing.T) {
 	}
 }
 
+// TestHomeFromReadsTheGivenEnvironment: HomeFrom sees only what getenv
+// returns, not the process's INFER_HOME.
+func TestHomeFromReadsTheGivenEnvironment(t *testing.T) {
+	dir := t.TempDir()
+	t.Setenv(HomeEnv, filepath.Join(dir, "process"))
+	got, err := HomeFrom(func(k string) string {
+		if k == HomeEnv {
+			return filepath.Join(dir, "given")
+		}
+		return ""
+	})
+	if err != nil || got != filepath.Join(dir, "given") {
+		t.Fatalf("HomeFrom = %q, %v; want the given home", got, err)
+	}
+}
+
 func TestHomeDefault(t *testing.T) {
 	userHome := t.TempDir()
 	t.Setenv("HOME", userHome)

@@ -32,11 +32,40 @@ const (
 // extension is connected, worded for the model to relay.
 var ErrNoBrowser = errors.New("No browser is connected: ask the person to open the extension and connect it (infer pair shows the steps)")
 
+// browserOffError is ErrNoBrowser when infer runs without a bridge at all:
+// no extension can connect, so its message says why and what the person
+// can do instead of asking them to connect one.
+type browserOffError struct{ why string }
+
+func (e browserOffError) Error() string {
+	return "Browser use is off in this infer, so no browser tool can work: " + e.why + " Tell the person; do not retry browser tools until they have."
+}
+
+// Is makes errors.Is(err, ErrNoBrowser) hold.
+func (e browserOffError) Is(target error) bool { return target == ErrNoBrowser }
+
+// noBrowser is the error of a browser tool called with no browser.
+func (e *Env) noBrowser() error {
+	if e.BrowserOff != "" {
+		return browserOffError{e.BrowserOff}
+	}
+	return ErrNoBrowser
+}
+
+// isBrowser reports whether t acts through the person's browser.
+func isBrowser(t Tool) bool {
+	switch t.(type) {
+	case navigateTool, clickTool, typeTool, readPageTool, screenshotTool, tabsTool:
+		return true
+	}
+	return false
+}
+
 // do runs one browser command, mapping the driver's errors to text a
 // model can act on, and remembers the tab's URL for site grants.
 func do(ctx context.Context, env *Env, cmd browser.Command) (browser.Result, error) {
 	if env.Browser == nil {
-		return browser.Result{}, ErrNoBrowser
+		return browser.Result{}, env.noBrowser()
 	}
 	// cmd.Timeout stays zero: the driver then applies the person's
 	// extension.command_timeout, shortened to ctx's deadline when that

@@ -517,3 +517,36 @@ func TestDurationIsTheRunOnly(t *testing.T) {
 		t.Errorf("unknown tool: Duration %v", out.Duration)
 	}
 }
+
+// TestBrowserToolsWithoutABrowserFailWithoutAsking: with no browser (the
+// bridge off), a browser call that would ask fails at once, in every mode,
+// with the reason and what to do, and the person is never asked to
+// approve a call that cannot work.
+func TestBrowserToolsWithoutABrowserFailWithoutAsking(t *testing.T) {
+	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+	p, env, _ := newTestPipeline(t, a, nil)
+	env.BrowserOff = "enabled is false in ~/.infer/browser_use.yaml: set enabled: true and start infer again."
+	for _, mode := range []Mode{Standard, Plan, Auto, AutoWithJudge} {
+		for _, call := range []Call{
+			{ID: "n", Name: "BrowserNavigate", Args: `{"url":"https://example.com"}`},
+			{ID: "c", Name: "BrowserClick", Args: `{"selector":"a"}`},
+			{ID: "t", Name: "BrowserType", Args: `{"selector":"#q","text":"x"}`},
+			{ID: "r", Name: "BrowserRead", Args: `{}`},
+		} {
+			out := p.Run(context.Background(), call, mode)
+			if out.Success || out.Denied || !strings.Contains(out.Output, "Browser use is off") || !strings.Contains(out.Output, "set enabled: true") {
+				t.Errorf("%s in %s: %+v", call.Name, mode, out)
+			}
+		}
+	}
+	if n := a.count(); n != 0 {
+		t.Fatalf("the person was asked %d times to approve calls that cannot work", n)
+	}
+
+	// With a browser, the same call asks as before.
+	env.Browser = &fakeBrowser{}
+	p.Run(context.Background(), Call{ID: "n3", Name: "BrowserNavigate", Args: `{"url":"https://example.com"}`}, Standard)
+	if a.count() != 1 {
+		t.Errorf("with a browser, navigate asked %d times, want 1", a.count())
+	}
+}

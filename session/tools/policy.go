@@ -160,6 +160,11 @@ type policy struct {
 
 // decide applies the mode to a validated call of t.
 func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+	if isBrowser(t) && p.env.Browser == nil && p.env.BrowserOff != "" {
+		// With browser use off the tool fails before it does anything, so
+		// asking the person first would only make them approve a failure.
+		return Permission{Kind: Allow, Why: "no browser is available, so the call fails without acting"}
+	}
 	if outside := p.outsidePath(t, args); outside != "" {
 		if mode == Plan && !t.ReadOnly() {
 			return p.planRefusal(t, args)

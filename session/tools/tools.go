@@ -38,6 +38,13 @@ type Env struct {
 	ArtifactsDir string
 	// Browser drives the person's browser; nil means no browser.
 	Browser browser.Driver
+	// BrowserOff says why Browser is nil and what the person can do about
+	// it, such as "enabled is false in ~/.infer/browser_use.yaml: set
+	// enabled: true and start infer again". Set with a nil Browser,
+	// browser tools fail at once with it instead of asking for an
+	// approval that cannot help; a nil Browser without it (an embedder,
+	// a test) keeps the usual approvals and fails with ErrNoBrowser.
+	BrowserOff string
 	// SecretEnv names environment variables that commands run by Bash do
 	// not inherit: provider API keys and the bridge token. infer needs
 	// them; a command the model wrote does not, and whatever it prints

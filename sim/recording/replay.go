@@ -176,7 +176,7 @@ func Replay(ctx context.Context, entries []Entry, opts ReplayOptions) (*Report, 
 	err := client.WaitConnected(wctx)
 	cancel()
 	if err != nil {
-		return nil, fmt.Errorf("could not connect to infer at %s: %v (is it running? check --url/--port and --token)", opts.URL, client.LastError())
+		return nil, fmt.Errorf("could not connect to infer at %s: %s", opts.URL, sim.ConnectAdvice(client.LastError()))
 	}
 	rep.Sent[wire.TypeBrowserHello]++
 

@@ -96,7 +96,7 @@ func (s *Scenario) Run(ctx context.Context, opts Options) error {
 	err = client.WaitConnected(wctx)
 	cancel()
 	if err != nil {
-		return fmt.Errorf("%s: could not connect to infer at %s within %s: %v (is infer running? check --url/--port and --token)", s.File, opts.URL, s.Timeout, client.LastError())
+		return fmt.Errorf("%s: could not connect to infer at %s within %s: %s", s.File, opts.URL, s.Timeout, sim.ConnectAdvice(client.LastError()))
 	}
 	for i := range s.Steps {
 		if err := r.step(ctx, i); err != nil {

@@ -3,10 +3,11 @@
 // message into tool calls, streams its words as separate deltas, and sums up
 // tool results, so the workspace works offline and tests are exact.
 //
-// Commands (several may be joined with ";" to make several tool calls in one
-// turn): open|go to|navigate <url>, click <selector>, type <text> into
-// <selector> [and press enter], read [selector], screenshot, tabs,
-// run <command>, think <text>, stream <n>, fail.
+// Commands (several may be joined with ";", done in order, the tool calls
+// together at the end of the turn): open|go to|navigate <url>,
+// click <selector>, type <text> into <selector> [and press enter],
+// read [selector], screenshot, tabs, run <command>, think <text>,
+// stream <n>, fail.
 package demo
 
 import (
@@ -113,50 +114,53 @@ func (s *streamer) done(err error) (llm.Completion, error) {
 // tool call ids unique within a conversation yet deterministic.
 func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completion, error) {
 	text := strings.TrimSpace(msg)
-	lower := strings.ToLower(text)
-	switch {
-	case lower == "fail":
-		if err := s.say(llm.TextDelta, "This reply will fail halfway, as you asked."); err != nil {
-			return s.done(err)
+	steps, complaint, ok := parseSteps(text)
+	if !ok {
+		// "think" takes the rest of the message when it is not a list of
+		// commands, so a thought may contain a semicolon.
+		if lower := strings.ToLower(text); strings.HasPrefix(lower, "think ") {
+			return s.done(s.think(strings.TrimSpace(text[len("think "):])))
 		}
-		return s.done(&llm.Error{Kind: llm.ErrStream, Provider: "offline", Model: "demo",
-			Message: "simulated provider failure mid-stream (you asked for it with `fail`)"})
-	case strings.HasPrefix(lower, "think "):
-		thought := strings.TrimSpace(text[len("think "):])
-		if err := s.say(llm.ReasoningDelta, "Thinking about: "+thought); err != nil {
-			return s.done(err)
+		if complaint == "" {
+			complaint = fmt.Sprintf("I am infer's offline demo model, not an LLM, so I only follow a few commands. You said: “%s”. %s", text, Hint)
 		}
-		return s.done(s.say(llm.TextDelta, "I thought about “"+thought+"”. I am the offline demo model, so that is as deep as it goes."))
-	case strings.HasPrefix(lower, "stream "):
-		n, err := strconv.Atoi(strings.TrimSpace(text[len("stream "):]))
-		if err != nil || n < 1 || n > MaxStream {
-			return s.done(s.say(llm.TextDelta, fmt.Sprintf("stream takes a whole number from 1 to %d.", MaxStream)))
+		return s.done(s.say(llm.TextDelta, complaint))
+	}
+	var calls []llm.ToolCall
+	for _, st := range steps {
+		if st.kind == stepCall {
+			calls = append(calls, st.call)
 		}
-		for i := 1; i <= n; i++ {
-			if err := s.pause(); err != nil {
+	}
+	if len(calls) > 0 && !toolsOffered {
+		return s.done(s.say(llm.TextDelta, "I would call tools for that, but no tools are available in this turn."))
+	}
+	for _, st := range steps {
+		var err error
+		switch st.kind {
+		case stepThink:
+			err = s.think(st.text)
+		case stepStream:
+			err = s.count(st.n)
+		case stepFail:
+			if err := s.say(llm.TextDelta, s.sep()+"This reply will fail halfway, as you asked."); err != nil {
 				return s.done(err)
 			}
-			w := strconv.Itoa(i) + " "
-			s.emit(llm.Delta{Kind: llm.TextDelta, Text: w})
-			s.text.WriteString(w)
-			s.words++
+			return s.done(&llm.Error{Kind: llm.ErrStream, Provider: "offline", Model: "demo",
+				Message: "simulated provider failure mid-stream (you asked for it with `fail`)"})
 		}
-		return s.done(nil)
+		if err != nil {
+			return s.done(err)
+		}
 	}
-
-	calls, ok := ParseCommands(text)
-	if !ok || !toolsOffered {
-		reply := fmt.Sprintf("I am infer's offline demo model, not an LLM, so I only follow a few commands. You said: “%s”. %s", text, Hint)
-		if ok && !toolsOffered {
-			reply = "I would call tools for that, but no tools are available in this turn."
-		}
-		return s.done(s.say(llm.TextDelta, reply))
+	if len(calls) == 0 {
+		return s.done(nil)
 	}
 	names := make([]string, len(calls))
 	for i, c := range calls {
 		names[i] = c.Name
 	}
-	if err := s.say(llm.TextDelta, "Calling "+strings.Join(names, ", ")+"."); err != nil {
+	if err := s.say(llm.TextDelta, s.sep()+"Calling "+strings.Join(names, ", ")+"."); err != nil {
 		return s.done(err)
 	}
 	for i, c := range calls {
@@ -165,6 +169,96 @@ func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completio
 		s.comp.ToolCalls = append(s.comp.ToolCalls, c)
 	}
 	return s.done(nil)
+}
+
+// think streams a thought as reasoning, then a line of text about it.
+func (s *streamer) think(thought string) error {
+	if err := s.say(llm.ReasoningDelta, "Thinking about: "+thought); err != nil {
+		return err
+	}
+	return s.say(llm.TextDelta, s.sep()+"I thought about “"+thought+"”. I am the offline demo model, so that is as deep as it goes.")
+}
+
+// count streams the numbers 1 to n, one word each.
+func (s *streamer) count(n int) error {
+	if sep := s.sep(); sep != "" {
+		s.emit(llm.Delta{Kind: llm.TextDelta, Text: sep})
+		s.text.WriteString(sep)
+	}
+	for i := 1; i <= n; i++ {
+		if err := s.pause(); err != nil {
+			return err
+		}
+		w := strconv.Itoa(i) + " "
+		s.emit(llm.Delta{Kind: llm.TextDelta, Text: w})
+		s.text.WriteString(w)
+		s.words++
+	}
+	return nil
+}
+
+// sep is what goes before the next piece of text so that it does not run
+// into the previous one: a line break after text that ends without a
+// space, nothing otherwise.
+func (s *streamer) sep() string {
+	t := s.text.String()
+	if t == "" || strings.HasSuffix(t, " ") || strings.HasSuffix(t, "\n") {
+		return ""
+	}
+	return "\n"
+}
+
+// stepKind says what one ";"-separated part of a message asks for.
+type stepKind int
+
+const (
+	stepCall stepKind = iota
+	stepThink
+	stepStream
+	stepFail
+)
+
+// step is one part of a message: a tool call, or one of the commands the
+// model answers itself (think, stream, fail).
+type step struct {
+	kind stepKind
+	call llm.ToolCall
+	text string
+	n    int
+}
+
+// parseSteps splits a message at ";" into steps. It reports false when a
+// part is not a command, with the complaint to answer when the part was
+// meant as one but is malformed (such as "stream lots"), or "" when it is
+// simply not a command.
+func parseSteps(msg string) ([]step, string, bool) {
+	var steps []step
+	for _, part := range strings.Split(msg, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		lower := strings.ToLower(part)
+		switch {
+		case lower == "fail":
+			steps = append(steps, step{kind: stepFail})
+		case strings.HasPrefix(lower, "think ") && strings.TrimSpace(part[len("think "):]) != "":
+			steps = append(steps, step{kind: stepThink, text: strings.TrimSpace(part[len("think "):])})
+		case strings.HasPrefix(lower, "stream "):
+			n, err := strconv.Atoi(strings.TrimSpace(part[len("stream "):]))
+			if err != nil || n < 1 || n > MaxStream {
+				return nil, fmt.Sprintf("stream takes a whole number from 1 to %d.", MaxStream), false
+			}
+			steps = append(steps, step{kind: stepStream, n: n})
+		default:
+			c, ok := parseCommand(part)
+			if !ok {
+				return nil, "", false
+			}
+			steps = append(steps, step{kind: stepCall, call: c})
+		}
+	}
+	return steps, "", len(steps) > 0
 }
 
 // summarise answers the tool results that follow the last assistant message

@@ -161,3 +161,53 @@ func TestTitle(t *testing.T) {
 		t.Fatal("empty title")
 	}
 }
+
+// TestJoinedCommandsMixAnswersAndToolCalls: think, stream and fail may be
+// joined with tool commands by ";", as the hint says; each part is done in
+// order and the tool calls end the turn.
+func TestJoinedCommandsMixAnswersAndToolCalls(t *testing.T) {
+	c, _, err := run(t, &Model{}, user("stream 150; run touch later.txt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasPrefix(c.Text, "1 2 3 ") || !strings.Contains(c.Text, " 150 Calling Bash.") {
+		t.Errorf("text %q", c.Text)
+	}
+	if len(c.ToolCalls) != 1 || c.ToolCalls[0].Arguments != `{"command":"touch later.txt"}` || c.FinishReason != "tool_calls" {
+		t.Errorf("calls %+v, finish %q", c.ToolCalls, c.FinishReason)
+	}
+
+	c, _, err = run(t, &Model{}, user("think first; read h1; stream 2"))
+	if err != nil || c.Reasoning != "Thinking about: first" || len(c.ToolCalls) != 1 {
+		t.Fatalf("%+v %v", c, err)
+	}
+	if want := "I thought about “first”. I am the offline demo model, so that is as deep as it goes.\n1 2 Calling BrowserRead."; c.Text != want {
+		t.Errorf("text %q, want %q", c.Text, want)
+	}
+
+	c, _, err = run(t, &Model{}, user("stream 2; fail; run ls"))
+	if llm.KindOf(err) != llm.ErrStream || len(c.ToolCalls) != 0 || !strings.HasPrefix(c.Text, "1 2 This reply will fail") {
+		t.Errorf("%+v %v", c, err)
+	}
+
+	// A malformed stream is still named, wherever it is; a part that is no
+	// command makes the whole message a question, as before.
+	for msg, want := range map[string]string{
+		"run ls; stream lots":  "stream takes a whole number",
+		"stream 3; what now?":  "You said: “stream 3; what now?”",
+		"think a; b":           "I thought about “a; b”",
+		"stream 1000001; tabs": "from 1 to 1000000",
+	} {
+		c, _, err := run(t, &Model{}, user(msg))
+		if err != nil || !strings.Contains(c.Text, want) || len(c.ToolCalls) != 0 {
+			t.Errorf("%q: %q %v, want %q and no calls", msg, c.Text, err, want)
+		}
+	}
+
+	// Without tools, a joined tool command is refused as a single one is.
+	var ds []llm.Delta
+	c, err = (&Model{}).Stream(context.Background(), llm.Request{Messages: []llm.Message{user("stream 2; tabs")}}, func(d llm.Delta) { ds = append(ds, d) })
+	if err != nil || !strings.Contains(c.Text, "no tools are available") {
+		t.Errorf("no tools: %q %v", c.Text, err)
+	}
+}

@@ -114,17 +114,10 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody
 		sent.StreamOptions = true
 	}
 
+	// The SDK's stream ends silently on "data: [DONE]"; done sees the
+	// marker go by, so that a clean end and a cut connection differ.
 	var done doneWatch
-	// The SDK sends the request, with the body encoded here (see
-	// chatEncoder) in place of its encoding of empty params, and its event
-	// stream reads the response's events, end marker and error events.
-	// The stream NewStreaming returns is left unread: the same response is
-	// read by a stream that decodes each chunk as a chatChunk.
-	var raw *http.Response
-	sdkStream := p.chat.NewStreaming(ctx, sdk.ChatCompletionNewParams{},
-		option.WithResponseInto(&raw), option.WithMiddleware(sendBody(body.encode(o)), done.middleware))
-	defer sdkStream.Close()
-	stream := ssestream.NewStream[chatChunk](ssestream.NewDecoder(raw), sdkStream.Err())
+	stream := p.chat.NewStreaming(ctx, body.params(o), option.WithMiddleware(done.middleware))
 	defer stream.Close()
 	if err := stream.Err(); err != nil {
 		return call.Result{Sent: sent}, err
@@ -145,23 +138,6 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody
 		return res, &call.StreamError{Reason: "the stream ended before the model finished"}
 	}
 	return res, nil
-}
-
-// sendBody is a middleware that sends body as the request's body. It
-// replaces the SDK's body rather than handing body to the SDK, which
-// copies a body given to it once more to set its "stream" flag on it:
-// body is a whole conversation, and has the flag already.
-func sendBody(body []byte) option.Middleware {
-	return func(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-		if req.Body != nil {
-			req.Body.Close()
-		}
-		req.Body = io.NopCloser(bytes.NewReader(body))
-		req.GetBody = func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil }
-		req.ContentLength = int64(len(body))
-		req.Header.Set("Content-Type", "application/json")
-		return next(req)
-	}
 }
 
 // doneWatch notices the "data: [DONE]" line that ends a Chat Completions
@@ -267,65 +243,90 @@ func (a *chatAccumulator) send(d llm.Delta) {
 	a.emit(d)
 }
 
-func (a *chatAccumulator) add(ch *chatChunk) {
-	if ch.usage != nil {
-		a.usage = *ch.usage
+// add takes in one chunk as the SDK decoded it.
+func (a *chatAccumulator) add(ch *sdk.ChatCompletionChunk) {
+	if ch.JSON.Usage.Valid() {
+		a.usage = llm.Usage{
+			InputTokens:     int(ch.Usage.PromptTokens),
+			OutputTokens:    int(ch.Usage.CompletionTokens),
+			ReasoningTokens: int(ch.Usage.CompletionTokensDetails.ReasoningTokens),
+		}
 	}
-	for i := range ch.choices {
-		c := &ch.choices[i]
-		if c.index != 0 {
+	for i := range ch.Choices {
+		c := &ch.Choices[i]
+		if c.Index != 0 {
 			continue // we never ask for n > 1
 		}
-		if c.reasoning != "" {
-			a.reasoning.WriteString(c.reasoning)
-			a.send(llm.Delta{Kind: llm.ReasoningDelta, Text: c.reasoning})
+		if r := reasoningText(&c.Delta); r != "" {
+			a.reasoning.WriteString(r)
+			a.send(llm.Delta{Kind: llm.ReasoningDelta, Text: r})
 		}
-		for _, s := range []string{c.content, c.refusal} {
+		for _, s := range []string{c.Delta.Content, c.Delta.Refusal} {
 			if s != "" {
 				a.text.WriteString(s)
 				a.send(llm.Delta{Kind: llm.TextDelta, Text: s})
 			}
 		}
-		for j := range c.toolCalls {
-			a.toolFragment(&c.toolCalls[j])
+		for j := range c.Delta.ToolCalls {
+			a.toolFragment(&c.Delta.ToolCalls[j])
 		}
-		if c.finishReason != "" {
-			a.finish = c.finishReason
+		if c.FinishReason != "" {
+			a.finish = c.FinishReason
 			a.finished = true
 		}
 	}
 }
 
+// reasoningText reads the reasoning a compatible server put in the delta:
+// reasoning_content (DeepSeek, vLLM, llama.cpp, LM Studio) or reasoning
+// (Ollama, OpenRouter). Neither is in the SDK's typed struct, which keeps
+// them among its extra fields.
+func reasoningText(d *sdk.ChatCompletionChunkChoiceDelta) string {
+	for _, key := range []string{"reasoning_content", "reasoning"} {
+		f, ok := d.JSON.ExtraFields[key]
+		if !ok {
+			continue
+		}
+		var s string
+		if json.Unmarshal([]byte(f.Raw()), &s) == nil && s != "" {
+			return s
+		}
+	}
+	return ""
+}
+
 // toolFragment adds one piece of a streamed tool call. Fragments are
 // matched by the server's index; servers that omit the index (or reuse one
-// for a call with a new id) still get their calls kept apart.
-func (a *chatAccumulator) toolFragment(tc *chunkToolCall) {
+// for a call with a new id) still get their calls kept apart. The SDK's
+// own accumulator matches by index alone, which merges such calls.
+func (a *chatAccumulator) toolFragment(tc *sdk.ChatCompletionChunkChoiceDeltaToolCall) {
+	hasIndex := tc.JSON.Index.Valid()
 	pos, known := -1, false
-	if tc.hasIndex {
-		pos, known = a.byIndex[tc.index]
+	if hasIndex {
+		pos, known = a.byIndex[tc.Index]
 	}
 	switch {
-	case known && tc.id != "" && a.calls[pos].id != "" && tc.id != a.calls[pos].id:
+	case known && tc.ID != "" && a.calls[pos].id != "" && tc.ID != a.calls[pos].id:
 		known = false
-	case !known && !tc.hasIndex && tc.id == "" && len(a.calls) > 0:
+	case !known && !hasIndex && tc.ID == "" && len(a.calls) > 0:
 		pos, known = len(a.calls)-1, true
 	}
 	if !known {
 		pos = len(a.calls)
 		a.calls = append(a.calls, &pendingCall{})
-		if tc.hasIndex {
-			a.byIndex[tc.index] = pos
+		if hasIndex {
+			a.byIndex[tc.Index] = pos
 		}
 	}
 	c := a.calls[pos]
-	frag := llm.ToolCallFragment{Index: pos, Arguments: tc.arguments}
-	if tc.id != "" && c.id == "" {
-		c.id, frag.ID = tc.id, tc.id
+	frag := llm.ToolCallFragment{Index: pos, Arguments: tc.Function.Arguments}
+	if tc.ID != "" && c.id == "" {
+		c.id, frag.ID = tc.ID, tc.ID
 	}
-	if tc.name != "" && c.name == "" {
-		c.name, frag.Name = tc.name, tc.name
+	if tc.Function.Name != "" && c.name == "" {
+		c.name, frag.Name = tc.Function.Name, tc.Function.Name
 	}
-	c.args.WriteString(tc.arguments)
+	c.args.WriteString(tc.Function.Arguments)
 	a.send(llm.Delta{Kind: llm.ToolCallDelta, ToolCall: frag})
 }
 

@@ -4,26 +4,24 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
-	"strconv"
-	"strings"
 	"sync"
-	"unicode/utf8"
 
 	sdk "github.com/openai/openai-go/v3"
+	"github.com/openai/openai-go/v3/packages/param"
+	"github.com/openai/openai-go/v3/shared"
 
 	"github.com/infer-workspace/infer/session/llm"
 )
 
-// Chat Completions requests are encoded here rather than by the SDK.
-//
-// Every request carries the whole conversation, and an agent turn sends one
-// request per tool call, so the history is sent again and again with one or
-// two messages more each time. The SDK's reflective encoder took about a
-// third of the CPU of a long tool loop re-encoding messages it had already
-// encoded. The encoder below converts each message with the SDK's own types
-// and encoder once, keeps the JSON, and assembles each request body from
-// those pieces; the SDK still sends the request and reads the stream
-// (see chatOnce).
+// Chat Completions requests are built from the SDK's params, and every
+// part of them is encoded by the SDK's marshaller. What this file adds is
+// reuse: each request carries the whole conversation, and an agent turn
+// sends one request per tool call, so the history is sent again and again
+// with one or two messages more each time. Re-encoding it reflectively took
+// about a third of the CPU of a long tool loop. So each message is turned
+// into its SDK param and marshalled once; later requests carry that JSON
+// back into the params with param.Override, which the SDK's encoder writes
+// out as it is.
 //
 // Reuse rests on messages being values: once a message is in a history its
 // strings never change, and neither do the bytes of its images. A message
@@ -35,8 +33,8 @@ import (
 // one for a running turn, room for title requests and a second front end.
 const maxHistories = 4
 
-// chatEncoder encodes Chat Completions request bodies, reusing the JSON of
-// messages it encoded for earlier requests. It is safe for concurrent use.
+// chatEncoder builds Chat Completions params, reusing the JSON of messages
+// it encoded for earlier requests. It is safe for concurrent use.
 type chatEncoder struct {
 	flavor Flavor
 
@@ -51,16 +49,16 @@ type chatEncoder struct {
 
 type encodedHistory struct{ msgs []encodedMessage }
 
-// encodedMessage is one history message and the JSON it becomes.
+// encodedMessage is one history message and the SDK's JSON of it.
 type encodedMessage struct {
 	src llm.Message
-	// element is the message as one element of "messages", or nil for a
+	// element is the SDK's encoding of the message's param, or nil for a
 	// message that is not sent (an assistant message that said nothing).
 	element []byte
-	// images are a tool message's image parts, comma-separated: Chat
-	// Completions tool messages carry text only, so they are sent in a
-	// user message after the run of tool messages (see appendMessages).
-	images []byte
+	// images are the SDK's encodings of a tool message's image parts:
+	// Chat Completions tool messages carry text only, so they are sent in
+	// a user message after the run of tool messages (see messages).
+	images [][]byte
 }
 
 type encodedText struct {
@@ -69,36 +67,70 @@ type encodedText struct {
 }
 
 type encodedTools struct {
-	src  []llm.Tool
-	json []byte // the "tools" array, nil for none
+	src    []llm.Tool
+	params []sdk.ChatCompletionToolUnionParam // overrides over each tool's JSON
 }
 
 func newChatEncoder(f Flavor) *chatEncoder { return &chatEncoder{flavor: f} }
 
-// chatBody is what a request body is assembled from, encoded once per
+// chatBody is what a request's params are built from, prepared once per
 // Stream call and reused by its retries.
 type chatBody struct {
-	model   string
-	system  []byte // the system message element, or nil
+	model    string
+	messages []sdk.ChatCompletionMessageParamUnion
+	tools    []sdk.ChatCompletionToolUnionParam
+	// history is kept for the tests, which check what was reused.
 	history []encodedMessage
-	tools   []byte
 }
 
-// prepare encodes what req's body needs. It fails only on a tool whose
-// schema is not a JSON object, or a message the SDK cannot encode.
+// chatOptions are the per-attempt parts of a request: what the retry policy
+// may drop or change between attempts.
+type chatOptions struct {
+	effort        string
+	temperature   *float64
+	streamOptions bool
+}
+
+// params returns the request's SDK params for one attempt.
+func (b *chatBody) params(o chatOptions) sdk.ChatCompletionNewParams {
+	p := sdk.ChatCompletionNewParams{Model: b.model, Messages: b.messages, Tools: b.tools}
+	if o.effort != "" {
+		p.ReasoningEffort = shared.ReasoningEffort(o.effort)
+	}
+	if o.temperature != nil {
+		p.Temperature = sdk.Float(*o.temperature)
+	}
+	if o.streamOptions {
+		p.StreamOptions.IncludeUsage = sdk.Bool(true)
+	}
+	return p
+}
+
+// prepare converts req. It fails only on a tool whose schema is not a JSON
+// object, or a message the SDK cannot encode.
 func (e *chatEncoder) prepare(req llm.Request) (chatBody, error) {
 	b := chatBody{model: req.Model}
+	var system []byte
 	var err error
 	if req.System != "" {
-		if b.system, err = e.systemJSON(req.System); err != nil {
+		if system, err = e.systemJSON(req.System); err != nil {
 			return b, err
 		}
 	}
-	if b.tools, err = e.toolsJSON(req.Tools); err != nil {
+	if b.tools, err = e.toolParams(req.Tools); err != nil {
 		return b, err
 	}
-	b.history, err = e.history(req.Messages)
-	return b, err
+	if b.history, err = e.history(req.Messages); err != nil {
+		return b, err
+	}
+	b.messages = messages(system, b.history)
+	return b, nil
+}
+
+// encoded carries JSON the SDK encoded earlier back into a param; the
+// SDK's encoder writes an override out unchanged.
+func encoded[T param.ParamStruct, PtrT param.InferPtr[T]](data []byte) T {
+	return param.Override[T, PtrT](json.RawMessage(data))
 }
 
 func (e *chatEncoder) systemJSON(text string) ([]byte, error) {
@@ -118,23 +150,29 @@ func (e *chatEncoder) systemJSON(text string) ([]byte, error) {
 	return data, nil
 }
 
-func (e *chatEncoder) toolsJSON(tools []llm.Tool) ([]byte, error) {
+// toolParams returns the tools' params, each carrying the SDK's JSON of
+// its definition: the schemas are maps, the costliest part to encode.
+func (e *chatEncoder) toolParams(tools []llm.Tool) ([]sdk.ChatCompletionToolUnionParam, error) {
 	if len(tools) == 0 {
 		return nil, nil
 	}
 	e.mu.Lock()
-	if e.tools.json != nil && slices.EqualFunc(e.tools.src, tools, sameTool) {
+	if e.tools.params != nil && slices.EqualFunc(e.tools.src, tools, sameTool) {
 		defer e.mu.Unlock()
-		return e.tools.json, nil
+		return e.tools.params, nil
 	}
 	e.mu.Unlock()
-	params, err := chatTools(tools)
+	defs, err := chatTools(tools)
 	if err != nil {
 		return nil, err
 	}
-	data, err := json.Marshal(params)
-	if err != nil {
-		return nil, fmt.Errorf("encoding the tool definitions: %w", err)
+	params := make([]sdk.ChatCompletionToolUnionParam, len(defs))
+	for i, d := range defs {
+		data, err := json.Marshal(d)
+		if err != nil {
+			return nil, fmt.Errorf("encoding the definition of tool %q: %w", tools[i].Name, err)
+		}
+		params[i] = encoded[sdk.ChatCompletionToolUnionParam](data)
 	}
 	e.mu.Lock()
 	// The tools are copied because their Parameters are byte slices a
@@ -143,9 +181,9 @@ func (e *chatEncoder) toolsJSON(tools []llm.Tool) ([]byte, error) {
 	for i := range src {
 		src[i].Parameters = slices.Clone(src[i].Parameters)
 	}
-	e.tools = encodedTools{src: src, json: data}
+	e.tools = encodedTools{src: src, params: params}
 	e.mu.Unlock()
-	return data, nil
+	return params, nil
 }
 
 func sameTool(a, b llm.Tool) bool {
@@ -240,30 +278,16 @@ func sameMessage(a, b *llm.Message) bool {
 		})
 }
 
-// encodeMessage converts one message with the SDK's types and encoder,
-// exactly as a whole request would be converted (see chatMessages in the
-// tests, which the encoder is checked against).
-func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
-	em := encodedMessage{src: m}
-	// The tool calls are copied: the comparison with later requests must
-	// see them as they were encoded.
-	em.src.ToolCalls = slices.Clone(m.ToolCalls)
-	em.src.Images = slices.Clone(m.Images)
-	if len(m.Images) == 0 {
-		em.element = plainMessage(m, f)
-		return em, nil
-	}
-	var (
-		param sdk.ChatCompletionMessageParamUnion
-		send  = true
-	)
+// messageParam converts one message to its SDK param; false means the
+// message is not sent. A tool message's images are not part of it (see
+// encodeMessage).
+func messageParam(m llm.Message, f Flavor) (sdk.ChatCompletionMessageParamUnion, bool) {
 	switch m.Role {
 	case llm.RoleSystem:
-		param = sdk.SystemMessage(m.Content)
+		return sdk.SystemMessage(m.Content), true
 	case llm.RoleUser:
 		if len(m.Images) == 0 {
-			param = sdk.UserMessage(m.Content)
-			break
+			return sdk.UserMessage(m.Content), true
 		}
 		var parts []sdk.ChatCompletionContentPartUnionParam
 		if m.Content != "" {
@@ -272,262 +296,79 @@ func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
 		for _, img := range m.Images {
 			parts = append(parts, imagePart(img))
 		}
-		param = sdk.UserMessage(parts)
+		return sdk.UserMessage(parts), true
 	case llm.RoleAssistant:
-		param, send = assistantMessage(m, f)
+		return assistantMessage(m, f)
 	case llm.RoleTool:
 		content := m.Content
 		if content == "" {
 			content = "(no output)"
 		}
-		param = sdk.ToolMessage(content, m.ToolCallID)
-		for i, img := range m.Images {
-			part, err := json.Marshal(imagePart(img))
-			if err != nil {
-				return em, fmt.Errorf("encoding an image of tool call %s: %w", m.ToolCallID, err)
-			}
-			if i > 0 {
-				em.images = append(em.images, ',')
-			}
-			em.images = append(em.images, part...)
-		}
-	default:
-		send = false
+		return sdk.ToolMessage(content, m.ToolCallID), true
 	}
-	if send {
-		data, err := json.Marshal(param)
+	return sdk.ChatCompletionMessageParamUnion{}, false
+}
+
+// encodeMessage marshals one message's param, and a tool message's image
+// parts, with the SDK's marshaller.
+func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
+	em := encodedMessage{src: m}
+	// The tool calls and images are copied: the comparison with later
+	// requests must see them as they were encoded.
+	em.src.ToolCalls = slices.Clone(m.ToolCalls)
+	em.src.Images = slices.Clone(m.Images)
+	if p, send := messageParam(m, f); send {
+		data, err := json.Marshal(p)
 		if err != nil {
 			return em, fmt.Errorf("encoding a %s message: %w", m.Role, err)
 		}
 		em.element = data
 	}
+	if m.Role == llm.RoleTool {
+		for _, img := range m.Images {
+			part, err := json.Marshal(imagePart(img))
+			if err != nil {
+				return em, fmt.Errorf("encoding an image of tool call %s: %w", m.ToolCallID, err)
+			}
+			em.images = append(em.images, part)
+		}
+	}
 	return em, nil
 }
 
-// plainMessage encodes a message without images, or returns nil for one
-// that is not sent. These are nearly all the messages of a conversation,
-// and the SDK's reflective encoder spent about 15 µs on each, so they are
-// written here, as the SDK writes them (the tests compare the two).
-func plainMessage(m llm.Message, f Flavor) []byte {
-	var b []byte
-	switch m.Role {
-	case llm.RoleSystem, llm.RoleUser:
-		b = append(b, `{"role":"`...)
-		b = append(b, m.Role...)
-		b = append(b, `","content":`...)
-		b = appendString(b, m.Content)
-	case llm.RoleTool:
-		content := m.Content
-		if content == "" {
-			content = "(no output)"
-		}
-		b = append(b, `{"role":"tool","content":`...)
-		b = appendString(b, content)
-		b = append(b, `,"tool_call_id":`...)
-		b = appendString(b, m.ToolCallID)
-	case llm.RoleAssistant:
-		if m.Content == "" && len(m.ToolCalls) == 0 {
-			return nil // an interrupted turn that said nothing
-		}
-		b = append(b, `{"role":"assistant"`...)
-		if m.Content != "" {
-			b = append(b, `,"content":`...)
-			b = appendString(b, m.Content)
-		}
-		for i, tc := range m.ToolCalls {
-			if i == 0 {
-				b = append(b, `,"tool_calls":[`...)
-			} else {
-				b = append(b, ',')
-			}
-			args := tc.Arguments
-			if strings.TrimSpace(args) == "" {
-				args = "{}"
-			}
-			b = append(b, `{"type":"function","id":`...)
-			b = appendString(b, tc.ID)
-			b = append(b, `,"function":{"name":`...)
-			b = appendString(b, tc.Name)
-			b = append(b, `,"arguments":`...)
-			b = appendString(b, args)
-			b = append(b, "}}"...)
-		}
-		if len(m.ToolCalls) > 0 {
-			b = append(b, ']')
-		}
-		// See assistantMessage: only Ollama reads earlier reasoning back.
-		if f == FlavorOllama && m.Reasoning != "" {
-			b = append(b, `,"reasoning":`...)
-			b = appendString(b, m.Reasoning)
-		}
-	default:
-		return nil
-	}
-	return append(b, '}')
-}
-
-// toolImagesOpening starts the user message that carries the images of a
-// run of tool messages: everything up to its first image part.
-var toolImagesOpening = func() []byte {
-	note, err := json.Marshal(sdk.TextContentPart(toolImagesNote))
-	if err != nil {
-		panic(err) // a constant text part always encodes
-	}
-	return append([]byte(`{"role":"user","content":[`), note...)
-}()
-
-const toolImagesClosing = `]}`
-
-// size is an upper bound on the body's length, so it is built in one
-// allocation.
-func (b *chatBody) size() int {
-	n := 256 + 2*len(b.model) + len(b.system) + len(b.tools) + len(toolImagesOpening)
-	for i := range b.history {
-		m := &b.history[i]
-		n += len(m.element) + len(m.images) + 2
-		if len(m.images) > 0 {
-			n += len(toolImagesOpening) + len(toolImagesClosing)
-		}
-	}
-	return n
-}
-
-// chatOptions are the per-attempt parts of a request: what the retry policy
-// may drop or change between attempts.
-type chatOptions struct {
-	effort        string
-	temperature   *float64
-	streamOptions bool
-}
-
-// encode assembles the request body.
-func (b *chatBody) encode(o chatOptions) []byte {
-	buf := make([]byte, 0, b.size())
-	buf = append(buf, `{"stream":true,"model":`...)
-	buf = appendString(buf, b.model)
-	// The SDK leaves "messages" out when there are none; so does this.
-	start := len(buf)
-	buf = append(buf, `,"messages":[`...)
-	opened := len(buf)
-	if buf = b.appendMessages(buf); len(buf) > opened {
-		buf = append(buf, ']')
-	} else {
-		buf = buf[:start]
-	}
-	if b.tools != nil {
-		buf = append(buf, `,"tools":`...)
-		buf = append(buf, b.tools...)
-	}
-	if o.effort != "" {
-		buf = append(buf, `,"reasoning_effort":`...)
-		buf = appendString(buf, o.effort)
-	}
-	if o.temperature != nil {
-		buf = append(buf, `,"temperature":`...)
-		buf = appendFloat(buf, *o.temperature)
-	}
-	if o.streamOptions {
-		buf = append(buf, `,"stream_options":{"include_usage":true}`...)
-	}
-	return append(buf, '}')
-}
-
-// appendMessages appends the elements of the "messages" array,
-// comma-separated. The images of a run of tool messages follow the run as
-// one user message, because tool messages must directly follow the
+// messages lays out the request's messages: the system prompt, then the
+// history, with the images of each run of tool messages in one user
+// message after the run, because tool messages must directly follow the
 // assistant message that called them.
-func (b *chatBody) appendMessages(buf []byte) []byte {
-	first := true
-	sep := func() {
-		if !first {
-			buf = append(buf, ',')
-		}
-		first = false
+func messages(system []byte, history []encodedMessage) []sdk.ChatCompletionMessageParamUnion {
+	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(history)+2)
+	if system != nil {
+		out = append(out, encoded[sdk.ChatCompletionMessageParamUnion](system))
 	}
-	if b.system != nil {
-		sep()
-		buf = append(buf, b.system...)
-	}
-	runStart := -1 // the first tool message with images in the current run
-	flush := func(end int) {
-		if runStart < 0 {
+	var pending []sdk.ChatCompletionContentPartUnionParam
+	flush := func() {
+		if len(pending) == 0 {
 			return
 		}
-		sep()
-		buf = append(buf, toolImagesOpening...)
-		for _, m := range b.history[runStart:end] {
-			if len(m.images) > 0 {
-				buf = append(buf, ',')
-				buf = append(buf, m.images...)
-			}
-		}
-		buf = append(buf, toolImagesClosing...)
-		runStart = -1
+		parts := append([]sdk.ChatCompletionContentPartUnionParam{sdk.TextContentPart(toolImagesNote)}, pending...)
+		out = append(out, sdk.UserMessage(parts))
+		pending = nil
 	}
-	for i := range b.history {
-		m := &b.history[i]
+	for i := range history {
+		m := &history[i]
 		if m.src.Role != llm.RoleTool {
-			flush(i)
+			flush()
 		}
 		if m.element != nil {
-			sep()
-			buf = append(buf, m.element...)
+			out = append(out, encoded[sdk.ChatCompletionMessageParamUnion](m.element))
 		}
-		if len(m.images) > 0 && runStart < 0 {
-			runStart = i
+		for _, img := range m.images {
+			pending = append(pending, encoded[sdk.ChatCompletionContentPartUnionParam](img))
 		}
 	}
-	flush(len(b.history))
-	return buf
-}
-
-// appendString writes s as a JSON string. Bytes that are not UTF-8 become
-// U+FFFD, as encoding/json makes them; unlike it, "<", ">" and "&" are
-// written as they are, which JSON allows.
-func appendString(buf []byte, s string) []byte {
-	const hex = "0123456789abcdef"
-	buf = append(buf, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			buf = append(buf, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				buf = append(buf, '\\', c)
-			case '\n':
-				buf = append(buf, '\\', 'n')
-			case '\r':
-				buf = append(buf, '\\', 'r')
-			case '\t':
-				buf = append(buf, '\\', 't')
-			default:
-				buf = append(buf, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			}
-			i++
-			start = i
-			continue
-		}
-		r, size := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && size == 1 {
-			buf = append(buf, s[start:i]...)
-			buf = append(buf, `\ufffd`...)
-			i++
-			start = i
-			continue
-		}
-		i += size
+	flush()
+	if len(out) == 0 {
+		return nil // the SDK leaves "messages" out only when the slice is nil
 	}
-	buf = append(buf, s[start:]...)
-	return append(buf, '"')
-}
-
-// appendFloat writes f as a JSON number. Temperatures are checked to be
-// within 0 and 2 before a request is made, so f is always finite.
-func appendFloat(buf []byte, f float64) []byte {
-	return strconv.AppendFloat(buf, f, 'g', -1, 64)
+	return out
 }

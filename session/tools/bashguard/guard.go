@@ -84,7 +84,7 @@ func (g *Guard) Allowed(command string, readOnlyOnly bool) (bool, string) {
 		return false, a.Unsafe
 	}
 	why := ""
-	for _, c := range builtinReadOnly {
+	for _, c := range builtinReadOnly() {
 		if !c.pattern.Match(a.Words) {
 			continue
 		}

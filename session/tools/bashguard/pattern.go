@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"path"
 	"strings"
+	"sync"
 )
 
 // Pattern is an allowlist entry: literal words, optionally followed by a
@@ -135,7 +136,9 @@ type readOnlyCommand struct {
 
 // builtinReadOnly is the allowlist used in standard and plan modes. printenv
 // and env are left out on purpose: they would hand API keys to the model.
-var builtinReadOnly = func() []readOnlyCommand {
+// It is parsed on first use: a run that never asks about a command (a
+// browsing loop, `infer version`) should not pay for it at start-up.
+var builtinReadOnly = sync.OnceValue(func() []readOnlyCommand {
 	type entry struct {
 		pattern  string
 		forbid   []string
@@ -211,7 +214,7 @@ var builtinReadOnly = func() []readOnlyCommand {
 		out[i] = readOnlyCommand{pattern: p, forbid: e.forbid, globSafe: e.globSafe, valued: e.valued, goFlags: p.Words[0] == "go"}
 	}
 	return out
-}()
+})
 
 // forbidden returns the first argument that uses a forbidden option, in
 // any spelling the program accepts:
@@ -269,8 +272,8 @@ func (c readOnlyCommand) forbidden(args []string) string {
 
 // ReadOnlyPatterns lists the built-in read-only allowlist, for help text.
 func ReadOnlyPatterns() []string {
-	out := make([]string, len(builtinReadOnly))
-	for i, c := range builtinReadOnly {
+	out := make([]string, len(builtinReadOnly()))
+	for i, c := range builtinReadOnly() {
 		out[i] = c.pattern.String()
 	}
 	return out
