@@ -160,6 +160,9 @@ type policy struct {
 
 // decide applies the mode to a validated call of t.
 func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+	if et, ok := t.(ExternalTool); ok {
+		return p.externalDecision(et, mode)
+	}
 	if isBrowser(t) && p.env.Browser == nil && p.env.BrowserOff != "" {
 		// With browser use off the tool fails before it does anything, so
 		// asking the person first would only make them approve a failure.
