@@ -3,6 +3,7 @@ package tools
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"strings"
 
@@ -21,6 +22,11 @@ type Source interface {
 	// so that a call made right after infer starts is not refused.
 	Lookup(ctx context.Context, name string) (Tool, bool)
 }
+
+// A Source may also say why a name it would offer cannot be called now
+// (its server failed, say), with a method Unavailable(name string) string
+// returning "" when it has nothing to say; the pipeline then gives the
+// model that reason instead of "unknown tool".
 
 // ExternalTool is implemented by tools another program provides. infer
 // cannot know what they do: their schema is the provider's, who validates
@@ -69,6 +75,13 @@ func (p *Pipeline) validate(t Tool, name, args string) error {
 // unknown is the error for a tool name nobody offers, listing every tool
 // that is offered now.
 func (p *Pipeline) unknown(name string) error {
+	for _, s := range p.sources {
+		if e, ok := s.(interface{ Unavailable(string) string }); ok {
+			if why := e.Unavailable(name); why != "" {
+				return errors.New(why)
+			}
+		}
+	}
 	err := p.reg.unknown(name)
 	var more []string
 	for _, s := range p.sources {
