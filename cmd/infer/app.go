@@ -19,6 +19,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/mcpclient"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -66,6 +67,7 @@ type app struct {
 	log        *slog.Logger
 	sandbox    *sandbox.Sandbox
 	env        *tools.Env
+	mcp        *mcpclient.Manager
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
@@ -217,6 +219,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		}
 	}
 	a.env = env
+	a.mcp = startMCP(cfg, home, root, a.sandbox, log)
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
@@ -243,7 +246,8 @@ func openApp(opts appOptions) (a *app, err error) {
 		Overrides: a.catalog.Overrides,
 		Tools: tools.PipelineConfig{
 			Env: env, Guard: guard, Grants: a.grants, Timeouts: timeouts,
-			Judge: session.Judge{Catalog: a.catalog, Model: judgeModel},
+			Judge:   session.Judge{Catalog: a.catalog, Model: judgeModel},
+			Sources: []tools.Source{a.mcp},
 		},
 		Skills: liveSkills.List,
 		Titler: session.ModelTitler(a.catalog),
@@ -304,6 +308,9 @@ func (a *app) Close() error {
 	}
 	if a.ws != nil {
 		a.ws.Close()
+	}
+	if a.mcp != nil {
+		a.mcp.Close()
 	}
 	if a.sync != nil {
 		a.sync.Close()

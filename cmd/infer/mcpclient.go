@@ -1,0 +1,55 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/mcpclient"
+	"github.com/infer-workspace/infer/session/sandbox"
+)
+
+// startMCP starts the MCP servers config.yaml lists (mcp.servers) in the
+// background; a workspace offers their tools as they become ready.
+func startMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, log *slog.Logger) *mcpclient.Manager {
+	return mcpclient.Start(mcpclient.Options{
+		Servers: cfg.MCP.Servers, Root: root,
+		Sandbox: sb, Confine: confinePolicy(cfg, home), SecretEnv: secretEnv(cfg),
+		CallTimeout: cfg.Tools.Timeout.Std(), Version: versionString(), Logger: log,
+	})
+}
+
+// mcpChecks starts each configured MCP server, as a workspace would, and
+// reports whether it answered with its tools.
+func mcpChecks(ctx context.Context, cfg config.Config, home, root string) []doctorCheck {
+	if len(cfg.MCP.Servers) == 0 {
+		return []doctorCheck{{name: "mcp", status: checkOK, text: "no MCP servers are configured (mcp.servers in config.yaml)"}}
+	}
+	longest := config.DefaultMCPStartTimeout
+	for _, s := range cfg.MCP.Servers {
+		longest = max(longest, s.StartTimeout.Std())
+	}
+	m := startMCP(cfg, home, root, sandboxFor(cfg), nil)
+	defer m.Close()
+	wctx, cancel := context.WithTimeout(ctx, longest+5*time.Second)
+	defer cancel()
+	_ = m.Wait(wctx)
+	var out []doctorCheck
+	for _, s := range m.Statuses() {
+		where := s.Transport
+		if s.Transport == "stdio" && s.Sandboxed {
+			where += ", sandboxed"
+		}
+		switch s.State {
+		case mcpclient.Ready:
+			out = append(out, doctorCheck{name: "mcp", status: checkOK, text: fmt.Sprintf("%s (%s): ready, %d tools", s.Name, where, len(s.Tools))})
+		case mcpclient.Disabled:
+			out = append(out, doctorCheck{name: "mcp", status: checkNote, text: s.Name + ": disabled in config.yaml"})
+		default:
+			out = append(out, doctorCheck{name: "mcp", status: checkFail, text: fmt.Sprintf("%s (%s): %s: %s", s.Name, where, s.State, s.Err), fix: "check mcp.servers." + s.Name + " in config.yaml"})
+		}
+	}
+	return out
+}
