@@ -132,9 +132,15 @@ func text(s string) *mcp.CallToolResult {
 // asks for it (ServeEnv=stdio); otherwise it returns at once. Call it
 // first thing in a TestMain, then start os.Executable() with ServeEnv set.
 func MaybeServe() {
-	if os.Getenv(ServeEnv) != "stdio" {
-		return
+	if os.Getenv(ServeEnv) == "stdio" {
+		ServeStdio()
 	}
+}
+
+// ServeStdio runs the server over stdio until its input ends, then exits
+// the process; FailStartEnv and HangStartEnv change how it starts. It is
+// the main of a test command (testscript's commands).
+func ServeStdio() {
 	if msg := os.Getenv(FailStartEnv); msg != "" {
 		fmt.Fprintln(os.Stderr, msg)
 		os.Exit(2)
