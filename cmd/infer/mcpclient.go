@@ -9,6 +9,7 @@ import (
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpclient"
 	"github.com/infer-workspace/infer/session/sandbox"
+	"github.com/infer-workspace/infer/tui"
 )
 
 // startMCP starts the MCP servers config.yaml lists (mcp.servers) in the
@@ -50,6 +51,24 @@ func mcpChecks(ctx context.Context, cfg config.Config, home, root string) []doct
 		default:
 			out = append(out, doctorCheck{name: "mcp", status: checkFail, text: fmt.Sprintf("%s (%s): %s: %s", s.Name, where, s.State, s.Err), fix: "check mcp.servers." + s.Name + " in config.yaml"})
 		}
+	}
+	return out
+}
+
+// mcpView shows the MCP manager to the TUI.
+type mcpView struct{ m *mcpclient.Manager }
+
+func (v mcpView) Summary() (string, bool)  { return mcpclient.Summary(v.m.Statuses()) }
+func (v mcpView) Changed() <-chan struct{} { return v.m.Changed() }
+
+func (v mcpView) Servers() []tui.MCPServer {
+	var out []tui.MCPServer
+	for _, s := range v.m.Statuses() {
+		ts := make([]tui.MCPTool, len(s.Tools))
+		for i, t := range s.Tools {
+			ts[i] = tui.MCPTool{Name: t.Name, Description: t.Description, ReadOnly: t.ReadOnly}
+		}
+		out = append(out, tui.MCPServer{Name: s.Name, Transport: s.Transport, State: string(s.State), Err: s.Err, Sandboxed: s.Sandboxed, Tools: ts})
 	}
 	return out
 }

@@ -131,6 +131,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		Token:  a.browserUse.Extension.Token,
 		Port:   a.browserUse.Extension.Port,
 		Grants: workspace.FromGrants(a.grants),
+		MCP:    mcpView{a.mcp},
 	}
 	if a.srv != nil {
 		opts.Port = a.srv.Port()
