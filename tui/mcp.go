@@ -110,5 +110,5 @@ func (m *Model) openMCP() {
 	if len(rows) == 0 {
 		rows = []dialog.Row{{ID: "", Title: "No MCP servers are configured", Detail: "add them under mcp.servers in ~/.infer/config.yaml"}}
 	}
-	m.dialog = dialog.NewPicker(m.th, title, rows, "", dialog.Close, true)
+	m.dialog = dialog.NewPicker(m.th, title, rows, "", dialog.Close, "close")
 }

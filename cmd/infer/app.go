@@ -20,6 +20,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/mcpclient"
+	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -68,6 +69,7 @@ type app struct {
 	sandbox    *sandbox.Sandbox
 	env        *tools.Env
 	mcp        *mcpclient.Manager
+	mcpSocket  *mcpserver.Listener
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
@@ -276,6 +278,7 @@ func openApp(opts appOptions) (a *app, err error) {
 		}
 		env.Browser = ws.WatchBrowser(a.srv)
 		a.tokens = watchToken(config.BrowserUsePath(home), a.srv, a.browserUse.Extension.Token, a.browserUse.Extension.Port, log, tokenCheckEvery)
+		a.mcpSocket = listenMCP(home, a.tokens.Token, ws, log)
 	}
 
 	// Discovery runs in the background and never delays startup; a new
@@ -305,6 +308,9 @@ func (a *app) Close() error {
 	if a.stopDiscovery != nil {
 		a.stopDiscovery()
 		<-a.discoveryDone
+	}
+	if a.mcpSocket != nil {
+		a.mcpSocket.Close() // cancels its calls, withdrawing their approvals
 	}
 	if a.ws != nil {
 		a.ws.Close()

@@ -24,6 +24,9 @@ const (
 	OriginTerminal Origin = "terminal" // the person, from the TUI
 	OriginShell    Origin = "shell"    // a `!cmd` message
 	OriginHeadless Origin = "headless" // `infer headless`
+	// OriginMCP is another agent calling through `infer mcp`; the value
+	// reads well in "The MCP client asked to run …".
+	OriginMCP Origin = "MCP client"
 )
 
 // Label is how people read an origin ("answered in the browser panel").
