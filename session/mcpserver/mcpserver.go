@@ -105,4 +105,3 @@ type handshakeReply struct {
 	OK    bool   `json:"ok"`
 	Error string `json:"error,omitempty"`
 }
-
