@@ -2,6 +2,7 @@ package tui
 
 import (
 	"strconv"
+	"strings"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -21,6 +22,8 @@ type MCP interface {
 	Servers() []MCPServer
 	// Changed is closed at the next change of any server.
 	Changed() <-chan struct{}
+	// Restart stops the named server, if it runs, and starts it again.
+	Restart(name string) error
 }
 
 // MCPServer is one server as /mcp lists it.
@@ -73,12 +76,27 @@ func (m *Model) watchMCP(first bool) tea.Cmd {
 	}
 }
 
-// openMCP shows /mcp: each server with its state, then its tools.
-func (m *Model) openMCP() {
+// mcpCommand is /mcp (the list) and /mcp restart <server>.
+func (m *Model) mcpCommand(arg string) tea.Cmd {
 	if m.opts.MCP == nil {
 		m.flash, m.flashWarn = "MCP servers are not available in this session", true
-		return
+		return nil
 	}
+	if name, ok := strings.CutPrefix(arg, "restart "); ok {
+		src, name := m.opts.MCP, strings.TrimSpace(name)
+		return func() tea.Msg {
+			if err := src.Restart(name); err != nil {
+				return flashMsg{text: err.Error(), warn: true}
+			}
+			return flashMsg{text: "restarting the MCP server " + name}
+		}
+	}
+	m.openMCP()
+	return nil
+}
+
+// openMCP shows /mcp: each server with its state, then its tools.
+func (m *Model) openMCP() {
 	servers := m.opts.MCP.Servers()
 	var rows []dialog.Row
 	for _, s := range servers {
@@ -106,7 +124,7 @@ func (m *Model) openMCP() {
 			rows = append(rows, dialog.Row{ID: t.Name, Title: "  " + termtext.Line(t.Name), Detail: termtext.Line(d)})
 		}
 	}
-	title := "MCP servers · mcp.servers in config.yaml"
+	title := "MCP servers · /mcp restart <name> starts one again"
 	if len(rows) == 0 {
 		rows = []dialog.Row{{ID: "", Title: "No MCP servers are configured", Detail: "add them under mcp.servers in ~/.infer/config.yaml"}}
 	}

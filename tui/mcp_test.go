@@ -1,13 +1,23 @@
 package tui
 
 import (
+	"errors"
 	"testing"
 )
 
 type fakeMCP struct {
-	servers []MCPServer
-	summary string
-	warn    bool
+	servers   []MCPServer
+	summary   string
+	warn      bool
+	restarted []string
+}
+
+func (f *fakeMCP) Restart(name string) error {
+	if name != "files" {
+		return errors.New("no MCP server is named \"" + name + "\"")
+	}
+	f.restarted = append(f.restarted, name)
+	return nil
 }
 
 func (f *fakeMCP) Summary() (string, bool)  { return f.summary, f.warn }
@@ -34,6 +44,16 @@ func TestMCPStatusAndList(t *testing.T) {
 	mustNotContain(t, h.screen(), "\x1b[31mboom")
 	h.key("esc")
 	mustNotContain(t, h.screen(), "MCP servers")
+
+	h.typeText("/mcp restart files")
+	h.key("enter")
+	mustContain(t, h.screen(), "restarting the MCP server files")
+	h.typeText("/mcp restart nope")
+	h.key("enter")
+	mustContain(t, h.screen(), `no MCP server is named "nope"`)
+	if len(f.restarted) != 1 {
+		t.Fatalf("restarted %v", f.restarted)
+	}
 
 	// Without servers nothing shows.
 	h = newHarness(t, newFakeWS(), 160, 48)

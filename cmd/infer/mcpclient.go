@@ -72,3 +72,5 @@ func (v mcpView) Servers() []tui.MCPServer {
 	}
 	return out
 }
+
+func (v mcpView) Restart(name string) error { return v.m.Restart(name) }

@@ -190,6 +190,19 @@ func TestCrashedServerShowsAndStartsAgain(t *testing.T) {
 	if st := status(t, m, "t"); st.State != Ready {
 		t.Fatalf("after restart: %+v", st)
 	}
+	// /mcp restart: a running server is stopped and started again.
+	if err := m.Restart("nope"); err == nil {
+		t.Fatal("restarting an unknown server worked")
+	}
+	ch := m.Changed()
+	if err := m.Restart("t"); err != nil {
+		t.Fatal(err)
+	}
+	<-ch
+	waitState(t, m, "t", Ready)
+	if o := call(p, "mcp__t__echo", `{"text":"again"}`, tools.Auto); !o.Success {
+		t.Fatalf("after /mcp restart: %+v", o)
+	}
 }
 
 func TestHangingCallTimesOutAndServerStays(t *testing.T) {
