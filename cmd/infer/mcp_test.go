@@ -254,7 +254,8 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 		t.Fatalf("tabs: %v %q", res.IsError, text)
 	}
 	waitEvent(t, sub, func(e session.Event) bool {
-		return e.Kind == session.KindNotice && strings.Contains(e.Text, "The MCP client asked to run BrowserTabs")
+		n, ok := e.(session.NoticePosted)
+		return ok && strings.Contains(n.Text, "The MCP client asked to run BrowserTabs")
 	})
 
 	// A navigation asks the person; approved, it runs.
@@ -267,11 +268,11 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 		res, text := callMCP(t, cs, "browser_navigate", map[string]any{"url": "https://example.com/"})
 		got <- answer{res, text}
 	}()
-	ev := waitEvent(t, sub, func(e session.Event) bool { return e.Kind == session.KindApprovalOpened })
+	ev := waitEvent(t, sub, func(e session.Event) bool { _, ok := e.(session.ApprovalOpened); return ok }).(session.ApprovalOpened)
 	if ev.Approval.Call.Name != "BrowserNavigate" || ev.Approval.Call.Origin != tools.OriginMCP {
 		t.Fatalf("approval: %+v", ev.Approval)
 	}
-	if !s.app.ws.Answer(ev.Approval.ID, tools.Decision{Kind: tools.AllowOnce}, session.FromTerminal) {
+	if !s.app.ws.Answer(ev.Approval.ID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal) {
 		t.Fatal("the approval was not pending")
 	}
 	select {
