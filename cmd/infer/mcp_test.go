@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -303,8 +304,8 @@ func TestMCPServerBinaryOnStdio(t *testing.T) {
 	home, _ := mcpHome(t, port, "")
 	cmd := exec.Command("infer", "mcp")
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	stderr := newHLBuffer() // written by the process's copier while the test reads
+	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
 	defer cancel()
 	cs, err := mcp.NewClient(&mcp.Implementation{Name: "test-agent"}, nil).Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
@@ -316,9 +317,7 @@ func TestMCPServerBinaryOnStdio(t *testing.T) {
 	if err != nil || len(lt.Tools) != 6 {
 		t.Fatalf("tools: %v %v", lt, err)
 	}
-	if !strings.Contains(stderr.String(), "hosting the browser bridge") {
-		t.Errorf("stderr does not say how it decides:\n%s", stderr.String())
-	}
+	stderr.waitFor(t, regexp.MustCompile(`hosting the browser bridge`))
 }
 
 func waitEvent(t *testing.T, sub *session.Subscription, match func(session.Event) bool) session.Event {

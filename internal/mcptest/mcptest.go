@@ -2,7 +2,8 @@
 // tools over stdio (a test binary that runs itself as the server, see
 // MaybeServe) and over streamable HTTP (HTTPHandler). Its tools cover what
 // the client must handle: text, images, resources, errors, a call that
-// hangs, a crash, a write to the file system and reading the environment.
+// hangs, a crash, a write to the file system, reading the environment and
+// a tool list that changes.
 package mcptest
 
 import (
@@ -120,6 +121,14 @@ func NewServer() *mcp.Server {
 				return text(a.Name + " is not set"), nil, nil
 			}
 			return text(a.Name + "=" + v), nil, nil
+		})
+	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool named grown, which announces a changed tool list."},
+		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+			mcp.AddTool(s, &mcp.Tool{Name: "grown", Description: "Appeared later.", Annotations: ro},
+				func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {
+					return text("grown"), nil, nil
+				})
+			return text("grew"), nil, nil
 		})
 	return s
 }

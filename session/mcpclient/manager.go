@@ -335,12 +335,14 @@ func (m *Manager) relist(session *mcp.ClientSession) {
 			s = x
 		}
 	}
-	closed := m.closed
-	m.mu.Unlock()
-	if s == nil || closed {
+	if s == nil || m.closed {
+		m.mu.Unlock()
 		return
 	}
+	// Added under the lock, so Close (which sets closed under it) never
+	// waits while a goroutine may still be added.
 	m.wg.Add(1)
+	m.mu.Unlock()
 	go func() {
 		defer m.wg.Done()
 		ctx, cancel := context.WithTimeout(m.ctx, s.startTimeout())

@@ -104,7 +104,7 @@ func TestStdioServerStartsListsAndCalls(t *testing.T) {
 	for _, ti := range st.Tools {
 		names = append(names, ti.Name)
 	}
-	if got := strings.Join(names, ","); got != "mcp__t__add,mcp__t__crash,mcp__t__echo,mcp__t__env,mcp__t__fail,mcp__t__image,mcp__t__resource,mcp__t__sleep,mcp__t__write" {
+	if got := strings.Join(names, ","); got != "mcp__t__add,mcp__t__crash,mcp__t__echo,mcp__t__env,mcp__t__fail,mcp__t__grow,mcp__t__image,mcp__t__resource,mcp__t__sleep,mcp__t__write" {
 		t.Fatalf("tools = %s", got)
 	}
 	p, env := pipeline(t, m, nil)
@@ -136,6 +136,24 @@ func TestStdioServerStartsListsAndCalls(t *testing.T) {
 	}
 	if o := call(p, "mcp__t__nope", `{}`, tools.Auto); o.Ran || !strings.Contains(o.Output, "has no tool \"nope\"") {
 		t.Fatalf("unknown tool: %+v", o)
+	}
+
+	// A server that says its tools changed is asked for them again.
+	ch := m.Changed()
+	if o := call(p, "mcp__t__grow", `{}`, tools.Auto); !o.Success {
+		t.Fatalf("grow: %+v", o)
+	}
+	deadline := time.After(guard)
+	for len(status(t, m, "t").Tools) != 11 {
+		select {
+		case <-ch:
+			ch = m.Changed()
+		case <-deadline:
+			t.Fatalf("the new tool was never listed: %+v", status(t, m, "t"))
+		}
+	}
+	if o := call(p, "mcp__t__grown", `{}`, tools.Auto); o.Output != "grown" {
+		t.Fatalf("grown: %+v", o)
 	}
 }
 

@@ -124,10 +124,11 @@ func (s *server) run() {
 		return
 	}
 	s.state, s.err, s.session, s.stop = Ready, "", cs, stop
+	n := len(s.list)
 	close(s.ready)
 	m.notifyLocked()
 	m.mu.Unlock()
-	m.log.Info("mcp: server ready", "server", s.name, "tools", len(s.list))
+	m.log.Info("mcp: server ready", "server", s.name, "tools", n)
 
 	ended := make(chan error, 1)
 	go func() { ended <- cs.Wait() }()
