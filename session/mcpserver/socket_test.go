@@ -33,7 +33,7 @@ func TestSocketAuthenticatesAndServes(t *testing.T) {
 	}
 	stale.(*net.UnixListener).SetUnlinkOnClose(false)
 	stale.Close()
-	l, err := Listen(path, "secret", run, "1", nil)
+	l, err := Listen(path, func() string { return "secret" }, run, "1", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -42,7 +42,7 @@ func TestSocketAuthenticatesAndServes(t *testing.T) {
 		t.Fatalf("mode: %v %v", fi, err)
 	}
 	// A live one is not taken over.
-	if _, err := Listen(path, "secret", run, "1", nil); err != ErrInUse {
+	if _, err := Listen(path, func() string { return "secret" }, run, "1", nil); err != ErrInUse {
 		t.Fatalf("second listener: %v", err)
 	}
 
