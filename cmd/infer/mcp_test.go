@@ -186,7 +186,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 // With mcp.standalone.mode: auto every tool runs: a page is opened, read
 // with infer's redaction, and photographed, in the fake browser and in
 // real Chromium.
-func TestMCPServerEndToEnd(t *testing.T) {
+func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, `<html><head><title>MCP e2e</title></head><body><h1>Reached through MCP</h1><input type=password name=pw value=hunter2></body></html>`)
 	}))
