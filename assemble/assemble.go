@@ -33,6 +33,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/mcpclient"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -71,6 +72,8 @@ type Options struct {
 	// StoreFS carries the conversation store's file operations; nil is the
 	// real filesystem (tests inject a failing disk).
 	StoreFS store.FS
+	// Version is infer's version, which MCP servers are told.
+	Version string
 	// Log receives diagnostics, Warn the configuration warnings meant for
 	// the person (both may be nil).
 	Log  *slog.Logger
@@ -89,7 +92,10 @@ type Infer struct {
 	Catalog    *catalog.Catalog
 	Sandbox    *sandbox.Sandbox
 	Env        *tools.Env
-	Workspace  *session.Workspace
+	// MCP runs the MCP servers config.yaml lists; their tools are the
+	// workspace's too.
+	MCP       *mcpclient.Manager
+	Workspace *session.Workspace
 	// Bridge and Panel are nil when the bridge is off.
 	Bridge *bridge.Server
 	Panel  *panelsync.Sync
@@ -219,6 +225,7 @@ func New(opts Options) (in *Infer, err error) {
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
 	}
+	in.MCP = StartMCP(cfg, home, root, in.Sandbox, opts.Version, log)
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
@@ -264,6 +271,7 @@ func New(opts Options) (in *Infer, err error) {
 		Overrides: in.Catalog.Overrides,
 		Tools: tools.PipelineConfig{
 			Env: in.Env, Guard: guard, Grants: in.Grants, Timeouts: timeouts, Judge: judge,
+			Sources: []tools.Source{in.MCP},
 		},
 		Browser: driver,
 		Skills:  liveSkills.List,
@@ -332,6 +340,9 @@ func (in *Infer) Close() error {
 	if in.Workspace != nil {
 		in.Workspace.Close()
 	}
+	if in.MCP != nil {
+		in.MCP.Close()
+	}
 	if in.Panel != nil {
 		in.Panel.Close()
 	}
@@ -346,6 +357,17 @@ func (in *Infer) Close() error {
 		errs = append(errs, in.Env.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// StartMCP starts the MCP servers cfg lists, in the background (see
+// mcpclient): stdio servers confined like commands nobody approved, none
+// of them inheriting the provider keys.
+func StartMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, version string, log *slog.Logger) *mcpclient.Manager {
+	return mcpclient.Start(mcpclient.Options{
+		Servers: cfg.MCP.Servers, Root: root,
+		Sandbox: sb, Confine: ConfinePolicy(cfg, home), SecretEnv: SecretEnv(cfg),
+		CallTimeout: cfg.Tools.Timeout.Std(), Version: version, Logger: log,
+	})
 }
 
 // SandboxFor is the sandbox config.yaml asks for: off, or the best this

@@ -28,6 +28,7 @@ var commands = []input.Completion{
 	{Name: "skills", Description: "list the skills", Command: true},
 	{Name: "permissions", Description: "review and revoke saved permissions", Command: true},
 	{Name: "pair", Description: "pair the browser extension", Command: true},
+	{Name: "mcp", Description: "list the MCP servers, their state and tools (restart <name>)", Command: true},
 	{Name: "help", Description: "every key and command", Command: true},
 	{Name: "quit", Description: "leave infer", Command: true},
 }
@@ -115,6 +116,8 @@ func (m *Model) submit(text string) tea.Cmd {
 		}
 		m.dialog = dialog.NewPermissions(m.th)
 		return m.grants("")
+	case "mcp":
+		return m.mcpCommand(arg)
 	case "pair":
 		token := m.opts.Token
 		if m.opts.CurrentToken != nil {

@@ -270,6 +270,7 @@ func newHarness(t testing.TB, ws *fakeWS, width, height int, mutate ...func(*Opt
 	m := New(ws, opts)
 	m.listen = func() tea.Cmd { return nil }
 	m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
+	m.mcpWait = func() tea.Cmd { return nil }
 	t.Cleanup(m.Close)
 	h := &harness{t: t, m: m, ws: ws, clock: c}
 	h.send(tea.WindowSizeMsg{Width: width, Height: height})

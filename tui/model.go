@@ -105,6 +105,8 @@ type Model struct {
 
 	flash      string // a one-line message in the status bar
 	flashWarn  bool
+	mcp        mcpMsg // the MCP servers' part of the status bar
+	mcpWait    func() tea.Cmd
 	ctrlC      bool // the previous key was ctrl+c
 	dirty      bool // events arrived since the last compose
 	flushing   bool // a flush tick is scheduled
@@ -161,7 +163,7 @@ func (m *Model) Close() {
 
 // Init loads the workspace state and asks the terminal for its background.
 func (m *Model) Init() tea.Cmd {
-	cmds := []tea.Cmd{m.loadState()}
+	cmds := []tea.Cmd{m.loadState(), m.watchMCP(true)}
 	if !m.bgKnown {
 		cmds = append(cmds, tea.RequestBackgroundColor)
 	}
@@ -240,6 +242,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		cmd = m.ensureGuardTimer()
 	case flashMsg:
 		m.flash, m.flashWarn = msg.text, msg.warn
+	case mcpMsg:
+		m.mcp = msg
+		cmd = m.watchMCP(false)
 	case effortMsg:
 		m.effort = string(msg)
 		m.flash, m.flashWarn = "reasoning effort: "+string(msg), false

@@ -50,6 +50,9 @@ type Options struct {
 	// not confined ("no sandbox", "sandbox off"); the status bar keeps it
 	// in sight as a warning. "" when the sandbox is in force.
 	Unconfined string
+	// MCP shows the MCP servers in the status bar and /mcp; nil hides
+	// them.
+	MCP MCP
 	// Notices are warnings for the person from before the TUI started,
 	// such as configuration problems, shown at the top of the chat:
 	// nothing may write to the terminal while the TUI owns it.

@@ -233,6 +233,12 @@ func (m *Model) statusBar(w int) string {
 	if u := m.opts.Unconfined; u != "" {
 		parts = append(parts, th.Warn.Render("⚠ "+termtext.Line(u)))
 	}
+	if t := termtext.Line(m.mcp.text); t != "" {
+		if m.mcp.warn {
+			t = th.Warn.Render("⚠ " + t)
+		}
+		parts = append(parts, t)
+	}
 	if m.busy {
 		parts = append(parts, th.Accent.Render(spinner(m.spinFrame()))+" working · esc stops")
 	}

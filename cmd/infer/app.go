@@ -8,6 +8,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/infer-workspace/infer/session/mcpserver"
+
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
@@ -41,6 +43,8 @@ type appOptions struct {
 type app struct {
 	*assemble.Infer
 	tokens *tokenWatch
+	// mcpSocket lets `infer mcp` go through this infer (see mcp.go).
+	mcpSocket *mcpserver.Listener
 }
 
 // openApp finds the project and the configuration, then assembles infer.
@@ -100,7 +104,7 @@ func openApp(opts appOptions) (*app, error) {
 		Bridge: opts.Bridge, BrowserUse: bu, Port: opts.Port, PortSet: opts.PortSet,
 		BrowserOff: browserOff,
 		Model:      opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
-		Log: opts.Log, Warn: warn,
+		Version: versionString(), Log: opts.Log, Warn: warn,
 	})
 	var bad *assemble.ModelError
 	if errors.As(err, &bad) && opts.Model != "" {
@@ -114,6 +118,7 @@ func openApp(opts appOptions) (*app, error) {
 	a := &app{Infer: in}
 	if in.Bridge != nil {
 		a.tokens = watchToken(config.BrowserUsePath(home), in.Bridge, bu.Extension.Token, bu.Extension.Port, in.Log, tokenCheckEvery)
+		a.mcpSocket = listenMCP(home, a.tokens.Token, in.Workspace, in.Log)
 	}
 	return a, nil
 }
@@ -122,6 +127,9 @@ func openApp(opts appOptions) (*app, error) {
 func (a *app) Close() error {
 	if a == nil {
 		return nil
+	}
+	if a.mcpSocket != nil {
+		a.mcpSocket.Close() // cancels its calls, withdrawing their approvals
 	}
 	if a.tokens != nil {
 		a.tokens.Close()

@@ -28,7 +28,7 @@ func newDoctorCmd() *cobra.Command {
 		Long: `Check what infer depends on and say what to fix: the sandbox around commands
 nobody approved, whether this folder's .infer/config.yaml is trusted, the
 bridge port and whether an extension is connected, the token file's mode,
-which provider keys are set (never their values), and Chromium for
+whether each MCP server starts and lists its tools, which provider keys are set (never their values), and Chromium for
 infer-sim --browser chrome.
 
 Exits 0 only when every check passes; lines marked "note" do not count.`,
@@ -91,6 +91,9 @@ func runDoctor(ctx context.Context, out io.Writer) bool {
 		add(trustCheck(home, root))
 	}
 	checks = append(checks, bridgeChecks(ctx, home)...)
+	if cerr == nil && rerr == nil {
+		checks = append(checks, mcpChecks(ctx, cfg, home, root)...)
+	}
 	add(keysCheck(cfg))
 	add(chromiumCheck())
 	return printChecks(out, checks)

@@ -69,6 +69,7 @@ func addCommands(root *cobra.Command) {
 		newPermissionsCmd(),
 		newTrustCmd(),
 		newDoctorCmd(),
+		newMCPCmd(),
 	)
 }
 

@@ -22,7 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
-
+	"github.com/infer-workspace/infer/internal/mcptest"
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -40,7 +40,7 @@ func (l leakChecked) Run() (code int) {
 // PATH; each runs inside a copy of this test binary. main is infer's own,
 // so a script's `exec infer serve &` is a real infer process (built with
 // -race when the tests are).
-var scriptCommands = map[string]func(){"infer": main}
+var scriptCommands = map[string]func(){"infer": main, "infer-mcptest": mcptest.ServeStdio}
 
 // pollTimeout bounds waitport and eventually. Everything they wait for is
 // local and normally takes milliseconds; the margin is for a loaded CI

@@ -131,6 +131,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		Token:  a.BrowserUse.Extension.Token,
 		Port:   a.BrowserUse.Extension.Port,
 		Grants: workspace.FromGrants(a.Grants),
+		MCP:    mcpView{a.MCP},
 	}
 	if a.Bridge != nil {
 		opts.Port = a.Bridge.Port()

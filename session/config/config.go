@@ -26,6 +26,8 @@ type Config struct {
 	Tools ToolsConfig `yaml:"tools"`
 	// Sandbox confines commands that no person approved at that moment.
 	Sandbox SandboxConfig `yaml:"sandbox"`
+	// MCP lists the person's MCP servers and the policy of `infer mcp`.
+	MCP MCPConfig `yaml:"mcp"`
 }
 
 // Sandbox modes.

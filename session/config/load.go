@@ -132,6 +132,10 @@ func Load(home, projectRoot string) (Loaded, error) {
 				errs = append(errs, err)
 				break
 			}
+			if err := projDoc.locate(projectMCPProblems(projCfg)); err != nil {
+				errs = append(errs, err)
+				break
+			}
 			out.Warnings = append(out.Warnings, configWarnings(projPath, projDoc, projCfg, true)...)
 			if err := lookupTrust(home, &out.Trust); err != nil {
 				// Fail closed: a store that cannot be believed trusts nothing.
@@ -406,6 +410,7 @@ func (c Config) validateOver(lower Config) []*FieldError {
 			add(fmt.Sprintf("sandbox.deny_read[%d]", i), "is empty", "remove it or write a file or folder, e.g. ~/.config/secrets")
 		}
 	}
+	c.validateMCP(lower, add)
 	return ps
 }
 
@@ -485,6 +490,9 @@ func (c Config) WithDefaults() Config {
 	c.Tools.Bash.Deny = append([]string(nil), c.Tools.Bash.Deny...)
 	if c.Sandbox.Mode == "" {
 		c.Sandbox.Mode = SandboxAuto
+	}
+	if c.MCP.Standalone.Mode == "" {
+		c.MCP.Standalone.Mode = DefaultMode
 	}
 	if c.Sandbox.Network == nil {
 		on := true

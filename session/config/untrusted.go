@@ -34,7 +34,8 @@ import (
 // agent.mode, agent.judge_model, agent.system_prompt, tools.timeout,
 // tools.bash.allow, tools.bash.timeout, sandbox.writable, and any key added
 // to Config later (filterUntrusted starts from the person's own file, so a
-// new section such as mcp is ignored until someone decides otherwise).
+// new section is ignored until someone decides otherwise). The mcp section
+// waits for trust on purpose: a server is a program infer would start.
 
 // Setting is one key a project file sets, as shown to a person deciding
 // whether to trust it.
@@ -291,5 +292,15 @@ func cloneConfig(c Config) Config {
 	c.Tools.Bash.Deny = slices.Clone(c.Tools.Bash.Deny)
 	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
 	c.Sandbox.DenyRead = slices.Clone(c.Sandbox.DenyRead)
+	if c.MCP.Servers != nil {
+		ss := make(map[string]MCPServerConfig, len(c.MCP.Servers))
+		for name, s := range c.MCP.Servers {
+			s.Args = slices.Clone(s.Args)
+			s.Env = maps.Clone(s.Env)
+			s.Headers = maps.Clone(s.Headers)
+			ss[name] = s
+		}
+		c.MCP.Servers = ss
+	}
 	return c
 }

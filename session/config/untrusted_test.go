@@ -20,6 +20,10 @@ providers:
   mine:
     base_url: http://localhost:1234/v1
     models: [local]
+mcp:
+  servers:
+    openai:
+      command: users-own-server
 tools:
   timeout: 1m
   bash:
@@ -66,6 +70,14 @@ var keyCases = []keyCase{
 	{"sandbox.writable", "sandbox:\n  writable: [\"~\"]\n", false},
 	{"sandbox.deny_read", "sandbox:\n  deny_read: [~/.netrc]\n", true},
 	{"sandbox.network", "sandbox:\n  network: false\n", true},
+	{"mcp.servers.openai.command", "mcp:\n  servers:\n    openai:\n      command: ./evil\n", false},
+	{"mcp.servers.openai.args", "mcp:\n  servers:\n    openai:\n      args: [a]\n", false},
+	{"mcp.servers.openai.url", "mcp:\n  servers:\n    openai:\n      url: http://127.0.0.1:9/mcp\n", false},
+	{"mcp.servers.openai.sandbox", "mcp:\n  servers:\n    openai:\n      sandbox: false\n", false},
+	{"mcp.servers.openai.timeout", "mcp:\n  servers:\n    openai:\n      timeout: 5m\n", false},
+	{"mcp.servers.openai.start_timeout", "mcp:\n  servers:\n    openai:\n      start_timeout: 5m\n", false},
+	{"mcp.servers.openai.disabled", "mcp:\n  servers:\n    openai:\n      disabled: true\n", false},
+	{"mcp.standalone.mode", "mcp:\n  standalone:\n    mode: auto\n", false},
 }
 
 // load writes the user's and the project's files and loads them, with the

@@ -138,6 +138,9 @@ type PipelineConfig struct {
 	// Timeouts overrides tools' timeouts by name (e.g. from config.yaml).
 	// Bash's timeout_ms argument still wins for its call.
 	Timeouts map[string]time.Duration
+	// Sources add tools other programs provide (the person's MCP
+	// servers); a built-in tool of the same name wins.
+	Sources []Source
 }
 
 // Pipeline runs calls: validate → permission → approval → run → outcome.
@@ -152,6 +155,7 @@ type Pipeline struct {
 	judge        Judge
 	judgeTimeout time.Duration
 	timeouts     map[string]time.Duration
+	sources      []Source
 	now          func() time.Time // time.Now; tests replace it
 }
 
@@ -165,6 +169,7 @@ func NewPipeline(cfg PipelineConfig) *Pipeline {
 		judge:        cfg.Judge,
 		judgeTimeout: cfg.JudgeTimeout,
 		timeouts:     map[string]time.Duration{},
+		sources:      append([]Source(nil), cfg.Sources...),
 		now:          time.Now,
 	}
 	if p.reg == nil {
@@ -190,19 +195,31 @@ func NewPipeline(cfg PipelineConfig) *Pipeline {
 // Registry returns the pipeline's tools.
 func (p *Pipeline) Registry() *Registry { return p.reg }
 
-// Specs describes the pipeline's tools for a model request.
-func (p *Pipeline) Specs() []llm.Tool { return p.reg.Specs() }
+// Specs describes the pipeline's tools for a model request: the built-in
+// ones, then those the sources offer now.
+func (p *Pipeline) Specs() []llm.Tool {
+	out := p.reg.Specs()
+	for _, s := range p.sources {
+		for _, t := range s.Tools() {
+			if _, builtin := p.reg.Lookup(t.Name()); builtin {
+				continue
+			}
+			out = append(out, llm.Tool{Name: t.Name(), Description: t.Description(), Parameters: t.Schema()})
+		}
+	}
+	return out
+}
 
 // Check is the pure permission decision for call in mode, without asking
 // anyone or running anything: for tests and for UIs that preview what a
 // call would do. Unknown tools and invalid arguments are refused with the
 // validation error.
 func (p *Pipeline) Check(call Call, mode Mode) Permission {
-	t, ok := p.reg.Lookup(call.Name)
+	t, ok := p.lookup(context.Background(), call.Name)
 	if !ok {
-		return Permission{Kind: Refuse, Why: p.reg.unknown(call.Name).Error()}
+		return Permission{Kind: Refuse, Why: p.unknown(call.Name).Error()}
 	}
-	if err := p.reg.Validate(call.Name, call.Args); err != nil {
+	if err := p.validate(t, call.Name, call.Args); err != nil {
 		return Permission{Kind: Refuse, Why: err.Error()}
 	}
 	return p.policy.decide(t, call, json.RawMessage(call.Args), mode)
@@ -220,12 +237,12 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 		}
 	}()
 
-	t, ok := p.reg.Lookup(call.Name)
+	t, ok := p.lookup(ctx, call.Name)
 	if !ok {
-		fail(&out, p.reg.unknown(call.Name).Error())
+		fail(&out, p.unknown(call.Name).Error())
 		return out
 	}
-	if err := p.reg.Validate(call.Name, call.Args); err != nil {
+	if err := p.validate(t, call.Name, call.Args); err != nil {
 		fail(&out, err.Error())
 		return out
 	}

@@ -24,6 +24,9 @@ const (
 	OriginTerminal Origin = "terminal" // the person, from the TUI
 	OriginShell    Origin = "shell"    // a `!cmd` message
 	OriginHeadless Origin = "headless" // `infer headless`
+	// OriginMCP is another agent calling through `infer mcp`; the value
+	// reads well in "The MCP client asked to run …".
+	OriginMCP Origin = "MCP client"
 )
 
 // Label is how people read an origin ("answered in the browser panel").
@@ -160,6 +163,9 @@ type policy struct {
 
 // decide applies the mode to a validated call of t.
 func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+	if et, ok := t.(ExternalTool); ok {
+		return p.externalDecision(et, mode)
+	}
 	if isBrowser(t) && p.env.Browser == nil && p.env.BrowserOff != "" {
 		// With browser use off the tool fails before it does anything, so
 		// asking the person first would only make them approve a failure.

@@ -6,7 +6,8 @@
 // Commands (several may be joined with ";", done in order, the tool calls
 // together at the end of the turn): open|go to|navigate <url>,
 // click <selector>, type <text> into <selector> [and press enter],
-// read [selector], screenshot, tabs, run <command>, think <text>,
+// read [selector], screenshot, tabs, run <command>,
+// mcp <server> <tool> [json arguments], think <text>,
 // stream <n>, fail.
 package demo
 
@@ -38,7 +39,8 @@ func New() *Model { return &Model{Delay: 8 * time.Millisecond} }
 
 // Hint lists the commands the model understands.
 const Hint = "Try: open <url> · click <selector> · type <text> into <selector> [and press enter] · " +
-	"read [selector] · screenshot · tabs · run <command> · think <text> · stream <n> · fail " +
+	"read [selector] · screenshot · tabs · run <command> · mcp <server> <tool> [json arguments] · " +
+	"think <text> · stream <n> · fail " +
 	"(join several with ;)."
 
 // MaxStream bounds `stream <n>` so a typo cannot stream forever.
@@ -370,8 +372,30 @@ func parseCommand(part string) (llm.ToolCall, bool) {
 		return call("BrowserTabs", map[string]any{})
 	case strings.HasPrefix(lower, "run ") && rest("run ") != "":
 		return call("Bash", map[string]any{"command": rest("run ")})
+	case strings.HasPrefix(lower, "mcp "):
+		return mcpCall(rest("mcp "))
 	}
 	return llm.ToolCall{}, false
+}
+
+// mcpCall turns "<server> <tool> [json arguments]" into a call of the MCP
+// tool mcp__<server>__<tool>, with the arguments as written ({} when
+// none); arguments that are not a JSON object are not a command.
+func mcpCall(body string) (llm.ToolCall, bool) {
+	server, body, _ := strings.Cut(strings.TrimSpace(body), " ")
+	tool, args, _ := strings.Cut(strings.TrimSpace(body), " ")
+	args = strings.TrimSpace(args)
+	if server == "" || tool == "" {
+		return llm.ToolCall{}, false
+	}
+	if args == "" {
+		args = "{}"
+	}
+	var obj map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(args), &obj); err != nil || obj == nil {
+		return llm.ToolCall{}, false
+	}
+	return llm.ToolCall{Name: "mcp__" + server + "__" + tool, Arguments: args}, true
 }
 
 // NormaliseURL adds a scheme to a bare address: http for local hosts (the

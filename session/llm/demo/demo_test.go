@@ -37,6 +37,8 @@ func TestParseCommands(t *testing.T) {
 		{"Screenshot", []string{`BrowserScreenshot {}`}},
 		{"tabs", []string{`BrowserTabs {}`}},
 		{"run ls -la", []string{`Bash {"command":"ls -la"}`}},
+		{`mcp github search_issues {"query": "is:open"}`, []string{`mcp__github__search_issues {"query": "is:open"}`}},
+		{"mcp t echo", []string{`mcp__t__echo {}`}},
 		{"open example.com; read h1 ; screenshot", []string{`BrowserNavigate {"url":"https://example.com"}`, `BrowserRead {"selector":"h1"}`, `BrowserScreenshot {}`}},
 	}
 	for _, c := range cases {
@@ -53,7 +55,7 @@ func TestParseCommands(t *testing.T) {
 			t.Errorf("%q:\n got %q\nwant %q", c.in, got, c.want)
 		}
 	}
-	for _, bad := range []string{"hello", "open", "type x", "click", "tabs; hello", ""} {
+	for _, bad := range []string{"hello", "open", "type x", "click", "tabs; hello", "", "mcp", "mcp t", "mcp t echo [1]", "mcp t echo {oops"} {
 		if _, ok := ParseCommands(bad); ok {
 			t.Errorf("%q parsed as commands", bad)
 		}

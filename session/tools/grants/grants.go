@@ -1,7 +1,8 @@
 // Package grants stores a project's "always allow" decisions: permissions a
 // person gave once so that matching tool calls stop asking. Each grant is
-// either a whole tool (Write), a Bash command prefix (git commit), or a
-// browser action on one site (BrowserClick on https://github.com).
+// either a whole tool (Write), a Bash command prefix (git commit), a
+// browser action on one site (BrowserClick on https://github.com), or every
+// tool of one MCP server.
 //
 // Grants live in one JSON file per project so that a person can read them,
 // and `infer permissions list|revoke` can change them while infer runs.
@@ -37,6 +38,9 @@ const (
 	KindBash Kind = "bash"
 	// KindSite covers one browser tool on one site (a URL origin).
 	KindSite Kind = "site"
+	// KindServer covers every tool of one MCP server, named by Server;
+	// Tool is that server's tool-name prefix, for people reading the file.
+	KindServer Kind = "server"
 )
 
 // Grant is one saved permission.
@@ -46,12 +50,13 @@ type Grant struct {
 	Tool      string    `json:"tool"`
 	Prefix    string    `json:"prefix,omitempty"`
 	Site      string    `json:"site,omitempty"`
+	Server    string    `json:"server,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // Same reports whether g and o grant the same thing, ignoring ID and time.
 func (g Grant) Same(o Grant) bool {
-	return g.Kind == o.Kind && g.Tool == o.Tool && g.Prefix == o.Prefix && g.Site == o.Site
+	return g.Kind == o.Kind && g.Tool == o.Tool && g.Prefix == o.Prefix && g.Site == o.Site && g.Server == o.Server
 }
 
 // String describes the grant for people, e.g. "Bash commands starting
@@ -62,6 +67,8 @@ func (g Grant) String() string {
 		return "Bash commands starting with `" + g.Prefix + "`"
 	case KindSite:
 		return g.Tool + " on " + g.Site
+	case KindServer:
+		return "every tool of the MCP server " + g.Server
 	default:
 		return "every " + g.Tool + " call"
 	}
@@ -81,8 +88,12 @@ func (g Grant) validate() error {
 		if g.Site == "" {
 			return errors.New("a site grant needs a site")
 		}
+	case KindServer:
+		if g.Server == "" {
+			return errors.New("a server grant needs the MCP server's name")
+		}
 	default:
-		return fmt.Errorf("unknown grant kind %q (use tool, bash or site)", g.Kind)
+		return fmt.Errorf("unknown grant kind %q (use tool, bash, site or server)", g.Kind)
 	}
 	return nil
 }

@@ -1,0 +1,203 @@
+package mcpserver
+
+import (
+	"bufio"
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// SocketFile is the socket's name in infer's home. The home is the
+// person's alone (0700), and the sandbox hides it from confined commands,
+// so a command the agent runs cannot reach the browser through it.
+const SocketFile = "mcp.sock"
+
+// handshakeTimeout bounds the first line on a new connection.
+const handshakeTimeout = 5 * time.Second
+
+// maxHandshake bounds that line.
+const maxHandshake = 4096
+
+// SocketPath is the socket of the infer that holds the bridge for home.
+func SocketPath(home string) string { return filepath.Join(home, SocketFile) }
+
+// ErrInUse is returned by Listen when another live process serves the
+// socket.
+var ErrInUse = errors.New("another infer already serves MCP clients for this home")
+
+// Listener serves MCP clients (infer mcp processes) on the socket.
+type Listener struct {
+	ln     net.Listener
+	path   string
+	token  func() string
+	srv    *mcp.Server
+	log    *slog.Logger
+	ctx    context.Context
+	cancel context.CancelFunc
+	wg     sync.WaitGroup
+	once   sync.Once
+}
+
+// Listen binds the socket at path (mode 0600). A socket file left by a
+// process that is gone is replaced; one a live process answers on is not
+// (ErrInUse). Clients must first send the token (token() at that moment:
+// the bridge's, which the person may rotate while infer runs); then run
+// serves their calls.
+func Listen(path string, token func() string, run Backend, version string, log *slog.Logger) (*Listener, error) {
+	if token == nil {
+		return nil, errors.New("mcpserver: no token to authenticate clients with")
+	}
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	if _, err := os.Lstat(path); err == nil {
+		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
+			c.Close()
+			return nil, ErrInUse
+		}
+		if err := os.Remove(path); err != nil {
+			return nil, fmt.Errorf("mcpserver: remove the stale socket %s: %w", path, err)
+		}
+	}
+	ln, err := net.Listen("unix", path)
+	if err != nil {
+		return nil, fmt.Errorf("mcpserver: listen on %s: %w", path, err)
+	}
+	if err := os.Chmod(path, 0o600); err != nil {
+		ln.Close()
+		return nil, fmt.Errorf("mcpserver: %w", err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	l := &Listener{ln: ln, path: path, token: token, srv: New(run, version), log: log, ctx: ctx, cancel: cancel}
+	l.wg.Add(1)
+	go l.accept()
+	return l, nil
+}
+
+// Path is the socket's path.
+func (l *Listener) Path() string { return l.path }
+
+// Close stops accepting, ends every session (their calls are cancelled,
+// which withdraws their approvals) and removes the socket.
+func (l *Listener) Close() error {
+	l.once.Do(func() {
+		l.cancel()
+		l.ln.Close()
+		l.wg.Wait()
+		os.Remove(l.path)
+	})
+	return nil
+}
+
+func (l *Listener) accept() {
+	defer l.wg.Done()
+	for {
+		c, err := l.ln.Accept()
+		if err != nil {
+			return
+		}
+		l.wg.Add(1)
+		go func() {
+			defer l.wg.Done()
+			l.serve(c)
+		}()
+	}
+}
+
+// serve authenticates one connection and speaks MCP on it until either
+// side ends.
+func (l *Listener) serve(c net.Conn) {
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	r := bufio.NewReaderSize(c, maxHandshake)
+	line, err := r.ReadSlice('\n')
+	var h handshake
+	want := l.token()
+	if err != nil || json.Unmarshal(line, &h) != nil || want == "" || subtle.ConstantTimeCompare([]byte(h.Token), []byte(want)) != 1 {
+		l.log.Warn("mcp: refused a client on the socket: wrong or missing token")
+		_ = writeLine(c, handshakeReply{Error: "wrong or missing token"})
+		return
+	}
+	if err := writeLine(c, handshakeReply{OK: true}); err != nil {
+		return
+	}
+	_ = c.SetDeadline(time.Time{})
+	l.log.Info("mcp: a client connected through the socket")
+	// The reader keeps what it buffered past the handshake.
+	ss, err := l.srv.Connect(l.ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: c}, nil)
+	if err != nil {
+		return
+	}
+	done := make(chan struct{})
+	go func() {
+		select {
+		case <-l.ctx.Done():
+			ss.Close()
+		case <-done:
+		}
+	}()
+	_ = ss.Wait()
+	close(done)
+	l.log.Info("mcp: a client left")
+}
+
+func writeLine(w io.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
+}
+
+// Dial connects to the socket at path and authenticates with token. The
+// returned connection then speaks MCP (newline-delimited JSON-RPC). An
+// error wrapping os.ErrNotExist or a refused connection means no infer
+// serves the socket.
+func Dial(ctx context.Context, path, token string) (net.Conn, error) {
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "unix", path)
+	if err != nil {
+		return nil, err
+	}
+	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
+	if err := writeLine(c, handshake{Token: token}); err != nil {
+		c.Close()
+		return nil, err
+	}
+	// Read the answer byte by byte: anything after it is MCP and belongs
+	// to the caller.
+	var line []byte
+	b := make([]byte, 1)
+	for len(line) < maxHandshake {
+		if _, err := c.Read(b); err != nil {
+			c.Close()
+			return nil, fmt.Errorf("mcpserver: the running infer did not answer the handshake: %w", err)
+		}
+		if b[0] == '\n' {
+			break
+		}
+		line = append(line, b[0])
+	}
+	var reply handshakeReply
+	if err := json.Unmarshal(line, &reply); err != nil || !reply.OK {
+		c.Close()
+		if reply.Error != "" {
+			return nil, fmt.Errorf("mcpserver: the running infer refused the connection: %s", reply.Error)
+		}
+		return nil, errors.New("mcpserver: the running infer answered the handshake with something else")
+	}
+	_ = c.SetDeadline(time.Time{})
+	return c, nil
+}
