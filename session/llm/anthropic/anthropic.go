@@ -33,8 +33,9 @@ type Config struct {
 	Name string
 	// BaseURL is the API root; empty means DefaultBaseURL.
 	BaseURL string
-	// APIKey is sent the way the SDK sends it (a bearer token). Never
-	// logged.
+	// APIKey is sent in the x-api-key header, as Anthropic's API reference
+	// documents (not as the bearer token the SDK's WithAPIKey sends, which
+	// gateways that follow the reference refuse). Never logged.
 	APIKey string
 	// RequireKey makes Stream fail fast with ErrMissingKey when APIKey is
 	// empty.
@@ -89,7 +90,10 @@ func New(cfg Config) *Provider {
 		option.WithMiddleware(call.Idle(idle)),
 	}
 	if cfg.APIKey != "" {
-		opts = append(opts, option.WithAPIKey(cfg.APIKey))
+		// Not option.WithAPIKey: in this SDK version it sends
+		// "Authorization: Bearer", while the API reference documents
+		// x-api-key.
+		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
 	}
 	return &Provider{cfg: cfg, client: sdk.NewClient(opts...)}
 }

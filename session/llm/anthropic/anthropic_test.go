@@ -93,7 +93,7 @@ func TestStreamsText(t *testing.T) {
 		t.Fatalf("no thinking, yet provider data %v", c.ProviderData)
 	}
 	r := s.Last()
-	if r.Path != "/v1/messages" || r.Header.Get("Authorization") != "Bearer "+testKey || r.Header.Get("Anthropic-Version") == "" {
+	if r.Path != "/v1/messages" || r.Header.Get("X-Api-Key") != testKey || r.Header.Get("Authorization") != "" || r.Header.Get("Anthropic-Version") == "" {
 		t.Fatalf("request %s with headers %v", r.Path, r.Header)
 	}
 	b := r.Body
@@ -447,7 +447,7 @@ func TestRetryWithoutRejectedOptions(t *testing.T) {
 			lt.SSE(msgStart(1), textStart(0), textDelta(0, "ok"), msgDelta("end_turn", 1), msgStop()),
 		)
 		req := user("q")
-		req.Model, req.Effort = "claude-mythos-5", llm.EffortNone
+		req.Model, req.Effort = "claude-opus-6", llm.EffortNone
 		if _, _, err := lt.Collect(t, provider(s, nil), req); err != nil {
 			t.Fatal(err)
 		}

@@ -104,14 +104,14 @@ var budgets = map[llm.Effort]int64{llm.EffortLow: 2048, llm.EffortMedium: 8192, 
 //
 //	effort       | Claude 4.6+, Opus 5.5, unversioned ids | Haiku 4.5, Claude 4.5 (and 3.7-4.1) | Claude 3.5 and older
 //	auto         | omit thinking and output_config         | omit                                 | omit
-//	none         | thinking {type: disabled}; Sonnet 5.5: {type: between_tools}; Fable 5.x and Opus 5.5: omit (they always think)
+//	none         | thinking {type: disabled}; Sonnet 5.5: {type: between_tools}; Fable 5.x, Mythos and Opus 5.5: omit (they always think and reject disabled)
 //	low/med/high | thinking {type: adaptive} + output_config.effort | thinking {type: enabled, budget_tokens: 2048/8192/16384} | omit (no thinking)
 func ThinkingFor(model string, e llm.Effort) Thinking {
 	c := parseClaude(model)
 	switch e {
 	case llm.EffortNone:
 		switch {
-		case c.family == "fable", c.is("opus", 5, 5):
+		case c.family == "fable", c.family == "mythos", c.is("opus", 5, 5):
 			return Thinking{}
 		case c.is("sonnet", 5, 5):
 			return Thinking{Type: "between_tools"}

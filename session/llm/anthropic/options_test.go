@@ -63,6 +63,8 @@ func TestThinkingForTable(t *testing.T) {
 		{"claude-fable-5-1", llm.EffortNone, Thinking{}},
 		{"claude-fable-5-2", llm.EffortNone, Thinking{}},
 		{"claude-opus-5-5", llm.EffortNone, Thinking{}},
+		{"claude-mythos-preview", llm.EffortNone, Thinking{}},
+		{"claude-mythos-5", llm.EffortNone, Thinking{}},
 
 		// low / medium / high.
 		{"claude-opus-4-6", llm.EffortLow, adaptive("low")},
