@@ -209,6 +209,12 @@ func (t Target) httpMessage(he *HTTPError, retries int) (string, llm.ErrorKind) 
 			return fmt.Sprintf("access refused (403 Forbidden)%s: the key may not have access to this model; %s", said, hint), llm.ErrAuth
 		}
 		return fmt.Sprintf("the API key was refused (401 Unauthorized)%s: %s", said, hint), llm.ErrAuth
+	case he.Status == 404 && !aboutModel(he.Message, t.Model):
+		at := he.URL
+		if at == "" {
+			at = t.where()
+		}
+		return fmt.Sprintf("nothing answers at %s (404 Not Found)%s: the base URL %s looks wrong; check the provider's base_url (OpenAI-style servers usually serve under /v1)", at, said, t.where()), llm.ErrNotFound
 	case he.Status == 404:
 		return fmt.Sprintf("model %q not found at %s (%s)%s: check the id with the provider's model list", t.Model, t.Provider, t.where(), said), llm.ErrNotFound
 	case he.Status == 429:
@@ -222,6 +228,15 @@ func (t Target) httpMessage(he *HTTPError, retries int) (string, llm.ErrorKind) 
 	default:
 		return fmt.Sprintf("request rejected (%d %s)%s", he.Status, statusText(he.Status), said), llm.ErrBadRequest
 	}
+}
+
+// aboutModel reports whether a 404's message is the provider saying the
+// model is unknown (it names the model, or speaks of a model), as opposed
+// to a server or proxy that has no such endpoint at all, whose 404 is an
+// HTML page or a bare "not found".
+func aboutModel(msg, model string) bool {
+	m := strings.ToLower(msg)
+	return strings.Contains(m, "model") || (model != "" && strings.Contains(m, strings.ToLower(model)))
 }
 
 func (t Target) where() string {

@@ -23,6 +23,9 @@ type HTTPError struct {
 	RetryAfter time.Duration // zero when the server did not say
 	Message    string        // the server's own message, trimmed
 	Param      string        // the request field the server blamed, if it said
+	// URL is the address the request went to (without query), so a 404
+	// from a wrong base URL can name it.
+	URL string
 }
 
 // Error gives the status and the server's message.
@@ -45,6 +48,11 @@ func Capture(req *http.Request, next func(*http.Request) (*http.Response, error)
 	_ = res.Body.Close()
 	he := &HTTPError{Status: res.StatusCode, RetryAfter: ParseRetryAfter(res.Header, time.Now())}
 	he.Message, he.Param = ServerMessage(body)
+	if req != nil && req.URL != nil {
+		u := *req.URL
+		u.RawQuery, u.User = "", nil
+		he.URL = u.String()
+	}
 	return nil, he
 }
 
