@@ -170,6 +170,11 @@ func (c *Catalog) modelsLocked() []string {
 		}
 	}
 	for _, s := range c.specs {
+		if c.present(s) && s.defaultModel != "" {
+			add(s.name + "/" + s.defaultModel)
+		}
+	}
+	for _, s := range c.specs {
 		if c.present(s) {
 			for _, m := range c.discovered[s.name] {
 				add(s.name + "/" + m)
@@ -329,7 +334,7 @@ func (c *Catalog) Refresh(ctx context.Context) error {
 			continue
 		}
 		key := c.key(s)
-		if s.keyNeeded && key == "" {
+		if s.keyNeeded && key == "" && !s.publicCatalog() {
 			continue
 		}
 		if e, ok := c.cache.Providers[s.name]; ok && e.BaseURL == s.baseURL && !s.local() && now.Sub(e.FetchedAt) < c.opts.CacheTTL {

@@ -13,7 +13,7 @@ func TestKeyVariablesCoverBuiltinsAndConfiguredNames(t *testing.T) {
 		"openai":   {APIKeyEnv: "OPENAI_API_KEY"},
 	}}
 	got := KeyVariables(cfg)
-	want := []string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LMSTUDIO_KEY", "OLLAMA_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY"}
+	want := []string{"ANTHROPIC_API_KEY", "GEMINI_API_KEY", "LMSTUDIO_KEY", "OLLAMA_API_KEY", "OPENAI_API_KEY", "OPENROUTER_API_KEY", "PPQ_API_KEY"}
 	if !slices.Equal(got, want) {
 		t.Fatalf("KeyVariables = %v, want %v", got, want)
 	}

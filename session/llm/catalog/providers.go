@@ -31,6 +31,9 @@ type builtin struct {
 	baseURLEnv string // the SDK's base URL variable, honoured as it does
 	keyEnv     string // "" for providers that need no key
 	probe      bool   // looked for during discovery even when not configured
+	// defaultModel is listed for the provider as soon as it is present,
+	// before (or without) discovery: the provider's own router model.
+	defaultModel string
 }
 
 // builtins, in the order their models are listed.
@@ -38,6 +41,7 @@ var builtins = []builtin{
 	{name: "openai", kind: kindOpenAI, flavor: openai.FlavorOpenAI, baseURL: openai.DefaultBaseURL, baseURLEnv: "OPENAI_BASE_URL", keyEnv: "OPENAI_API_KEY"},
 	{name: "anthropic", kind: kindAnthropic, baseURL: anthropic.DefaultBaseURL, baseURLEnv: "ANTHROPIC_BASE_URL", keyEnv: "ANTHROPIC_API_KEY"},
 	{name: "openrouter", kind: kindOpenAI, flavor: openai.FlavorOpenRouter, baseURL: openai.OpenRouterBaseURL, keyEnv: "OPENROUTER_API_KEY"},
+	{name: "payperq", kind: kindOpenAI, flavor: openai.FlavorPayPerQ, baseURL: openai.PayPerQBaseURL, keyEnv: "PPQ_API_KEY", defaultModel: "auto"},
 	{name: "gemini", kind: kindGemini, baseURL: gemini.DefaultBaseURL, keyEnv: "GEMINI_API_KEY"},
 	{name: "ollama", kind: kindOllama, baseURL: ollama.DefaultBaseURL, probe: true},
 	{name: "ollama_cloud", kind: kindOllama, baseURL: ollama.CloudBaseURL, keyEnv: "OLLAMA_API_KEY"},
@@ -54,7 +58,9 @@ type spec struct {
 	keyNeeded  bool
 	configured bool
 	probe      bool
-	pc         config.ProviderConfig
+	// defaultModel: see builtin.defaultModel.
+	defaultModel string
+	pc           config.ProviderConfig
 }
 
 // specs builds the provider list: built-ins first in their fixed order,
@@ -66,8 +72,11 @@ func specs(cfg config.Config, getenv func(string) string) []*spec {
 		isBuiltin[b.name] = true
 		pc, configured := cfg.Providers[b.name]
 		s := &spec{name: b.name, kind: b.kind, flavor: b.flavor, keyEnv: b.keyEnv, keyNeeded: b.keyEnv != "",
-			configured: configured, probe: b.probe, pc: pc}
+			configured: configured, probe: b.probe, defaultModel: b.defaultModel, pc: pc}
 		switch {
+		case pc.BaseURL != "" && b.kind == kindOpenAI:
+			// Normalised as a named server's is: a bare address gets /v1.
+			s.baseURL = withV1(pc.BaseURL)
 		case pc.BaseURL != "":
 			s.baseURL = pc.BaseURL
 		case b.baseURLEnv != "" && getenv(b.baseURLEnv) != "":
@@ -142,6 +151,12 @@ func (s *spec) local() bool {
 	}
 	ip := net.ParseIP(h)
 	return ip != nil && ip.IsLoopback()
+}
+
+// publicCatalog reports whether the provider's models endpoint answers
+// without a key (see openai.PublicCatalog).
+func (s *spec) publicCatalog() bool {
+	return s.kind == kindOpenAI && openai.PublicCatalog(s.flavor)
 }
 
 // discovers reports whether the provider's models endpoint is asked.

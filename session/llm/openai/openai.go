@@ -35,6 +35,7 @@ const (
 	FlavorGemini                   // Gemini's OpenAI-compatible endpoint
 	FlavorOllama                   // Ollama's /v1 endpoint, local or ollama.com
 	FlavorCompatible               // any other compatible server
+	FlavorPayPerQ                  // api.ppq.ai
 )
 
 // Default endpoints.
@@ -44,7 +45,13 @@ const (
 	GeminiBaseURL      = "https://generativelanguage.googleapis.com/v1beta/openai/"
 	OllamaBaseURL      = "http://localhost:11434/v1"
 	OllamaCloudBaseURL = "https://ollama.com/v1"
+	PayPerQBaseURL     = "https://api.ppq.ai/v1"
 )
+
+// PublicCatalog reports whether the flavor's models endpoint is public
+// (OpenRouter's /api/v1/models, PayPerQ's /v1/models): it is asked without
+// the key, so the list works before one is set and never spends it.
+func PublicCatalog(f Flavor) bool { return f == FlavorOpenRouter || f == FlavorPayPerQ }
 
 // Config configures one provider.
 type Config struct {
@@ -196,7 +203,11 @@ func (p *Provider) badRequest(model string, err error) error {
 // ListModels returns the model ids the server's models endpoint lists,
 // sorted, without models that cannot chat (embeddings, speech, images).
 func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
-	page, err := p.models.List(ctx)
+	var opts []option.RequestOption
+	if PublicCatalog(p.cfg.Flavor) {
+		opts = append(opts, option.WithHeaderDel("Authorization"))
+	}
+	page, err := p.models.List(ctx, opts...)
 	if err != nil {
 		return nil, p.target("").Classify(err, 0)
 	}
