@@ -51,6 +51,14 @@ func assistantMessage(m llm.Message, f Flavor) (sdk.ChatCompletionMessageParamUn
 	if f == FlavorOllama && m.Reasoning != "" {
 		a.SetExtraFields(map[string]any{"reasoning": m.Reasoning})
 	}
+	// OpenRouter wants the reasoning_details it sent back unchanged (Gemini
+	// and Anthropic models behind it refuse a tool continuation without
+	// their signatures); the assembled array is replayed as it was kept.
+	if f == FlavorOpenRouter {
+		if d := m.ProviderData[providerDataKey]; d != "" && json.Valid([]byte(d)) {
+			a.SetExtraFields(map[string]any{"reasoning_details": json.RawMessage(d)})
+		}
+	}
 	return sdk.ChatCompletionMessageParamUnion{OfAssistant: &a}, true
 }
 
@@ -123,6 +131,9 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody
 		return call.Result{Sent: sent}, err
 	}
 	acc := chatAccumulator{emit: emit, byIndex: map[int64]int{}}
+	if p.cfg.Flavor == FlavorOpenRouter {
+		acc.details = &reasoningDetails{}
+	}
 	for stream.Next() {
 		ch := stream.Current()
 		acc.add(&ch)
@@ -231,6 +242,8 @@ type chatAccumulator struct {
 	usage     llm.Usage
 	emitted   bool
 	finished  bool
+	// details assembles OpenRouter's reasoning_details (nil elsewhere).
+	details *reasoningDetails
 }
 
 type pendingCall struct {
@@ -256,6 +269,9 @@ func (a *chatAccumulator) add(ch *sdk.ChatCompletionChunk) {
 		c := &ch.Choices[i]
 		if c.Index != 0 {
 			continue // we never ask for n > 1
+		}
+		if a.details != nil {
+			a.details.add(&c.Delta)
 		}
 		if r := reasoningText(&c.Delta); r != "" {
 			a.reasoning.WriteString(r)
@@ -331,13 +347,19 @@ func (a *chatAccumulator) toolFragment(tc *sdk.ChatCompletionChunkChoiceDeltaToo
 }
 
 func (a *chatAccumulator) completion() llm.Completion {
-	return llm.Completion{
+	c := llm.Completion{
 		Text:         a.text.String(),
 		Reasoning:    a.reasoning.String(),
 		ToolCalls:    finishCalls(a.calls),
 		FinishReason: a.finish,
 		Usage:        a.usage,
 	}
+	if a.details != nil {
+		if d := a.details.json(); d != "" {
+			c.ProviderData = map[string]string{providerDataKey: d}
+		}
+	}
+	return c
 }
 
 // finishCalls turns pending calls into tool calls, giving an id to calls a

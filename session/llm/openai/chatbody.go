@@ -272,6 +272,7 @@ func commonPrefix(enc []encodedMessage, msgs []llm.Message) int {
 func sameMessage(a, b *llm.Message) bool {
 	return a.Role == b.Role && a.Content == b.Content && a.ToolCallID == b.ToolCallID &&
 		a.Reasoning == b.Reasoning &&
+		a.ProviderData[providerDataKey] == b.ProviderData[providerDataKey] &&
 		slices.Equal(a.ToolCalls, b.ToolCalls) &&
 		slices.EqualFunc(a.Images, b.Images, func(x, y llm.Image) bool {
 			return x.MIME == y.MIME && string(x.Data) == string(y.Data)
