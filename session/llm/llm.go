@@ -222,6 +222,16 @@ type Catalog interface {
 	Resolve(id string) (Provider, string, error)
 }
 
+// RejectionReporter is implemented by providers that remember, for the
+// session, the request parameters a model rejected (a temperature, an
+// effort value) and send the accepted form from then on, so front ends can
+// show it with the model's details.
+type RejectionReporter interface {
+	// Rejections lists, one line each, what model rejected and what is
+	// sent instead; nil when it rejected nothing.
+	Rejections(model string) []string
+}
+
 // WebSearcher is implemented by providers that run web searches on their
 // own side (Gemini's Google Search grounding, Ollama's cloud search API),
 // so the agent's WebSearch tool can go through the provider the person

@@ -58,6 +58,7 @@ type Config struct {
 type Provider struct {
 	cfg    Config
 	client sdk.Client
+	mem    *call.Memory
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -95,7 +96,7 @@ func New(cfg Config) *Provider {
 		// x-api-key.
 		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
 	}
-	return &Provider{cfg: cfg, client: sdk.NewClient(opts...)}
+	return &Provider{cfg: cfg, client: sdk.NewClient(opts...), mem: call.NewMemory()}
 }
 
 func (p *Provider) target(model string) call.Target {
@@ -104,6 +105,17 @@ func (p *Provider) target(model string) call.Target {
 		hint = "check the API key in " + p.cfg.KeyHint
 	}
 	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: hint, Secret: p.cfg.APIKey}
+}
+
+// Rejections lists what model rejected this session (a parameter left out
+// or sent in another form from then on), for the model's details.
+func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
+
+// streamTarget is target for a completion, which remembers rejections.
+func (p *Provider) streamTarget(req llm.Request) call.Target {
+	t := p.target(req.Model)
+	t.Memory, t.Effort = p.mem, req.Effort
+	return t
 }
 
 // Stream implements llm.Provider.
@@ -128,7 +140,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 	if err != nil {
 		return llm.Completion{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.cfg.Name, Model: req.Model, Message: err.Error(), Err: err}
 	}
-	return p.cfg.Policy.Run(ctx, p.target(req.Model), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	return p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		return p.once(ctx, req, system, msgs, toolParams, adj, emit)
 	})
 }

@@ -59,6 +59,7 @@ type Config struct {
 // concurrent use.
 type Provider struct {
 	cfg        Config
+	mem        *call.Memory
 	apiVersion string
 	client     *genai.Client
 	initErr    error
@@ -76,7 +77,7 @@ func New(cfg Config) *Provider {
 	}
 	base, version := splitBaseURL(cfg.BaseURL)
 	cfg.BaseURL = base
-	p := &Provider{cfg: cfg, apiVersion: version}
+	p := &Provider{cfg: cfg, apiVersion: version, mem: call.NewMemory()}
 	if cfg.APIKey == "" {
 		return p
 	}
@@ -149,6 +150,17 @@ func (p *Provider) ready(model string) error {
 	return nil
 }
 
+// Rejections lists what model rejected this session (a parameter left out
+// or sent in another form from then on), for the model's details.
+func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
+
+// streamTarget is target for a completion, which remembers rejections.
+func (p *Provider) streamTarget(req llm.Request) call.Target {
+	t := p.target(req.Model)
+	t.Memory, t.Effort = p.mem, req.Effort
+	return t
+}
+
 // Stream implements llm.Provider.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
 	if err := p.ready(req.Model); err != nil {
@@ -177,7 +189,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 		return llm.Completion{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.cfg.Name, Model: req.Model, Message: err.Error(), Err: err}
 	}
 	var blocked string
-	comp, err := p.cfg.Policy.Run(ctx, p.target(req.Model), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	comp, err := p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		return p.once(ctx, req, contents, system, tools, adj, emit, &blocked)
 	})
 	if blocked != "" {

@@ -78,6 +78,7 @@ type Config struct {
 // Provider streams completions from Ollama. It is safe for concurrent use.
 type Provider struct {
 	cfg    Config
+	mem    *call.Memory
 	client *http.Client // with capture and idle watchdog
 	plain  *http.Client // for the probe, whose failures are not errors
 }
@@ -109,7 +110,7 @@ func New(cfg Config) *Provider {
 	}
 	c := *plain
 	c.Transport = call.Transport(plain.Transport, idle)
-	return &Provider{cfg: cfg, client: &c, plain: plain}
+	return &Provider{cfg: cfg, client: &c, plain: plain, mem: call.NewMemory()}
 }
 
 // normaliseBase turns "", ".../v1" and ".../api" into the server root.
@@ -177,6 +178,17 @@ type chatRequest struct {
 	Options  map[string]any `json:"options,omitempty"`
 }
 
+// Rejections lists what model rejected this session (a parameter left out
+// or sent in another form from then on), for the model's details.
+func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
+
+// streamTarget is target for a completion, which remembers rejections.
+func (p *Provider) streamTarget(req llm.Request) call.Target {
+	t := p.target(req.Model)
+	t.Memory, t.Effort = p.mem, req.Effort
+	return t
+}
+
 // Stream implements llm.Provider. An explicit effort asks /api/show for
 // the model's thinking controls first, every time, since a model can be
 // replaced under the same name.
@@ -208,7 +220,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 		}
 	}
 	body := chatRequest{Model: req.Model, Messages: msgs, Tools: tools, Stream: true}
-	return p.cfg.Policy.Run(ctx, p.target(req.Model), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	return p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		b := body
 		sent := call.Sent{}
 		b.Think = ThinkFor(req.Effort, controls)

@@ -85,6 +85,7 @@ type Config struct {
 // concurrent use.
 type Provider struct {
 	cfg       Config
+	mem       *call.Memory
 	enc       *chatEncoder
 	chat      sdk.ChatCompletionService
 	responses responses.ResponseService
@@ -104,6 +105,7 @@ func New(cfg Config) *Provider {
 	opts := clientOptions(cfg)
 	return &Provider{
 		cfg:       cfg,
+		mem:       call.NewMemory(),
 		enc:       newChatEncoder(cfg.Flavor),
 		chat:      sdk.NewChatCompletionService(opts...),
 		responses: responses.NewResponseService(opts...),
@@ -149,12 +151,23 @@ func (p *Provider) target(model string) call.Target {
 	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: hint, Secret: p.cfg.APIKey}
 }
 
+// Rejections lists what model rejected this session (a parameter left out
+// or sent in another form from then on), for the model's details.
+func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
+
+// streamTarget is target for a completion, which remembers rejections.
+func (p *Provider) streamTarget(req llm.Request) call.Target {
+	t := p.target(req.Model)
+	t.Memory, t.Effort = p.mem, req.Effort
+	return t
+}
+
 // Stream implements llm.Provider.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
 	if err := p.check(req); err != nil {
 		return llm.Completion{}, err
 	}
-	t := p.target(req.Model)
+	t := p.streamTarget(req)
 	if UsesResponses(p.cfg.Flavor, req.Model) {
 		input, err := responsesInput(req)
 		if err != nil {

@@ -74,6 +74,12 @@ type Target struct {
 	KeyHint string
 	// Secret is removed from every message before it leaves this package.
 	Secret string
+	// Memory, when set, starts each request with what the model rejected
+	// before and learns from each new rejection.
+	Memory *Memory
+	// Effort is the effort the request asked for, which effort rejections
+	// are remembered under.
+	Effort llm.Effort
 }
 
 // Result is what one attempt produced.
@@ -117,7 +123,7 @@ func (e *StreamError) Unwrap() error { return e.Err }
 // The returned completion always holds what the last attempt received.
 func (p Policy) Run(ctx context.Context, t Target, attempt Attempt) (llm.Completion, error) {
 	p = p.withDefaults()
-	var adj Adjust
+	adj := t.Memory.start(t.Model, t.Effort)
 	retries := 0
 	for {
 		r, err := attempt(ctx, adj)
@@ -131,6 +137,7 @@ func (p Policy) Run(ctx context.Context, t Target, attempt Attempt) (llm.Complet
 		if !r.Emitted && errors.As(err, &he) {
 			he.Message = redact(he.Message, t.Secret)
 			if next, ok := adj.next(he, r.Sent, r.Supported); ok {
+				t.Memory.learn(t.Model, t.Effort, adj, next, r.Sent)
 				adj = next
 				continue
 			}

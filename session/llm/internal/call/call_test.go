@@ -80,6 +80,14 @@ func TestBlamed(t *testing.T) {
 		{"Unknown parameter: 'stream_options'", "", OptStreamOptions},
 		{"max_tokens: 32000 > 8192, which is the maximum allowed number of output tokens for claude-3-5-haiku", "", OptMaxTokens},
 		{"Invalid value for 'messages[1].content'", "", ""},
+		// Mentions of a word that are not a field named: no option blamed.
+		{"Gemini models require OpenRouter reasoning details to be preserved", "", ""},
+		{"Provider returned error: the model's reasoning was cut short", "", ""},
+		{"messages: assistant message has no thinking signature", "", ""},
+		{"x", "messages[2].reasoning_details", ""},
+		{"Thinking level MINIMAL is not supported for this model.", "", OptEffort},
+		{"x", "generationConfig.thinkingConfig.thinkingLevel", OptEffort},
+		{"invalid option: temperature", "", OptTemperature},
 		{"", "", ""},
 	}
 	for _, r := range rows {

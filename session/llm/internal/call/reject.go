@@ -39,48 +39,99 @@ type Adjust struct {
 	DropSummary       bool
 }
 
-// keywords map what providers write in rejection messages to our options.
-// Order matters only for equal positions; the earliest mention in the
-// message wins, because providers name the offending field first
-// ("`temperature` may only be set to 1 when thinking is enabled").
-var keywords = []struct {
-	word string
-	opt  Option
-}{
-	{"temperature", OptTemperature},
-	{"reasoning_effort", OptEffort},
-	{"reasoning.effort", OptEffort},
-	{"output_config", OptEffort},
-	{"budget_tokens", OptEffort},
-	{"thinking", OptEffort},
-	{"reasoning", OptEffort},
-	{"effort", OptEffort},
-	{"think", OptEffort},
-	{"stream_options", OptStreamOptions},
-	{"include_usage", OptStreamOptions},
-	{"max_tokens", OptMaxTokens},
+// fields maps the request fields providers name in rejections to our
+// options. Only a field the error names counts (see Blamed): a message
+// that merely mentions a word such as "reasoning" ("Gemini models require
+// OpenRouter reasoning details to be preserved") is about something else.
+var fields = map[string]Option{
+	"temperature":                  OptTemperature,
+	"reasoning_effort":             OptEffort,
+	"reasoning.effort":             OptEffort,
+	"reasoning":                    OptEffort,
+	"effort":                       OptEffort,
+	"output_config":                OptEffort,
+	"output_config.effort":         OptEffort,
+	"thinking":                     OptEffort,
+	"thinking.type":                OptEffort,
+	"thinking.budget_tokens":       OptEffort,
+	"budget_tokens":                OptEffort,
+	"think":                        OptEffort,
+	"thinkingconfig":               OptEffort,
+	"thinkinglevel":                OptEffort,
+	"thinking_level":               OptEffort,
+	"thinking_config":              OptEffort,
+	"stream_options":               OptStreamOptions,
+	"stream_options.include_usage": OptStreamOptions,
+	"include_usage":                OptStreamOptions,
+	"max_tokens":                   OptMaxTokens,
 }
 
+// fieldOption maps one field name as an error wrote it (any case, maybe a
+// path such as "generationConfig.thinkingConfig.thinkingLevel" or
+// "messages[1].content") to our option, or "".
+func fieldOption(name string) Option {
+	n := strings.ToLower(strings.Trim(name, " .:"))
+	if i := strings.IndexByte(n, '['); i >= 0 {
+		return "" // a message or tool element, never an option of ours
+	}
+	if o, ok := fields[n]; ok {
+		return o
+	}
+	// The last segment of a path names the field itself.
+	if i := strings.LastIndexByte(n, '.'); i >= 0 {
+		return fields[n[i+1:]]
+	}
+	return ""
+}
+
+// quotedField matches a field name in quotes: 'temperature', "think",
+// `reasoning_effort`.
+var quotedField = regexp.MustCompile("['\"`]([A-Za-z_][A-Za-z0-9_.]*)['\"`]")
+
+// leadingField matches the field a message starts with, as Anthropic
+// ("temperature: …", "thinking.type: …"), Gemini ("Thinking level …") and
+// Ollama ("think value …") write them.
+var leadingField = regexp.MustCompile(`^([A-Za-z_][A-Za-z0-9_.]*)\b`)
+
+// introducedField matches a field named after a colon or after the words
+// servers use to introduce one: "argument supplied: reasoning_effort",
+// "unknown field stream_options", "invalid option: temperature".
+var introducedField = regexp.MustCompile(`(?i)(?::|\bfield|\bparameter|\bparam|\bargument|\boption)\s+([A-Za-z_][A-Za-z0-9_.]*)`)
+
+// valuedField matches a field named as the owner of a value: "invalid
+// reasoning value: 'minimal'", "think value \"low\" is not supported".
+var valuedField = regexp.MustCompile(`\b([A-Za-z_][A-Za-z0-9_.]*)\s+value\b`)
+
 // Blamed returns the option a 400-class rejection is about, or "" when the
-// message names none of ours. The server's param field wins over the text.
+// error names none of ours. The server's param field wins; otherwise the
+// message must name the field: quoted, as its first word, or introduced
+// as a field (after a colon, "field", "parameter", "argument", "option"),
+// or as the owner of a value ("invalid reasoning value").
+// The earliest such name in the message wins, because providers name the
+// offending field first ("`temperature` may only be set to 1 when
+// thinking is enabled").
 func Blamed(he *HTTPError) Option {
 	if he == nil {
 		return ""
 	}
-	if p := strings.ToLower(he.Param); p != "" {
-		for _, k := range keywords {
-			if strings.Contains(p, k.word) {
-				return k.opt
+	if he.Param != "" {
+		if o := fieldOption(he.Param); o != "" {
+			return o
+		}
+	}
+	msg := he.Message
+	best, bestAt := Option(""), len(msg)+1
+	consider := func(re *regexp.Regexp) {
+		for _, m := range re.FindAllStringSubmatchIndex(msg, -1) {
+			if o := fieldOption(msg[m[2]:m[3]]); o != "" && m[2] < bestAt {
+				best, bestAt = o, m[2]
 			}
 		}
 	}
-	msg := strings.ToLower(he.Message)
-	best, bestAt := Option(""), len(msg)+1
-	for _, k := range keywords {
-		if i := strings.Index(msg, k.word); i >= 0 && i < bestAt {
-			best, bestAt = k.opt, i
-		}
-	}
+	consider(quotedField)
+	consider(leadingField)
+	consider(introducedField)
+	consider(valuedField)
 	return best
 }
 
