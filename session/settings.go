@@ -83,6 +83,20 @@ func (s *settings) Model() string {
 // Models returns the model ids the catalog offers, the default first.
 func (s *settings) Models() []string { return s.catalog.Models() }
 
+// Rejections lists what the model id rejected this session (a parameter
+// its provider now leaves out or sends in another form), for the model's
+// details; nil when nothing was rejected or the provider does not say.
+func (s *settings) Rejections(id string) []string {
+	p, model, err := s.catalog.Resolve(id)
+	if err != nil {
+		return nil
+	}
+	if r, ok := p.(llm.RejectionReporter); ok {
+		return r.Rejections(model)
+	}
+	return nil
+}
+
 // ModelsChanged tells front ends the model list changed (e.g. discovery
 // finished), so panels can ask again.
 func (s *settings) ModelsChanged() { s.changed(SettingModels) }

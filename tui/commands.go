@@ -222,9 +222,14 @@ func (m *Model) openModelPicker(msg modelsMsg) {
 		if id == msg.current {
 			rows[i].Mark = "●"
 		}
+		var detail []string
 		if i == 0 {
-			rows[i].Detail = "default"
+			detail = append(detail, "default")
 		}
+		// What the model rejected this session, and is no longer sent
+		// as asked: why a temperature or effort seems to have no effect.
+		detail = append(detail, msg.rejections[id]...)
+		rows[i].Detail = strings.Join(detail, " · ")
 	}
 	m.dialog = dialog.NewPicker(m.th, "Model · ● current", rows, msg.current, dialog.SelectModel, "")
 }

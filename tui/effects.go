@@ -110,6 +110,9 @@ type (
 	modelsMsg struct {
 		models  []string
 		current string
+		// rejections holds, by model id, what the model rejected this
+		// session.
+		rejections map[string][]string
 	}
 	conversationsListMsg struct {
 		metas  []store.Meta
@@ -125,7 +128,15 @@ type (
 
 func (m *Model) fetchModels() tea.Cmd {
 	ws := m.ws
-	return func() tea.Msg { return modelsMsg{models: ws.Models(), current: ws.Model()} }
+	return func() tea.Msg {
+		msg := modelsMsg{models: ws.Models(), current: ws.Model(), rejections: map[string][]string{}}
+		for _, id := range msg.models {
+			if r := ws.Rejections(id); len(r) > 0 {
+				msg.rejections[id] = r
+			}
+		}
+		return msg
+	}
 }
 
 // conversations lists conversations after an optional change to them.

@@ -26,6 +26,7 @@ type fakeWS struct {
 	mode        string
 	model       string
 	models      []string
+	rejections  map[string][]string
 	effort      string
 	temperature *float64
 	queue       []string
@@ -154,6 +155,11 @@ func (f *fakeWS) CycleMode() string {
 }
 func (f *fakeWS) Model() string    { f.mu.Lock(); defer f.mu.Unlock(); return f.model }
 func (f *fakeWS) Models() []string { f.mu.Lock(); defer f.mu.Unlock(); return slices.Clone(f.models) }
+func (f *fakeWS) Rejections(id string) []string {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return slices.Clone(f.rejections[id])
+}
 func (f *fakeWS) SelectModel(id string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()

@@ -500,6 +500,17 @@ func TestModelPicker(t *testing.T) {
 	mustContain(t, h.screen(), "unknown model nope/nothing")
 }
 
+// What a model rejected this session is shown with it in /model.
+func TestModelPickerShowsRejections(t *testing.T) {
+	ws := newFakeWS()
+	ws.rejections = map[string][]string{"openai/gpt-4o": {"temperature rejected: left out"}}
+	h := newHarness(t, ws, 140, 40)
+	h.typeText("/model")
+	h.key("esc")
+	h.key("enter")
+	mustContain(t, h.screen(), "openai/gpt-4o", "temperature rejected: left out")
+}
+
 func TestResumePicker(t *testing.T) {
 	ws := newFakeWS()
 	ws.metas = resumeMetas()

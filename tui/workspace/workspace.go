@@ -61,6 +61,9 @@ type Workspace interface {
 	Model() string
 	Models() []string
 	SelectModel(id string) error
+	// Rejections lists what model id rejected this session (a parameter
+	// now left out or sent in another form), shown in /model's details.
+	Rejections(id string) []string
 	// Effort and SetEffort read and set the reasoning effort.
 	Effort() string
 	SetEffort(level string) error
