@@ -71,14 +71,14 @@ func (s *sessionWS) SetMode(name string) (string, bool) {
 	return string(m), ok
 }
 
-func (s *sessionWS) CycleMode() string            { return string(s.ws.CycleMode()) }
-func (s *sessionWS) Model() string                { return s.ws.Model() }
-func (s *sessionWS) Models() []string             { return s.ws.Models() }
-func (s *sessionWS) SelectModel(id string) error  { return s.ws.SelectModel(id) }
+func (s *sessionWS) CycleMode() string             { return string(s.ws.CycleMode()) }
+func (s *sessionWS) Model() string                 { return s.ws.Model() }
+func (s *sessionWS) Models() []string              { return s.ws.Models() }
+func (s *sessionWS) SelectModel(id string) error   { return s.ws.SelectModel(id) }
 func (s *sessionWS) Rejections(id string) []string { return s.ws.Rejections(id) }
-func (s *sessionWS) Effort() string               { return string(s.ws.Effort()) }
-func (s *sessionWS) SetEffort(level string) error { return s.ws.SetEffort(level) }
-func (s *sessionWS) Temperature() *float64        { return s.ws.Temperature() }
+func (s *sessionWS) Effort() string                { return string(s.ws.Effort()) }
+func (s *sessionWS) SetEffort(level string) error  { return s.ws.SetEffort(level) }
+func (s *sessionWS) Temperature() *float64         { return s.ws.Temperature() }
 func (s *sessionWS) SetTemperature(t *float64) error {
 	return s.ws.SetTemperature(t)
 }
