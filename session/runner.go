@@ -156,7 +156,7 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 	if err != nil {
 		provider = failing{err}
 	}
-	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: w.pipeline.Specs(), Effort: set.Effort, Temperature: set.Temperature}
+	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: offeredTools(w.pipeline.Specs(), provider), Effort: set.Effort, Temperature: set.Temperature}
 	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, ThreadID: conv.id}, trimImages(conv.history), agent.Hooks{
 		Emit:             emit,
 		Notice:           notice,
@@ -249,6 +249,38 @@ const defaultSystemPrompt = `You are infer's agent. You work with a person in th
 	`(through the Browser* tools) and on their machine (Bash, Read, Write, Edit, Grep, Tree). ` +
 	`Be direct and brief. Prefer reading a page before acting on it. Never type secrets the person did not give you. ` +
 	`When a tool is refused or fails, say so plainly and suggest what the person can do.`
+
+// offeredTools is the tool list for a turn with provider: WebSearch only
+// when the provider runs searches itself, so the model is never told of a
+// search it cannot have.
+func offeredTools(specs []llm.Tool, provider llm.Provider) []llm.Tool {
+	if _, ok := provider.(llm.WebSearcher); ok {
+		return specs
+	}
+	out := make([]llm.Tool, 0, len(specs))
+	for _, t := range specs {
+		if t.Name != tools.WebSearchName {
+			out = append(out, t)
+		}
+	}
+	return out
+}
+
+// webSearch runs the WebSearch tool's query with the current model's
+// provider, failing closed when that provider has no hosted search.
+func (w *Workspace) webSearch(ctx context.Context, query string) (llm.SearchResult, error) {
+	id := w.Model()
+	p, model, err := w.opts.Catalog.Resolve(id)
+	if err != nil {
+		return llm.SearchResult{}, fmt.Errorf("%w: %v", tools.ErrNoWebSearch, err)
+	}
+	ws, ok := p.(llm.WebSearcher)
+	if !ok {
+		return llm.SearchResult{}, fmt.Errorf("%w: the provider of %s has no hosted web search; nothing was searched. "+
+			"Search with an OpenAI, Anthropic, Gemini, OpenRouter, PayPerQ or Ollama model (/model)", tools.ErrNoWebSearch, id)
+	}
+	return ws.WebSearch(ctx, model, query)
+}
 
 // failing is a provider that fails at once, used when the selected model
 // cannot be resolved, so the failure still reaches the person as a run error.

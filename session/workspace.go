@@ -211,6 +211,14 @@ func New(opts Options) (*Workspace, error) {
 	w.approvals = &approvals{publish: w.publish}
 	pc := opts.Tools
 	pc.Approver = w.approvals
+	// The WebSearch tool searches with the provider of the model selected
+	// when it runs.
+	if pc.Env == nil {
+		pc.Env = &tools.Env{}
+	}
+	if pc.Env.WebSearch == nil {
+		pc.Env.WebSearch = w.webSearch
+	}
 	if opts.Browser != nil && pc.Env != nil {
 		pc.Env.Browser = w.WatchBrowser(opts.Browser)
 	}

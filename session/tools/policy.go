@@ -153,6 +153,13 @@ func (navigateTool) site(_ *Env, raw json.RawMessage) string {
 func (clickTool) site(env *Env, _ json.RawMessage) string { return siteOf(env.pageURL()) }
 func (typeTool) site(env *Env, _ json.RawMessage) string  { return siteOf(env.pageURL()) }
 
+// externalTool is implemented by read-only tools that still ask in
+// standard and plan mode because they send something out of the machine;
+// external says what.
+type externalTool interface {
+	external() string
+}
+
 // policy decides permissions; it holds no state of its own beyond its
 // inputs, and re-reads grants on every decision so revokes apply at once.
 type policy struct {
@@ -289,6 +296,9 @@ func (p *policy) standard(t Tool, args json.RawMessage) Permission {
 		}
 		return Permission{Kind: Ask, Why: "Bash command is not allowlisted: " + why, Options: p.options(t, args)}
 	}
+	if et, ok := t.(externalTool); ok {
+		return p.askExternal(t, et, args)
+	}
 	if t.ReadOnly() {
 		return Permission{Kind: Allow, Why: "read-only tool"}
 	}
@@ -316,10 +326,26 @@ func (p *policy) plan(t Tool, args json.RawMessage) Permission {
 		}
 		return p.planRefusal(t, args)
 	}
+	if et, ok := t.(externalTool); ok {
+		return p.askExternal(t, et, args)
+	}
 	if t.ReadOnly() {
 		return Permission{Kind: Allow, Why: "read-only tool"}
 	}
 	return p.planRefusal(t, args)
+}
+
+// askExternal asks for a call that sends something out, unless a saved
+// grant covers the tool.
+func (p *policy) askExternal(t Tool, et externalTool, args json.RawMessage) Permission {
+	g, err := p.grantFor(t, args)
+	switch {
+	case err != nil:
+		return Permission{Kind: Ask, Why: err.Error()}
+	case g != nil:
+		return Permission{Kind: Allow, Why: "saved permission: " + g.String()}
+	}
+	return Permission{Kind: Ask, Why: et.external() + ", which needs approval", Options: p.options(t, args)}
 }
 
 func (p *policy) planRefusal(t Tool, args json.RawMessage) Permission {
@@ -409,8 +435,9 @@ func (p *policy) options(t Tool, args json.RawMessage) []GrantOption {
 			Label: "Always allow " + name + " on every site",
 		})
 	}
-	return []GrantOption{{
-		Grant: grants.Grant{Kind: grants.KindTool, Tool: name},
-		Label: "Always allow " + name + " in this project (paths outside it still ask)",
-	}}
+	label := "Always allow " + name + " in this project (paths outside it still ask)"
+	if _, ok := t.(externalTool); ok {
+		label = "Always allow " + name + " in this project"
+	}
+	return []GrantOption{{Grant: grants.Grant{Kind: grants.KindTool, Tool: name}, Label: label}}
 }

@@ -9,7 +9,7 @@ import (
 func TestBuiltinRegistry(t *testing.T) {
 	r := DefaultRegistry()
 	want := []string{"Bash", "Read", "Write", "Edit", "Grep", "Tree",
-		"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"}
+		"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs", "WebSearch"}
 	if got := strings.Join(r.Names(), ","); got != strings.Join(want, ",") {
 		t.Fatalf("Names() = %s", got)
 	}
@@ -17,7 +17,7 @@ func TestBuiltinRegistry(t *testing.T) {
 	if len(specs) != len(want) {
 		t.Fatalf("%d specs", len(specs))
 	}
-	readOnly := map[string]bool{"Read": true, "Grep": true, "Tree": true, "BrowserRead": true, "BrowserScreenshot": true, "BrowserTabs": true}
+	readOnly := map[string]bool{"Read": true, "Grep": true, "Tree": true, "BrowserRead": true, "BrowserScreenshot": true, "BrowserTabs": true, "WebSearch": true}
 	for _, s := range specs {
 		if len(s.Description) < 40 || !strings.Contains(s.Description, "{") {
 			t.Errorf("%s: description lacks an example: %q", s.Name, s.Description)
@@ -131,7 +131,7 @@ func TestValidationErrors(t *testing.T) {
 
 func TestPipelineSpecs(t *testing.T) {
 	p := NewPipeline(PipelineConfig{})
-	if got := len(p.Specs()); got != 12 || p.Registry() == nil {
+	if got := len(p.Specs()); got != 13 || p.Registry() == nil {
 		t.Errorf("Specs() has %d tools", got)
 	}
 }

@@ -68,6 +68,10 @@ type Env struct {
 	// bridge, because the person may change the page by hand. When it is
 	// nil or returns "", the URL the last browser tool observed is used.
 	CurrentURL func() string
+	// WebSearch runs a query with the current model's provider's hosted
+	// search, for the WebSearch tool; it returns an error wrapping
+	// ErrNoWebSearch when that provider has none. nil: no search at all.
+	WebSearch func(ctx context.Context, query string) (llm.SearchResult, error)
 
 	mu      sync.Mutex
 	lastURL string
@@ -220,6 +224,7 @@ func DefaultRegistry() *Registry {
 	r, err := NewRegistry(
 		bashTool{}, readTool{}, writeTool{}, editTool{}, grepTool{}, treeTool{},
 		navigateTool{}, clickTool{}, typeTool{}, readPageTool{}, screenshotTool{}, tabsTool{},
+		webSearchTool{},
 	)
 	if err != nil {
 		panic(err) // the built-in schemas are ours; a test covers them

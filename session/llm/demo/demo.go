@@ -6,7 +6,8 @@
 // Commands (several may be joined with ";", done in order, the tool calls
 // together at the end of the turn): open|go to|navigate <url>,
 // click <selector>, type <text> into <selector> [and press enter],
-// read [selector], screenshot, tabs, run <command>,
+// read [selector], screenshot, tabs, run <command>, search <query> (the
+// WebSearch tool, when the provider offers it),
 // mcp <server> <tool> [json arguments], think <text>,
 // stream <n>, fail.
 package demo
@@ -39,7 +40,7 @@ func New() *Model { return &Model{Delay: 8 * time.Millisecond} }
 
 // Hint lists the commands the model understands.
 const Hint = "Try: open <url> · click <selector> · type <text> into <selector> [and press enter] · " +
-	"read [selector] · screenshot · tabs · run <command> · mcp <server> <tool> [json arguments] · " +
+	"read [selector] · screenshot · tabs · run <command> · search <query> · mcp <server> <tool> [json arguments] · " +
 	"think <text> · stream <n> · fail " +
 	"(join several with ;)."
 
@@ -52,7 +53,7 @@ func (m *Model) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta
 	if n := len(req.Messages); n > 0 && req.Messages[n-1].Role == llm.RoleTool {
 		return s.summarise(req.Messages)
 	}
-	return s.answer(lastUser(req.Messages), hasTools(req.Tools), len(req.Messages))
+	return s.answer(lastUser(req.Messages), req.Tools, len(req.Messages))
 }
 
 type streamer struct {
@@ -114,7 +115,8 @@ func (s *streamer) done(err error) (llm.Completion, error) {
 
 // answer replies to the person's message. seq (the history length) makes
 // tool call ids unique within a conversation yet deterministic.
-func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completion, error) {
+func (s *streamer) answer(msg string, offered []llm.Tool, seq int) (llm.Completion, error) {
+	toolsOffered := hasTools(offered)
 	text := strings.TrimSpace(msg)
 	steps, complaint, ok := parseSteps(text)
 	if !ok {
@@ -136,6 +138,15 @@ func (s *streamer) answer(msg string, toolsOffered bool, seq int) (llm.Completio
 	}
 	if len(calls) > 0 && !toolsOffered {
 		return s.done(s.say(llm.TextDelta, "I would call tools for that, but no tools are available in this turn."))
+	}
+	for _, c := range calls {
+		// Only WebSearch is checked: the other tools are the workspace's
+		// own and always offered together.
+		if c.Name == "WebSearch" && !offersTool(offered, c.Name) {
+			// Fail closed: a search nobody can run is not answered from
+			// memory as though it had been.
+			return s.done(s.say(llm.TextDelta, "I would search the web for that, but this model's provider has no hosted web search, so nothing was searched."))
+		}
 	}
 	for _, st := range steps {
 		var err error
@@ -370,6 +381,8 @@ func parseCommand(part string) (llm.ToolCall, bool) {
 		return call("BrowserScreenshot", map[string]any{})
 	case lower == "tabs":
 		return call("BrowserTabs", map[string]any{})
+	case strings.HasPrefix(lower, "search ") && rest("search ") != "":
+		return call("WebSearch", map[string]any{"query": rest("search ")})
 	case strings.HasPrefix(lower, "run ") && rest("run ") != "":
 		return call("Bash", map[string]any{"command": rest("run ")})
 	case strings.HasPrefix(lower, "mcp "):
@@ -436,6 +449,15 @@ func lastUser(msgs []llm.Message) string {
 }
 
 func hasTools(ts []llm.Tool) bool { return len(ts) > 0 }
+
+func offersTool(ts []llm.Tool, name string) bool {
+	for _, t := range ts {
+		if t.Name == name {
+			return true
+		}
+	}
+	return false
+}
 
 // splitWords cuts text after each run of spaces, keeping the spaces with the
 // word before them, so the deltas concatenate back to the exact text.

@@ -213,3 +213,15 @@ func TestJoinedCommandsMixAnswersAndToolCalls(t *testing.T) {
 		t.Errorf("no tools: %q %v", c.Text, err)
 	}
 }
+
+func TestSearchCallsWebSearchOnlyWhenOffered(t *testing.T) {
+	req := llm.Request{Messages: []llm.Message{user("search go 1.26 release")}, Tools: append(someTools[:len(someTools):len(someTools)], llm.Tool{Name: "WebSearch"})}
+	c, err := (&Model{}).Stream(context.Background(), req, func(llm.Delta) {})
+	if err != nil || len(c.ToolCalls) != 1 || c.ToolCalls[0].Name != "WebSearch" || c.ToolCalls[0].Arguments != `{"query":"go 1.26 release"}` {
+		t.Fatalf("%+v %v", c, err)
+	}
+	c, _, err = run(t, &Model{}, user("search go 1.26 release"))
+	if err != nil || len(c.ToolCalls) != 0 || !strings.Contains(c.Text, "no hosted web search") {
+		t.Fatalf("without the tool: %+v %v", c, err)
+	}
+}
