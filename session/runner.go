@@ -254,7 +254,7 @@ const defaultSystemPrompt = `You are infer's agent. You work with a person in th
 // when the provider runs searches itself, so the model is never told of a
 // search it cannot have.
 func offeredTools(specs []llm.Tool, provider llm.Provider) []llm.Tool {
-	if _, ok := provider.(llm.WebSearcher); ok {
+	if llm.CanWebSearch(provider) {
 		return specs
 	}
 	out := make([]llm.Tool, 0, len(specs))
@@ -275,7 +275,7 @@ func (w *Workspace) webSearch(ctx context.Context, query string) (llm.SearchResu
 		return llm.SearchResult{}, fmt.Errorf("%w: %v", tools.ErrNoWebSearch, err)
 	}
 	ws, ok := p.(llm.WebSearcher)
-	if !ok {
+	if !ok || !llm.CanWebSearch(p) {
 		return llm.SearchResult{}, fmt.Errorf("%w: the provider of %s has no hosted web search; nothing was searched. "+
 			"Search with an OpenAI, Anthropic, Gemini, OpenRouter, PayPerQ or Ollama model (/model)", tools.ErrNoWebSearch, id)
 	}

@@ -244,6 +244,27 @@ type WebSearcher interface {
 	WebSearch(ctx context.Context, model, query string) (SearchResult, error)
 }
 
+// WebSearchAvailability is implemented by WebSearchers whose search
+// depends on their configuration: an OpenAI-style adapter serves servers
+// with and without hosted search, and Ollama's search needs an ollama.com
+// key.
+type WebSearchAvailability interface {
+	// WebSearchAvailable reports whether WebSearch can run at all.
+	WebSearchAvailable() bool
+}
+
+// CanWebSearch reports whether p runs hosted web searches: it implements
+// WebSearcher and, if it says, its search is available.
+func CanWebSearch(p Provider) bool {
+	if _, ok := p.(WebSearcher); !ok {
+		return false
+	}
+	if a, ok := p.(WebSearchAvailability); ok {
+		return a.WebSearchAvailable()
+	}
+	return true
+}
+
 // SearchResult is a hosted search's answer.
 type SearchResult struct {
 	// Text is the provider's answer (grounded search) or the results'

@@ -473,6 +473,10 @@ func chats(id string, capabilities []string) bool {
 	return !strings.Contains(low, "embed") && !strings.Contains(low, "rerank")
 }
 
+// WebSearchAvailable implements llm.WebSearchAvailability: Ollama's search
+// runs on ollama.com and needs an account key.
+func (p *Provider) WebSearchAvailable() bool { return p.cfg.APIKey != "" || p.cfg.SearchKey != "" }
+
 // WebSearch implements llm.WebSearcher with Ollama's hosted search, which
 // needs an ollama.com key (the cloud key, or SearchKey for a local
 // server); without one it fails rather than search some other way.
