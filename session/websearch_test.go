@@ -80,3 +80,23 @@ func TestWebSearchIsNotOfferedWithoutHostedSearch(t *testing.T) {
 		t.Fatalf("err %v", err)
 	}
 }
+
+// rejectingProvider reports a remembered rejection, as the adapters do.
+type rejectingProvider struct{ recordingProvider }
+
+func (rejectingProvider) Rejections(model string) []string {
+	if model == "m" {
+		return []string{"temperature rejected: left out"}
+	}
+	return nil
+}
+
+func TestRejectionsComeFromTheModelsProvider(t *testing.T) {
+	f := newFixture(t, "", func(o *Options) { o.Catalog = oneCatalog{&rejectingProvider{}} })
+	if got := f.w.Rejections("x/m"); len(got) != 1 || got[0] != "temperature rejected: left out" {
+		t.Fatalf("Rejections = %v", got)
+	}
+	if got := f.w.Rejections("nope/x"); got != nil {
+		t.Fatalf("unknown model: %v", got)
+	}
+}
