@@ -84,7 +84,7 @@ func TestWebSearchIsNotOfferedWithoutHostedSearch(t *testing.T) {
 // rejectingProvider reports a remembered rejection, as the adapters do.
 type rejectingProvider struct{ recordingProvider }
 
-func (rejectingProvider) Rejections(model string) []string {
+func (*rejectingProvider) Rejections(model string) []string {
 	if model == "m" {
 		return []string{"temperature rejected: left out"}
 	}
