@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/infer-workspace/infer/session/mcpserver"
+	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/session/config"
@@ -135,6 +136,19 @@ func (a *app) Close() error {
 		a.tokens.Close()
 	}
 	return a.Infer.Close()
+}
+
+// bridgeCommandStart checks --port and builds the stderr logger, as every
+// command that serves the bridge on its own (serve, mcp) must first.
+func bridgeCommandStart(cmd *cobra.Command, port int, verbose bool, logFormat string) (*slog.Logger, error) {
+	if cmd.Flags().Changed("port") && (port < 0 || port > 65535) {
+		return nil, usageError{fmt.Errorf("--port %d: use a number from 1 to 65535, or 0 for a free port", port)}
+	}
+	level := slog.LevelInfo
+	if verbose {
+		level = slog.LevelDebug
+	}
+	return newLogger(cmd.ErrOrStderr(), logFormat, level)
 }
 
 // newLogger builds the stderr logger for --log-format.

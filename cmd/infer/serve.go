@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -25,14 +24,7 @@ It prints one line with the bridge's address once it listens, logs to stderr,
 and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if cmd.Flags().Changed("port") && (port < 0 || port > 65535) {
-				return usageError{fmt.Errorf("--port %d: use a number from 1 to 65535, or 0 for a free port", port)}
-			}
-			level := slog.LevelInfo
-			if verbose {
-				level = slog.LevelDebug
-			}
-			log, err := newLogger(cmd.ErrOrStderr(), logFormat, level)
+			log, err := bridgeCommandStart(cmd, port, verbose, logFormat)
 			if err != nil {
 				return err
 			}
