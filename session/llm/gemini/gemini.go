@@ -123,11 +123,7 @@ func splitBaseURL(raw string) (base, version string) {
 }
 
 func (p *Provider) target(model string) call.Target {
-	hint := "check the API key"
-	if p.cfg.KeyHint != "" {
-		hint = "check the API key in " + p.cfg.KeyHint
-	}
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: hint, Secret: p.cfg.APIKey}
+	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
 }
 
 func (p *Provider) fail(kind llm.ErrorKind, model, msg string) error {

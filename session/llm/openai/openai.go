@@ -144,11 +144,7 @@ func idleTimeout(d time.Duration) time.Duration {
 }
 
 func (p *Provider) target(model string) call.Target {
-	hint := "check the API key"
-	if p.cfg.KeyHint != "" {
-		hint = "check the API key in " + p.cfg.KeyHint
-	}
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: hint, Secret: p.cfg.APIKey}
+	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
 }
 
 // Rejections lists what model rejected this session (a parameter left out

@@ -64,6 +64,15 @@ func sleep(ctx context.Context, d time.Duration) error {
 	}
 }
 
+// KeyHint is Target.KeyHint for a key read from where (an environment
+// variable or a config key; "" when not known).
+func KeyHint(where string) string {
+	if where == "" {
+		return "check the API key"
+	}
+	return "check the API key in " + where
+}
+
 // Target says who a request went to, for error messages.
 type Target struct {
 	Provider string // e.g. "openai"
