@@ -1,13 +1,9 @@
 package anthropic
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
@@ -30,15 +26,7 @@ type goldenRequest struct {
 }
 
 func recorded(t *testing.T, name string) lt.Reply {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(raw)
-	}
+	return lt.Stream(t, name, "text/event-stream")
 }
 
 // TestWireGoldens drives a tool round trip per effort and temperature
@@ -56,7 +44,7 @@ func TestWireGoldens(t *testing.T) {
 	for _, model := range models {
 		for _, e := range []llm.Effort{llm.EffortAuto, llm.EffortNone, llm.EffortLow, llm.EffortMedium, llm.EffortHigh} {
 			for _, tp := range []*float64{nil, &temp} {
-				name := fmt.Sprintf("%s_%s_temp-%s", model, e, tempName(tp))
+				name := fmt.Sprintf("%s_%s_temp-%s", model, e, lt.TempName(tp))
 				t.Run(name, func(t *testing.T) {
 					s := lt.New(t, recorded(t, "tool_call.sse"), recorded(t, "answer.sse"))
 					p := provider(s, nil)
@@ -95,38 +83,9 @@ func TestWireGoldens(t *testing.T) {
 					for _, rec := range s.Requests() {
 						g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
 					}
-					compareGolden(t, filepath.Join("testdata", "golden", name+".json"), g)
+					lt.CompareGolden(t, name, g, *update)
 				})
 			}
 		}
-	}
-}
-
-func tempName(t *float64) string {
-	if t == nil {
-		return "unset"
-	}
-	return fmt.Sprint(*t)
-}
-
-func compareGolden(t *testing.T, path string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestWireGoldens -update to record it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what infer sends now:\n%s\n(if the change is wanted, rerun with -update)", path, got)
 	}
 }

@@ -3,9 +3,6 @@ package gemini
 import (
 	"context"
 	"encoding/json"
-	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,15 +37,7 @@ func sse(chunks ...string) llmtest.Reply {
 
 // recorded replays a stream file from testdata/streams as it was recorded.
 func recorded(t *testing.T, name string) llmtest.Reply {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(raw)
-	}
+	return llmtest.Stream(t, name, "text/event-stream")
 }
 
 func text(s string) string {

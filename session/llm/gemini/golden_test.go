@@ -1,12 +1,9 @@
 package gemini
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
@@ -47,7 +44,7 @@ func TestWireGoldens(t *testing.T) {
 	}
 	rows = append(rows, row{"gemini-2.5-flash", llm.EffortHigh, &temp}, row{"gemini-3-pro-preview", llm.EffortMedium, nil})
 	for _, r := range rows {
-		name := fmt.Sprintf("%s_%s_temp-%s", r.model, r.effort, tempName(r.temp))
+		name := fmt.Sprintf("%s_%s_temp-%s", r.model, r.effort, llmtest.TempName(r.temp))
 		t.Run(name, func(t *testing.T) {
 			srv, p := fake(t, recorded(t, "tool_call.sse"), recorded(t, "answer.sse"))
 			req := llm.Request{Model: r.model, System: "You drive the person's browser.", Effort: r.effort, Temperature: r.temp,
@@ -73,16 +70,9 @@ func TestWireGoldens(t *testing.T) {
 			for _, rec := range srv.Requests() {
 				g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Query: rec.Query, Body: rec.Body})
 			}
-			compareGolden(t, filepath.Join("testdata", "golden", name+".json"), g)
+			llmtest.CompareGolden(t, name, g, *update)
 		})
 	}
-}
-
-func tempName(t *float64) string {
-	if t == nil {
-		return "unset"
-	}
-	return fmt.Sprint(*t)
 }
 
 func pinIDs(c llm.Completion) llm.Completion {
@@ -101,26 +91,4 @@ func pinIDs(c llm.Completion) llm.Completion {
 	}
 	c.ProviderData = encodeSaved(s)
 	return c
-}
-
-func compareGolden(t *testing.T, path string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestWireGoldens -update to record it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what infer sends now:\n%s\n(if the change is wanted, rerun with -update)", path, got)
-	}
 }

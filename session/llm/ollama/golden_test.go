@@ -1,12 +1,9 @@
 package ollama
 
 import (
-	"bytes"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -49,7 +46,7 @@ func TestWireGoldens(t *testing.T) {
 		row{"qwen3:8b", `{"values":[false,true],"default":true}`, llm.EffortHigh, nil})
 	for _, r := range rows {
 		// No ":" in file names (module zips and Windows refuse it).
-		name := fmt.Sprintf("%s_%s_temp-%s", strings.ReplaceAll(r.model, ":", "-"), r.effort, tempName(r.temp))
+		name := fmt.Sprintf("%s_%s_temp-%s", strings.ReplaceAll(r.model, ":", "-"), r.effort, llmtest.TempName(r.temp))
 		t.Run(name, func(t *testing.T) {
 			var replies []llmtest.Reply
 			for _, stream := range []string{"tool_call.ndjson", "answer.ndjson"} {
@@ -78,36 +75,7 @@ func TestWireGoldens(t *testing.T) {
 			for _, rec := range srv.Requests() {
 				g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
 			}
-			compareGolden(t, filepath.Join("testdata", "golden", name+".json"), g)
+			llmtest.CompareGolden(t, name, g, *update)
 		})
-	}
-}
-
-func tempName(t *float64) string {
-	if t == nil {
-		return "unset"
-	}
-	return fmt.Sprint(*t)
-}
-
-func compareGolden(t *testing.T, path string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestWireGoldens -update to record it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what infer sends now:\n%s\n(if the change is wanted, rerun with -update)", path, got)
 	}
 }

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -40,15 +38,7 @@ func lines(ls ...string) llmtest.Reply {
 
 // recorded replays a stream file from testdata/streams.
 func recorded(t *testing.T, name string) llmtest.Reply {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/x-ndjson")
-		_, _ = w.Write(raw)
-	}
+	return llmtest.Stream(t, name, "application/x-ndjson")
 }
 
 func content(s string) string {

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/http"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
@@ -31,15 +28,7 @@ type goldenRequest struct {
 
 // recorded replays a stream recorded in each provider's own format.
 func recorded(t *testing.T, name string) llmtest.Reply {
-	t.Helper()
-	raw, err := os.ReadFile(filepath.Join("testdata", "streams", name))
-	if err != nil {
-		t.Fatal(err)
-	}
-	return func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "text/event-stream")
-		_, _ = w.Write(raw)
-	}
+	return llmtest.Stream(t, name, "text/event-stream")
 }
 
 // TestWireGoldens drives a tool round trip per effort and temperature
@@ -66,7 +55,7 @@ func TestWireGoldens(t *testing.T) {
 	for _, rt := range routes {
 		for _, e := range []llm.Effort{llm.EffortAuto, llm.EffortNone, llm.EffortLow, llm.EffortMedium, llm.EffortHigh} {
 			for _, tp := range []*float64{nil, &temp} {
-				name := fmt.Sprintf("%s_%s_%s_temp-%s", rt.name, safeName(rt.model), e, tempName(tp))
+				name := fmt.Sprintf("%s_%s_%s_temp-%s", rt.name, safeName(rt.model), e, llmtest.TempName(tp))
 				t.Run(name, func(t *testing.T) {
 					f := newFake(t, recorded(t, rt.streams[0]), recorded(t, rt.streams[1]))
 					p := f.provider(rt.flavor, nil)
@@ -96,7 +85,7 @@ func TestWireGoldens(t *testing.T) {
 					for _, rec := range f.requests() {
 						g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
 					}
-					compareGolden(t, filepath.Join("testdata", "golden", name+".json"), g)
+					llmtest.CompareGolden(t, name, g, *update)
 				})
 			}
 		}
@@ -134,33 +123,4 @@ func checkShape(t *testing.T, f Flavor, model string, e llm.Effort, tp *float64,
 
 func safeName(model string) string {
 	return string(bytes.ReplaceAll([]byte(model), []byte("/"), []byte("~")))
-}
-
-func tempName(t *float64) string {
-	if t == nil {
-		return "unset"
-	}
-	return fmt.Sprint(*t)
-}
-
-func compareGolden(t *testing.T, path string, v any) {
-	t.Helper()
-	got, err := json.MarshalIndent(v, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
-	got = append(got, '\n')
-	if *update {
-		if err := os.WriteFile(path, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return
-	}
-	want, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test -run TestWireGoldens -update to record it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs from what infer sends now:\n%s\n(if the change is wanted, rerun with -update)", path, got)
-	}
 }
