@@ -212,7 +212,7 @@ const maxQueued = 8192
 // text, reasoning and tool-argument deltas of the same message merge while
 // they wait, and a backlog beyond maxQueued is replaced by one Resync.
 type Subscription struct {
-	hub   *hub
+	feed  *Feed
 	mu    sync.Mutex
 	queue []pending
 	ready chan struct{}
@@ -273,7 +273,7 @@ func (s *Subscription) Next(ctx context.Context) (Event, error) {
 
 // Close stops delivery and releases the subscription.
 func (s *Subscription) Close() {
-	s.hub.remove(s)
+	s.feed.remove(s)
 	s.mu.Lock()
 	s.done = true
 	s.queue = nil
@@ -365,14 +365,18 @@ func (p pending) materialize() Event {
 	return c
 }
 
-// hub fans events out to subscribers.
-type hub struct {
+// Feed fans events out to subscribers. A Workspace publishes through its
+// own; a front end's tests make one to stand in for a workspace, so they
+// drive the front end with the very events and subscription it gets in
+// use. The zero value is ready.
+type Feed struct {
 	mu   sync.Mutex
 	subs map[*Subscription]struct{}
 }
 
-func (h *hub) subscribe() *Subscription {
-	s := &Subscription{hub: h, ready: make(chan struct{}, 1)}
+// Subscribe opens a subscription that sees every event published after it.
+func (h *Feed) Subscribe() *Subscription {
+	s := &Subscription{feed: h, ready: make(chan struct{}, 1)}
 	h.mu.Lock()
 	if h.subs == nil {
 		h.subs = map[*Subscription]struct{}{}
@@ -382,15 +386,15 @@ func (h *hub) subscribe() *Subscription {
 	return s
 }
 
-func (h *hub) remove(s *Subscription) {
+func (h *Feed) remove(s *Subscription) {
 	h.mu.Lock()
 	delete(h.subs, s)
 	h.mu.Unlock()
 }
 
-// publish delivers e to every subscriber. Holding h.mu across the pushes
+// Publish delivers e to every subscriber. Holding h.mu across the pushes
 // keeps the order of events identical for all subscribers.
-func (h *hub) publish(e Event) {
+func (h *Feed) Publish(e Event) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for s := range h.subs {

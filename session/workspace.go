@@ -143,7 +143,7 @@ type Workspace struct {
 
 	opts     Options
 	log      *slog.Logger
-	hub      hub
+	feed     Feed
 	pipeline *tools.Pipeline
 
 	ctx    context.Context // cancelled by Close
@@ -258,9 +258,9 @@ func (w *Workspace) Close() error {
 }
 
 // Subscribe returns a new view of the event stream. Close it when done.
-func (w *Workspace) Subscribe() *Subscription { return w.hub.subscribe() }
+func (w *Workspace) Subscribe() *Subscription { return w.feed.Subscribe() }
 
-func (w *Workspace) publish(e Event) { w.hub.publish(e) }
+func (w *Workspace) publish(e Event) { w.feed.Publish(e) }
 
 // Pipeline is the tool pipeline shared by the agent and the panel.
 func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }

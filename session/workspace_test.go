@@ -299,11 +299,11 @@ func TestSlowSubscriberNeitherStallsNorLosesText(t *testing.T) {
 }
 
 func TestOverflowingSubscriberGetsResync(t *testing.T) {
-	var h hub
-	s := h.subscribe()
+	var h Feed
+	s := h.Subscribe()
 	defer s.Close()
 	for i := 0; i < maxQueued+10; i++ {
-		h.publish(NoticePosted{Text: "x"})
+		h.Publish(NoticePosted{Text: "x"})
 	}
 	evs := s.Drain()
 	if _, ok := evs[0].(Resync); !ok {

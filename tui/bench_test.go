@@ -7,14 +7,14 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // longSnapshot is a conversation of n messages mixing the kinds the chat
 // renders: user text, Markdown answers with code, tool calls and results.
-func longSnapshot(n int) workspace.Snapshot {
-	s := workspace.Snapshot{ID: "big", Title: "A long conversation", ToolResults: map[string]bool{}}
+func longSnapshot(n int) session.Snapshot {
+	s := session.Snapshot{ID: "big", Title: "A long conversation", ToolResults: map[string]bool{}}
 	for i := 0; len(s.Messages) < n; i++ {
 		id := "call_" + strconv.Itoa(i)
 		s.Messages = append(s.Messages,
@@ -40,7 +40,7 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 			ws.snap = longSnapshot(n)
 			h := newHarness(b, ws, 160, 48)
 			h.events(
-				workspace.Event{Kind: workspace.KindBusy, Busy: true},
+				session.BusyChanged{Busy: true},
 				chatEvent(events.NewTextMessageStartEvent("s", events.WithRole("assistant"))),
 			)
 			words := []string{"the ", "page ", "shows ", "a ", "heading ", "and ", "`code` ", "**bold** "}

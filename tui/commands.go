@@ -9,10 +9,11 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/skills"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/input"
 	"github.com/infer-workspace/infer/tui/toolfmt"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // commands are the TUI's own slash commands. Anything else starting with
@@ -44,15 +45,15 @@ var modeNotes = map[string]string{
 	"auto-with-judge": "a judge model reviews what would ask; doubts go to you",
 }
 
-func commandCompletions(skills []workspace.Skill) []input.Completion {
+func commandCompletions(list []skills.Skill) []input.Completion {
 	out := append([]input.Completion(nil), commands...)
-	for _, s := range skills {
+	for _, s := range list {
 		if slices.ContainsFunc(commands, func(c input.Completion) bool { return c.Name == s.Name }) {
 			continue
 		}
 		d := s.Description
 		if s.Scope != "" {
-			d = "[" + s.Scope + "] " + d
+			d = "[" + string(s.Scope) + "] " + d
 		}
 		out = append(out, input.Completion{Name: s.Name, Description: toolfmt.OneLine(d)})
 	}
@@ -82,8 +83,8 @@ func (m *Model) submit(text string) tea.Cmd {
 	case "mode":
 		if arg != "" {
 			return func() tea.Msg {
-				if _, ok := ws.SetMode(arg); !ok {
-					return flashMsg{text: "unknown mode “" + arg + "”: use " + strings.Join(ws.Modes(), ", "), warn: true}
+				if _, ok := ws.SetMode(arg, tools.OriginTerminal); !ok {
+					return flashMsg{text: "unknown mode “" + arg + "”: use " + strings.Join(modeNames(), ", "), warn: true}
 				}
 				return nil
 			}
@@ -137,7 +138,7 @@ func (m *Model) submit(text string) tea.Cmd {
 	// it and ↑ recalls the message just sent. (Read alongside Send, it was
 	// one message behind.)
 	return func() tea.Msg {
-		if err := ws.Send(text); err != nil {
+		if err := ws.Send(text, tools.OriginTerminal); err != nil {
 			return flashMsg{text: "sending: " + err.Error(), warn: true}
 		}
 		return historyMsg(ws.History())
@@ -200,11 +201,17 @@ func connectionLine(s browser.Status) string {
 	return "○ waiting for the extension"
 }
 
-func (m *Model) openModePicker() {
-	modes := m.modes
-	if len(modes) == 0 {
-		modes = []string{"standard", "plan", "auto", "auto-with-judge"}
+// modeNames lists the modes in cycling order.
+func modeNames() []string {
+	var out []string
+	for _, md := range tools.Modes() {
+		out = append(out, string(md))
 	}
+	return out
+}
+
+func (m *Model) openModePicker() {
+	modes := modeNames()
 	rows := make([]dialog.Row, len(modes))
 	for i, md := range modes {
 		rows[i] = dialog.Row{ID: md, Title: md, Detail: modeNotes[md]}
@@ -283,7 +290,7 @@ func (m *Model) handleDialogAction(a dialog.Action) tea.Cmd {
 	case dialog.SetMode:
 		m.dialog = nil
 		mode := a.ID
-		return func() tea.Msg { ws.SetMode(mode); return nil }
+		return func() tea.Msg { ws.SetMode(mode, tools.OriginTerminal); return nil }
 	case dialog.SetEffort:
 		m.dialog = nil
 		return m.setEffort(a.ID)
@@ -302,12 +309,12 @@ func (m *Model) handleDialogAction(a dialog.Action) tea.Cmd {
 
 // openSkills shows the skills picker over a freshly read list and keeps the
 // editor's completions in step with it.
-func (m *Model) openSkills(list []workspace.Skill) {
+func (m *Model) openSkills(list []skills.Skill) {
 	m.skills = list
 	m.input.SetCompletions(commandCompletions(list))
 	rows := make([]dialog.Row, 0, len(list))
 	for _, s := range list {
-		rows = append(rows, dialog.Row{ID: s.Name, Title: s.Name, Detail: strings.TrimSpace("[" + s.Scope + "] " + toolfmt.OneLine(s.Description))})
+		rows = append(rows, dialog.Row{ID: s.Name, Title: s.Name, Detail: strings.TrimSpace("[" + string(s.Scope) + "] " + toolfmt.OneLine(s.Description))})
 	}
 	m.dialog = dialog.NewPicker(m.th, "Skills · enter puts one in the editor", rows, "", dialog.Insert, "put in the editor")
 }

@@ -9,10 +9,11 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools/grants"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Every workspace call and file read happens here, in a tea.Cmd, so that
@@ -42,10 +43,9 @@ func (m *Model) loadState() tea.Cmd {
 			approvals: ws.PendingApprovals(),
 			browser:   ws.BrowserStatus(),
 			view:      ws.BrowserView(),
-			mode:      ws.Mode(),
-			modes:     ws.Modes(),
+			mode:      string(ws.Mode()),
 			model:     ws.Model(),
-			effort:    ws.Effort(),
+			effort:    string(ws.Effort()),
 			queue:     ws.Queue(),
 			busy:      ws.Busy(),
 			history:   ws.History(),
@@ -87,7 +87,7 @@ func (m *Model) readFile(r approvals.FileRequest) tea.Cmd {
 
 // decodeScreenshot decodes a screenshot off the Update goroutine. Only the
 // newest one is shown, whichever decode finishes first.
-func (m *Model) decodeScreenshot(sh workspace.Screenshot) tea.Cmd {
+func (m *Model) decodeScreenshot(sh session.Screenshot) tea.Cmd {
 	m.shotSeq++
 	seq := m.shotSeq
 	return func() tea.Msg {
@@ -121,7 +121,7 @@ type (
 		opened bool  // the picker is being opened (not refreshed)
 	}
 	grantsMsg struct {
-		grants []workspace.Grant
+		grants []grants.Grant
 		err    error
 	}
 )

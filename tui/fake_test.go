@@ -11,18 +11,21 @@ import (
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
-	"github.com/infer-workspace/infer/tui/workspace"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 // fakeWS is an in-memory workspace that records every call.
 type fakeWS struct {
 	mu          sync.Mutex
-	snap        workspace.Snapshot
-	approvals   []workspace.Approval
+	snap        session.Snapshot
+	approvals   []session.Approval
 	status      browser.Status
-	view        workspace.BrowserView
+	view        session.BrowserView
 	mode        string
 	model       string
 	models      []string
@@ -32,9 +35,12 @@ type fakeWS struct {
 	queue       []string
 	busy        bool
 	history     []string
-	skills      []workspace.Skill
+	skills      []skills.Skill
 	metas       []store.Meta
-	sub         *fakeSub
+	// feed stands in for the workspace's event stream; tests publish
+	// into it.
+	feed session.Feed
+	sub  *session.Subscription
 
 	sent        []string
 	interrupts  int
@@ -52,7 +58,7 @@ type fakeWS struct {
 
 type fakeAnswer struct {
 	id string
-	d  workspace.Decision
+	d  tools.Decision
 }
 
 func newFakeWS() *fakeWS {
@@ -62,14 +68,14 @@ func newFakeWS() *fakeWS {
 	}
 }
 
-func (f *fakeWS) Subscribe() workspace.Subscription {
+func (f *fakeWS) Subscribe() *session.Subscription {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	f.sub = &fakeSub{ready: make(chan struct{}, 1)}
+	f.sub = f.feed.Subscribe()
 	return f.sub
 }
 
-func (f *fakeWS) Send(text string) error {
+func (f *fakeWS) Send(text string, _ session.Origin) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.sent = append(f.sent, text)
@@ -77,19 +83,19 @@ func (f *fakeWS) Send(text string) error {
 	return nil
 }
 func (f *fakeWS) Interrupt() { f.mu.Lock(); f.interrupts++; f.mu.Unlock() }
-func (f *fakeWS) NewSession() workspace.Snapshot {
+func (f *fakeWS) NewSession() session.Snapshot {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.newSessions++
-	return workspace.Snapshot{}
+	return session.Snapshot{}
 }
-func (f *fakeWS) Resume(id string) (workspace.Snapshot, error) {
+func (f *fakeWS) Resume(id string) (session.Snapshot, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.resumed = append(f.resumed, id)
-	return workspace.Snapshot{ID: id}, nil
+	return session.Snapshot{ID: id}, nil
 }
-func (f *fakeWS) Snapshot() workspace.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
+func (f *fakeWS) Snapshot() session.Snapshot { f.mu.Lock(); defer f.mu.Unlock(); return f.snap }
 func (f *fakeWS) Conversations() ([]store.Meta, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -126,32 +132,29 @@ func (f *fakeWS) DeleteConversation(id string) error {
 	return nil
 }
 func (f *fakeWS) History() []string { f.mu.Lock(); defer f.mu.Unlock(); return slices.Clone(f.history) }
-func (f *fakeWS) Skills() []workspace.Skill {
+func (f *fakeWS) Skills() []skills.Skill {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.skills)
 }
-func (f *fakeWS) Mode() string { f.mu.Lock(); defer f.mu.Unlock(); return f.mode }
-func (f *fakeWS) Modes() []string {
-	return []string{"standard", "plan", "auto", "auto-with-judge"}
-}
-func (f *fakeWS) SetMode(name string) (string, bool) {
+func (f *fakeWS) Mode() tools.Mode { f.mu.Lock(); defer f.mu.Unlock(); return tools.Mode(f.mode) }
+func (f *fakeWS) SetMode(name string, _ session.Origin) (tools.Mode, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !slices.Contains(f.Modes(), name) {
-		return f.mode, false
+	if !slices.Contains(modeNames(), name) {
+		return tools.Mode(f.mode), false
 	}
 	f.mode = name
 	f.modesSet = append(f.modesSet, name)
-	return name, true
+	return tools.Mode(name), true
 }
-func (f *fakeWS) CycleMode() string {
+func (f *fakeWS) CycleMode() tools.Mode {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cycles++
-	ms := f.Modes()
+	ms := modeNames()
 	f.mode = ms[(slices.Index(ms, f.mode)+1)%len(ms)]
-	return f.mode
+	return tools.Mode(f.mode)
 }
 func (f *fakeWS) Model() string    { f.mu.Lock(); defer f.mu.Unlock(); return f.model }
 func (f *fakeWS) Models() []string { f.mu.Lock(); defer f.mu.Unlock(); return slices.Clone(f.models) }
@@ -170,7 +173,7 @@ func (f *fakeWS) SelectModel(id string) error {
 	f.models_sel = append(f.models_sel, id)
 	return nil
 }
-func (f *fakeWS) Effort() string { f.mu.Lock(); defer f.mu.Unlock(); return f.effort }
+func (f *fakeWS) Effort() llm.Effort { f.mu.Lock(); defer f.mu.Unlock(); return llm.Effort(f.effort) }
 
 func (f *fakeWS) Temperature() *float64 { f.mu.Lock(); defer f.mu.Unlock(); return f.temperature }
 
@@ -195,57 +198,26 @@ func (f *fakeWS) SetEffort(level string) error {
 }
 func (f *fakeWS) BrowserStatus() browser.Status { f.mu.Lock(); defer f.mu.Unlock(); return f.status }
 
-func (f *fakeWS) BrowserView() workspace.BrowserView {
+func (f *fakeWS) BrowserView() session.BrowserView {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return f.view
 }
-func (f *fakeWS) PendingApprovals() []workspace.Approval {
+func (f *fakeWS) PendingApprovals() []session.Approval {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	return slices.Clone(f.approvals)
 }
-func (f *fakeWS) Answer(id string, d workspace.Decision) bool {
+func (f *fakeWS) Answer(id string, d tools.Decision, _ session.Origin) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.answers = append(f.answers, fakeAnswer{id, d})
 	n := len(f.approvals)
-	f.approvals = slices.DeleteFunc(f.approvals, func(a workspace.Approval) bool { return a.ID == id })
+	f.approvals = slices.DeleteFunc(f.approvals, func(a session.Approval) bool { return a.ID == id })
 	return len(f.approvals) < n
 }
 func (f *fakeWS) Queue() []string { f.mu.Lock(); defer f.mu.Unlock(); return slices.Clone(f.queue) }
 func (f *fakeWS) Busy() bool      { f.mu.Lock(); defer f.mu.Unlock(); return f.busy }
-
-// fakeSub is a subscription the test pushes events into.
-type fakeSub struct {
-	mu     sync.Mutex
-	queue  []workspace.Event
-	ready  chan struct{}
-	closed bool
-}
-
-func (s *fakeSub) push(es ...workspace.Event) {
-	s.mu.Lock()
-	s.queue = append(s.queue, es...)
-	s.mu.Unlock()
-	select {
-	case s.ready <- struct{}{}:
-	default:
-	}
-}
-func (s *fakeSub) Ready() <-chan struct{} { return s.ready }
-func (s *fakeSub) Drain() []workspace.Event {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	q := s.queue
-	s.queue = nil
-	return q
-}
-func (s *fakeSub) Close() {
-	s.mu.Lock()
-	s.closed = true
-	s.mu.Unlock()
-}
 
 // clock is a fake time source.
 type clock struct{ t time.Time }
@@ -313,9 +285,11 @@ func (h *harness) run(cmd tea.Cmd) {
 
 // events delivers workspace events the way the listener would, then the
 // flush tick that draws them.
-func (h *harness) events(es ...workspace.Event) {
+func (h *harness) events(es ...session.Event) {
 	h.t.Helper()
-	h.ws.sub.push(es...)
+	for _, e := range es {
+		h.ws.feed.Publish(e)
+	}
 	h.send(eventsMsg(h.ws.sub.Drain()))
 	h.send(flushMsg{})
 }

@@ -15,10 +15,11 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Golden files hold the whole screen as plain text: View().Content with
@@ -82,8 +83,8 @@ func TestGolden(t *testing.T) {
 	}
 }
 
-func conversationSnapshot() workspace.Snapshot {
-	return workspace.Snapshot{
+func conversationSnapshot() session.Snapshot {
+	return session.Snapshot{
 		ID:    "c1",
 		Title: "Check the example site",
 		Messages: []store.Message{
@@ -109,8 +110,8 @@ func buildConversation(t *testing.T, w, h int) *harness {
 	ws.snap = conversationSnapshot()
 	hs := newHarness(t, ws, w, h)
 	hs.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "and read the heading", Origin: tools.OriginPanel},
-		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		session.UserMessage{Text: "and read the heading", Origin: tools.OriginPanel},
+		session.BusyChanged{Busy: true},
 		chatEvent(events.NewRunStartedEvent("c1", "r1")),
 		chatEvent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant"))),
 		chatEvent(events.NewTextMessageContentEvent("m1", "Calling BrowserRead.")),
@@ -118,31 +119,31 @@ func buildConversation(t *testing.T, w, h int) *harness {
 		chatEvent(events.NewToolCallStartEvent("call_3", "BrowserRead")),
 		chatEvent(events.NewToolCallArgsEvent("call_3", `{"selector":"h1"}`)),
 		chatEvent(events.NewToolCallEndEvent("call_3")),
-		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"then take a screenshot"}},
+		session.QueueChanged{Queue: []string{"then take a screenshot"}},
 	)
 	return hs
 }
 
-func chatEvent(e events.Event) workspace.Event {
-	return workspace.Event{Kind: workspace.KindChat, Chat: e}
+func chatEvent(e events.Event) session.Event {
+	return session.Chat{Event: e}
 }
 
-func editApproval() workspace.Approval {
-	return workspace.Approval{
+func editApproval() session.Approval {
+	return session.Approval{
 		ID:      "ap1",
-		Call:    workspace.Call{ID: "call_9", Name: "Edit", Origin: tools.OriginAgent, Args: `{"path":"main.go","old_string":"func main() {\n\tfmt.Println(\"hi\")\n}","new_string":"func main() {\n\tfmt.Println(\"hello, world\")\n\tos.Exit(0)\n}"}`},
+		Call:    tools.Call{ID: "call_9", Name: "Edit", Origin: tools.OriginAgent, Args: `{"path":"main.go","old_string":"func main() {\n\tfmt.Println(\"hi\")\n}","new_string":"func main() {\n\tfmt.Println(\"hello, world\")\n\tos.Exit(0)\n}"}`},
 		Why:     "Edit changes files; standard mode asks first.",
-		Options: []string{"Always allow Edit in this project"},
+		Options: []tools.GrantOption{{Label: "Always allow Edit in this project"}},
 		Opened:  epoch,
 	}
 }
 
-func bashApproval() workspace.Approval {
-	return workspace.Approval{
+func bashApproval() session.Approval {
+	return session.Approval{
 		ID:      "ap2",
-		Call:    workspace.Call{ID: "call_10", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"rm -rf build/"}`},
+		Call:    tools.Call{ID: "call_10", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"rm -rf build/"}`},
 		Why:     "rm is not on the allowlist.",
-		Options: []string{"Always allow Bash commands starting with `rm -rf build/`", "Always allow Bash commands starting with `rm`"},
+		Options: []tools.GrantOption{{Label: "Always allow Bash commands starting with `rm -rf build/`"}, {Label: "Always allow Bash commands starting with `rm`"}},
 		Opened:  epoch,
 	}
 }
@@ -152,8 +153,8 @@ func buildApproval(t *testing.T, w, h int) *harness {
 	ws.snap = conversationSnapshot()
 	hs := newHarness(t, ws, w, h)
 	hs.events(
-		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
-		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())},
+		session.ApprovalOpened{Approval: editApproval()},
+		session.ApprovalOpened{Approval: bashApproval()},
 	)
 	return hs
 }
@@ -186,26 +187,26 @@ func screenshotPNG(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-func toolDone(id, name string, ok bool, d time.Duration) workspace.Event {
-	return workspace.Event{Kind: workspace.KindToolDone, Tool: &workspace.ToolDone{CallID: id, Name: name, OK: ok, Duration: d}}
+func toolDone(id, name string, ok bool, d time.Duration) session.Event {
+	return session.ToolFinished{CallID: id, Name: name, OK: ok, Duration: d}
 }
 
 func buildBrowser(t *testing.T, w, h int) *harness {
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch.Add(-3 * time.Minute), RTT: 12 * time.Millisecond}
 	hs := newHarness(t, ws, w, h)
-	page := &workspace.Page{URL: "https://example.com/", Title: "Example Domain"}
+	page := &session.Page{URL: "https://example.com/", Title: "Example Domain"}
 	hs.events(
-		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
-		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
-		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c9", Text: "tabs; screenshot", Origin: tools.OriginTerminal},
+		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
+		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
+		session.UserMessage{Conversation: "c9", Text: "tabs; screenshot", Origin: tools.OriginTerminal},
 		chatEvent(events.NewToolCallStartEvent("call_t", "BrowserTabs")),
 		chatEvent(events.NewToolCallEndEvent("call_t")),
 	)
 	hs.events(
-		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
-		workspace.Event{Kind: workspace.KindBrowserPage, Page: page},
-		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{
+		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
+		session.PageChanged{Page: *page},
+		session.TabsChanged{Tabs: []browser.Tab{
 			{Index: 0, Title: "Example Domain", URL: "https://example.com/", Controlled: true, Active: true},
 			{Index: 1, Title: "Docs", URL: "https://docs.example.com/guide"},
 			{Index: 2, URL: "about:blank"},
@@ -216,11 +217,11 @@ func buildBrowser(t *testing.T, w, h int) *harness {
 		chatEvent(events.NewToolCallEndEvent("call_s")),
 	)
 	hs.events(
-		workspace.Event{Kind: workspace.KindBrowserPage, Page: page},
-		workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), MIME: "image/png", URL: page.URL, At: epoch}},
+		session.PageChanged{Page: *page},
+		session.ScreenshotTaken{Screenshot: session.Screenshot{Image: screenshotPNG(t), MIME: "image/png", URL: page.URL, At: epoch}},
 		toolDone("call_s", "BrowserScreenshot", true, 1230*time.Millisecond),
 		chatEvent(events.NewToolCallResultEvent("r2", "call_s", "Screenshot of Example Domain (https://example.com/) saved to artifacts/screenshots/20260902-140305.png (320×200 PNG, 1234 bytes).")),
-		workspace.Event{Kind: workspace.KindUsage, Conversation: "c9", Usage: workspace.Usage{Input: 12_345, Output: 678}},
+		session.UsageReported{Conversation: "c9", Usage: llm.Usage{InputTokens: 12_345, OutputTokens: 678}},
 	)
 	hs.key("tab", "tab") // focus the browser pane (approvals are skipped: none wait)
 	return hs

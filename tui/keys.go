@@ -7,10 +7,10 @@ import (
 	"charm.land/bubbles/v2/key"
 	tea "charm.land/bubbletea/v2"
 
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/input"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // keyMap is every key the root answers. The help screen is drawn from
@@ -280,10 +280,10 @@ func (m *Model) handleApprovalKey(k tea.KeyPressMsg) tea.Cmd {
 	m.approvalsChanged(had)
 	ws, id, d := m.ws, a.ID, a.Decision
 	return tea.Batch(m.ensureGuardTimer(), func() tea.Msg {
-		if !ws.Answer(id, d) {
+		if !ws.Answer(id, d, tools.OriginTerminal) {
 			return flashMsg{text: "that request was already answered elsewhere"}
 		}
-		if d.Kind == workspace.AllowAlways {
+		if d.Kind == tools.AllowAlways {
 			return flashMsg{text: "saved: calls like this one will not ask again (/permissions to review)"}
 		}
 		return nil

@@ -9,7 +9,10 @@ import (
 	tea "charm.land/bubbletea/v2"
 
 	"github.com/infer-workspace/infer/internal/termtext"
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
@@ -18,7 +21,6 @@ import (
 	"github.com/infer-workspace/infer/tui/input"
 	"github.com/infer-workspace/infer/tui/layout"
 	"github.com/infer-workspace/infer/tui/theme"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Focus says which pane receives keys.
@@ -54,8 +56,8 @@ const (
 
 // Model is the root and only tea.Model. Panes are plain structs it drives.
 type Model struct {
-	ws   workspace.Workspace
-	sub  workspace.Subscription
+	ws   Workspace
+	sub  *session.Subscription
 	opts Options
 
 	ctx    context.Context // ends listening when the TUI closes
@@ -87,12 +89,11 @@ type Model struct {
 	loaded bool
 	busy   bool
 	mode   string
-	modes  []string
 	model  string
 	effort string
 	convID string
 	title  string
-	skills []workspace.Skill
+	skills []skills.Skill
 
 	now func() time.Time
 
@@ -116,7 +117,7 @@ type Model struct {
 
 	// usage sums the tokens of each conversation's turns seen while the
 	// TUI runs (the store keeps no counts).
-	usage map[string]workspace.Usage
+	usage map[string]llm.Usage
 
 	frame  string
 	cursor *tea.Cursor
@@ -125,7 +126,7 @@ type Model struct {
 // New builds the root model and subscribes to ws at once, so no event is
 // lost between now and the first state read. Close releases it; Run does
 // that itself.
-func New(ws workspace.Workspace, opts Options) *Model {
+func New(ws Workspace, opts Options) *Model {
 	now := opts.Now
 	if now == nil {
 		now = time.Now
@@ -142,7 +143,7 @@ func New(ws workspace.Workspace, opts Options) *Model {
 		browser:   browserpane.New(th, opts.Port),
 		input:     input.New(th),
 		width:     80, height: 24,
-		usage: map[string]workspace.Usage{},
+		usage: map[string]llm.Usage{},
 	}
 	m.browser.SetOff(opts.BrowserOff)
 	m.sub = ws.Subscribe()
@@ -173,20 +174,19 @@ func (m *Model) Init() tea.Cmd {
 // Messages of the TUI's own effects.
 type (
 	stateMsg struct {
-		snap      workspace.Snapshot
-		approvals []workspace.Approval
+		snap      session.Snapshot
+		approvals []session.Approval
 		browser   browser.Status
-		view      workspace.BrowserView
+		view      session.BrowserView
 		mode      string
-		modes     []string
 		model     string
 		effort    string
 		queue     []string
 		busy      bool
 		history   []string
-		skills    []workspace.Skill
+		skills    []skills.Skill
 	}
-	eventsMsg []workspace.Event
+	eventsMsg []session.Event
 	flushMsg  struct{}
 	spinMsg   struct{}
 	guardMsg  struct{}
@@ -195,7 +195,7 @@ type (
 		warn bool
 	}
 	historyMsg []string
-	skillsMsg  []workspace.Skill
+	skillsMsg  []skills.Skill
 	fileMsg    struct {
 		id, content string
 		exists      bool
@@ -318,7 +318,7 @@ func (m *Model) setTheme(th *theme.Theme) {
 func (m *Model) handleState(s stateMsg) tea.Cmd {
 	first := !m.loaded
 	m.loaded = true
-	m.busy, m.mode, m.modes, m.model, m.effort = s.busy, s.mode, s.modes, s.model, s.effort
+	m.busy, m.mode, m.model, m.effort = s.busy, s.mode, s.model, s.effort
 	m.chat.SetEmptyHint(modelHint(m.model))
 	m.skills = s.skills
 	m.loadSnapshot(s.snap)
@@ -352,7 +352,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 
 // loadSnapshot shows a conversation. The browser pane keeps what it
 // shows: tabs and screenshots belong to the browser, not to a conversation.
-func (m *Model) loadSnapshot(s workspace.Snapshot) {
+func (m *Model) loadSnapshot(s session.Snapshot) {
 	m.chat.Load(s)
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
@@ -362,74 +362,70 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	resync := false
 	for _, e := range evs {
-		switch e.Kind {
-		case workspace.KindChat:
-			m.chat.Apply(e.Chat)
-		case workspace.KindUserMessage:
+		switch e := e.(type) {
+		case session.Chat:
+			m.chat.Apply(e.Event)
+		case session.UserMessage:
 			m.chat.AddUser(e.Text, e.Origin)
 			if m.convID == "" {
 				m.convID = e.Conversation // stored on its first message
 			}
-		case workspace.KindQueue:
+		case session.QueueChanged:
 			m.chat.SetQueue(e.Queue)
-		case workspace.KindConversation:
-			if e.Snapshot != nil {
-				m.loadSnapshot(*e.Snapshot)
+		case session.ConversationChanged:
+			if !e.Same { // the stream already showed it
+				m.loadSnapshot(e.Snapshot)
 			}
-		case workspace.KindBusy:
+		case session.BusyChanged:
+			if e.Interrupted {
+				m.chat.Interrupted()
+			}
 			m.busy = e.Busy
-		case workspace.KindInterrupted:
-			m.chat.Interrupted()
-		case workspace.KindApprovalOpened:
-			if e.Approval != nil {
-				had := m.approvals.Len() > 0
-				if r := m.approvals.Add(*e.Approval); r != nil {
-					cmds = append(cmds, m.readFile(*r))
-				}
-				m.approvalsChanged(had)
+		case session.ApprovalOpened:
+			had := m.approvals.Len() > 0
+			if r := m.approvals.Add(e.Approval); r != nil {
+				cmds = append(cmds, m.readFile(*r))
 			}
-		case workspace.KindApprovalResolved:
-			if e.Approval != nil {
-				had := m.approvals.Len() > 0
-				m.approvals.Resolve(e.Approval.ID)
-				m.approvalsChanged(had)
-				if by := e.Approval.By; by != "" && by != tools.OriginTerminal {
-					m.flash, m.flashWarn = e.Approval.Call.Name+" was answered in the "+by.Label(), false
-				}
+			m.approvalsChanged(had)
+		case session.ApprovalResolved:
+			had := m.approvals.Len() > 0
+			m.approvals.Resolve(e.Approval.ID)
+			m.approvalsChanged(had)
+			if by := e.Approval.By; by != "" && by != tools.OriginTerminal {
+				m.flash, m.flashWarn = e.Approval.Call.Name+" was answered in the "+by.Label(), false
 			}
-		case workspace.KindMode:
-			m.mode = e.Mode
-		case workspace.KindModel:
-			m.model = e.Model
-			m.chat.SetEmptyHint(modelHint(m.model))
-		case workspace.KindTitle:
+		case session.SettingsChanged:
+			switch e.Changed {
+			case session.SettingMode:
+				m.mode = string(e.Settings.Mode)
+			case session.SettingModel, session.SettingModels:
+				m.model = e.Settings.Model
+				m.chat.SetEmptyHint(modelHint(m.model))
+			case session.SettingEffort:
+				m.effort = string(e.Settings.Effort)
+			}
+		case session.TitleChanged:
 			if e.Conversation == m.convID || m.convID == "" {
-				m.convID, m.title = e.Conversation, e.Text
-				m.chat.SetTitle(e.Text)
+				m.convID, m.title = e.Conversation, e.Title
+				m.chat.SetTitle(e.Title)
 			}
-		case workspace.KindBrowserStatus:
-			m.browser.SetStatus(e.Browser)
-		case workspace.KindBrowserCommand:
-			m.browser.AddCommand(e.Command)
-		case workspace.KindToolDone:
-			if t := e.Tool; t != nil {
-				m.chat.ToolDone(t.CallID, t.OK, t.Duration)
-			}
-		case workspace.KindBrowserTabs:
+		case session.BrowserStatusChanged:
+			m.browser.SetStatus(e.Status)
+		case session.BrowserCommandDone:
+			m.browser.AddCommand(e.Record)
+		case session.ToolFinished:
+			m.chat.ToolDone(e.CallID, e.OK, e.Duration)
+		case session.TabsChanged:
 			m.browser.SetTabs(e.Tabs)
-		case workspace.KindBrowserPage:
-			if p := e.Page; p != nil {
-				m.browser.SetPage(p.URL, p.Title)
-			}
-		case workspace.KindScreenshot:
-			if sh := e.Screenshot; sh != nil {
-				cmds = append(cmds, m.decodeScreenshot(*sh))
-			}
-		case workspace.KindUsage:
-			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
-		case workspace.KindNotice:
-			m.chat.AddNotice(e.Text, e.Warn)
-		case workspace.KindResync:
+		case session.PageChanged:
+			m.browser.SetPage(e.Page.URL, e.Page.Title)
+		case session.ScreenshotTaken:
+			cmds = append(cmds, m.decodeScreenshot(e.Screenshot))
+		case session.UsageReported:
+			m.usage[e.Conversation] = addUsage(m.usage[e.Conversation], e.Usage)
+		case session.NoticePosted:
+			m.chat.AddNotice(e.Text, e.Level == session.Warn)
+		case session.Resync:
 			resync = true
 		}
 	}
@@ -443,6 +439,15 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
 	return tea.Batch(cmds...)
+}
+
+// addUsage sums two turns' token counts.
+func addUsage(a, b llm.Usage) llm.Usage {
+	return llm.Usage{
+		InputTokens:     a.InputTokens + b.InputTokens,
+		OutputTokens:    a.OutputTokens + b.OutputTokens,
+		ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
+	}
 }
 
 // typingPause is how long after the person's last key in the editor a

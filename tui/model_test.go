@@ -14,11 +14,14 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/tools/grants"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 func mustContain(t *testing.T, screen string, parts ...string) {
@@ -53,7 +56,7 @@ func TestFocusCyclesAndSkipsEmptyApprovals(t *testing.T) {
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Fatalf("tab order %v, want %v", got, want)
 	}
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	if h.m.focus != FocusApprovals {
 		t.Fatalf("a new request should take the focus, got %v", h.m.focus)
 	}
@@ -79,21 +82,21 @@ func TestApprovalKeys(t *testing.T) {
 		name   string
 		keys   []string
 		typing string
-		want   workspace.Decision
+		want   tools.Decision
 	}{
-		{"y approves once", []string{"y"}, "", workspace.Decision{Kind: workspace.AllowOnce}},
-		{"enter approves once", []string{"enter"}, "", workspace.Decision{Kind: workspace.AllowOnce}},
-		{"a always allows, narrowest", []string{"a"}, "", workspace.Decision{Kind: workspace.AllowAlways}},
-		{"1 always allows, first option", []string{"1"}, "", workspace.Decision{Kind: workspace.AllowAlways, Option: 0}},
-		{"2 always allows, second option", []string{"2"}, "", workspace.Decision{Kind: workspace.AllowAlways, Option: 1}},
-		{"n rejects with a reason", []string{"n"}, "use git clean", workspace.Decision{Kind: workspace.Deny, Reason: "use git clean"}},
-		{"n rejects without a reason", []string{"n"}, "", workspace.Decision{Kind: workspace.Deny}},
+		{"y approves once", []string{"y"}, "", tools.Decision{Kind: tools.AllowOnce}},
+		{"enter approves once", []string{"enter"}, "", tools.Decision{Kind: tools.AllowOnce}},
+		{"a always allows, narrowest", []string{"a"}, "", tools.Decision{Kind: tools.AllowAlways}},
+		{"1 always allows, first option", []string{"1"}, "", tools.Decision{Kind: tools.AllowAlways, Option: 0}},
+		{"2 always allows, second option", []string{"2"}, "", tools.Decision{Kind: tools.AllowAlways, Option: 1}},
+		{"n rejects with a reason", []string{"n"}, "use git clean", tools.Decision{Kind: tools.Deny, Reason: "use git clean"}},
+		{"n rejects without a reason", []string{"n"}, "", tools.Decision{Kind: tools.Deny}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ws := newFakeWS()
-			ws.approvals = []workspace.Approval{bashApproval()}
+			ws.approvals = []session.Approval{bashApproval()}
 			h := newHarness(t, ws, 120, 40)
-			h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+			h.events(session.ApprovalOpened{Approval: bashApproval()})
 			h.clock.Advance(approvals.Guard)
 			h.key(tc.keys...)
 			if tc.keys[0] == "n" {
@@ -115,7 +118,7 @@ func TestApprovalKeys(t *testing.T) {
 func TestRejectCanBeCancelled(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	h.clock.Advance(approvals.Guard)
 	h.key("n")
 	h.typeText("no")
@@ -136,8 +139,8 @@ func TestApprovalGuardPassesEarlyKeysToTheEditor(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(
-		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
-		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())},
+		session.ApprovalOpened{Approval: editApproval()},
+		session.ApprovalOpened{Approval: bashApproval()},
 	)
 	if h.m.focus != FocusApprovals {
 		t.Fatalf("an idle editor gives the focus to the request; focus %v", h.m.focus)
@@ -199,7 +202,7 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 				}
 			}
 			h.clock.Advance(typingPause / 2)
-			h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+			h.events(session.ApprovalOpened{Approval: bashApproval()})
 			h.clock.Advance(approvals.Guard)
 			h.typeText(tc.after)
 			want := strings.ReplaceAll(tc.before, "x\x7f", "") + tc.after
@@ -217,7 +220,7 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 	{
 		ws := newFakeWS()
 		h := newHarness(t, ws, 120, 40)
-		h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+		h.events(session.ApprovalOpened{Approval: bashApproval()})
 		h.clock.Advance(approvals.Guard)
 		h.send(tea.PasteMsg{Content: "yes, and keep going"})
 		h.key("j", "k")
@@ -235,7 +238,7 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("run it")
 	h.key("enter")
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	if h.m.focus != FocusApprovals {
 		t.Fatalf("right after sending: focus %v", h.m.focus)
 	}
@@ -244,12 +247,12 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 func TestApprovalAnsweredElsewhereDisappears(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	mustContain(t, h.screen(), "rm -rf build/", "from the browser panel")
 	resolved := bashApproval()
 	resolved.By = tools.OriginPanel
-	resolved.Decision = workspace.Decision{Kind: workspace.AllowOnce}
-	h.events(workspace.Event{Kind: workspace.KindApprovalResolved, Approval: &resolved})
+	resolved.Decision = tools.Decision{Kind: tools.AllowOnce}
+	h.events(session.ApprovalResolved{Approval: resolved})
 	s := h.screen()
 	mustNotContain(t, s, "rm -rf build/")
 	mustContain(t, s, "answered in the browser panel")
@@ -269,13 +272,13 @@ func TestWriteApprovalDiffsAgainstTheFile(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(h.m.opts.Root, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	a := workspace.Approval{ID: "w1", Call: workspace.Call{Name: "Write", Origin: tools.OriginAgent,
+	a := session.Approval{ID: "w1", Call: tools.Call{Name: "Write", Origin: tools.OriginAgent,
 		Args: `{"path":"notes.txt","content":"alpha\nBETA\ngamma\n"}`}, Why: "Write changes files."}
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &a})
+	h.events(session.ApprovalOpened{Approval: a})
 	mustContain(t, h.screen(), "@@ -1,3 +1,3 @@", "-beta", "+BETA", " alpha")
-	b := workspace.Approval{ID: "w2", Call: workspace.Call{Name: "Write", Args: `{"path":"new.txt","content":"fresh\n"}`}}
+	b := session.Approval{ID: "w2", Call: tools.Call{Name: "Write", Args: `{"path":"new.txt","content":"fresh\n"}`}}
 	h.m.approvals.Resolve("w1")
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &b})
+	h.events(session.ApprovalOpened{Approval: b})
 	mustContain(t, h.screen(), "new file", "+fresh")
 }
 
@@ -286,7 +289,7 @@ func TestEscAndCtrlC(t *testing.T) {
 	if ws.interrupts != 0 {
 		t.Fatal("esc while idle must not interrupt")
 	}
-	h.events(workspace.Event{Kind: workspace.KindBusy, Busy: true})
+	h.events(session.BusyChanged{Busy: true})
 	h.key("esc")
 	if ws.interrupts != 1 {
 		t.Fatalf("esc while busy: %d interrupts, want 1", ws.interrupts)
@@ -313,7 +316,7 @@ func TestShiftTabCyclesMode(t *testing.T) {
 	if ws.cycles != 1 || ws.mode != "plan" {
 		t.Fatalf("cycles %d, mode %q", ws.cycles, ws.mode)
 	}
-	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "plan"})
+	h.events(session.SettingsChanged{Changed: session.SettingMode, Settings: session.Settings{Mode: "plan"}})
 	mustContain(t, h.screen(), "mode: plan")
 }
 
@@ -321,7 +324,7 @@ func TestResizeKeepsEveryLineExact(t *testing.T) {
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
 	h := newHarness(t, ws, 160, 48)
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())})
+	h.events(session.ApprovalOpened{Approval: editApproval()})
 	for _, size := range [][2]int{{160, 48}, {60, 20}, {100, 30}, {61, 21}, {99, 25}, {200, 60}, {60, 20}, {80, 24},
 		{40, 12}, {20, 6}, {3, 3}} { // below the supported minimum: degraded, but exact and no panic
 		h.send(tea.WindowSizeMsg{Width: size[0], Height: size[1]})
@@ -413,7 +416,7 @@ func TestHistoryWithArrows(t *testing.T) {
 
 func TestSlashCompletion(t *testing.T) {
 	ws := newFakeWS()
-	ws.skills = []workspace.Skill{{Name: "tmux", Description: "drive tmux", Scope: "user"}}
+	ws.skills = []skills.Skill{{Name: "tmux", Description: "drive tmux", Scope: "user"}}
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/mo")
 	mustContain(t, h.screen(), "/mode", "/model", "commands and skills")
@@ -493,7 +496,7 @@ func TestModelPicker(t *testing.T) {
 	if ws.model != "openai/gpt-4o" {
 		t.Fatalf("model %q", ws.model)
 	}
-	h.events(workspace.Event{Kind: workspace.KindModel, Model: "openai/gpt-4o"})
+	h.events(session.SettingsChanged{Changed: session.SettingModel, Settings: session.Settings{Model: "openai/gpt-4o"}})
 	mustContain(t, h.screen(), "model: openai/gpt-4o")
 	h.typeText("/model nope/nothing")
 	h.key("enter")
@@ -560,11 +563,11 @@ func TestResumePicker(t *testing.T) {
 }
 
 type fakeGrants struct {
-	gs      []workspace.Grant
+	gs      []grants.Grant
 	revoked []string
 }
 
-func (g *fakeGrants) List() ([]workspace.Grant, error) { return g.gs, nil }
+func (g *fakeGrants) List() ([]grants.Grant, error) { return g.gs, nil }
 func (g *fakeGrants) Revoke(id string) error {
 	for i, x := range g.gs {
 		if x.ID == id {
@@ -577,9 +580,9 @@ func (g *fakeGrants) Revoke(id string) error {
 }
 
 func TestPermissions(t *testing.T) {
-	g := &fakeGrants{gs: []workspace.Grant{
-		{ID: "g1", Description: "Bash commands starting with `git commit`", Created: epoch},
-		{ID: "g2", Description: "every Write call", Created: epoch},
+	g := &fakeGrants{gs: []grants.Grant{
+		{ID: "g1", Kind: grants.KindBash, Tool: "Bash", Prefix: "git commit", CreatedAt: epoch},
+		{ID: "g2", Kind: grants.KindTool, Tool: "Write", CreatedAt: epoch},
 	}}
 	h := newHarness(t, newFakeWS(), 120, 40, func(o *Options) { o.Grants = g })
 	h.typeText("/permissions")
@@ -602,9 +605,9 @@ func TestPermissions(t *testing.T) {
 func TestEveryPickerFiltersAsYouType(t *testing.T) {
 	ws := newFakeWS()
 	ws.mode = "auto"
-	g := &fakeGrants{gs: []workspace.Grant{
-		{ID: "g1", Description: "Bash commands starting with `git commit`", Created: epoch},
-		{ID: "g2", Description: "every Write call", Created: epoch},
+	g := &fakeGrants{gs: []grants.Grant{
+		{ID: "g1", Kind: grants.KindBash, Tool: "Bash", Prefix: "git commit", CreatedAt: epoch},
+		{ID: "g2", Kind: grants.KindTool, Tool: "Write", CreatedAt: epoch},
 	}}
 	h := newHarness(t, ws, 120, 40, func(o *Options) { o.Grants = g })
 	open := func(cmd string) {
@@ -625,7 +628,7 @@ func TestEveryPickerFiltersAsYouType(t *testing.T) {
 		t.Fatalf("typing plan and enter chose %q", ws.mode)
 	}
 	// An exact name wins over a longer one that sorts first.
-	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "plan"})
+	h.events(session.SettingsChanged{Changed: session.SettingMode, Settings: session.Settings{Mode: "plan"}})
 	open("/mode")
 	h.typeText("auto")
 	h.key("enter")
@@ -633,7 +636,7 @@ func TestEveryPickerFiltersAsYouType(t *testing.T) {
 		t.Fatalf("typing auto chose %q", ws.mode)
 	}
 	// What matches nothing chooses nothing, and says so.
-	h.events(workspace.Event{Kind: workspace.KindMode, Mode: "auto"})
+	h.events(session.SettingsChanged{Changed: session.SettingMode, Settings: session.Settings{Mode: "auto"}})
 	open("/mode")
 	h.typeText("yolo")
 	mustContain(t, h.screen(), "nothing matches")
@@ -708,9 +711,9 @@ func TestNoColorEmitsNoColour(t *testing.T) {
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.NoColor = true })
 	h.events(
-		workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(editApproval())},
+		session.ApprovalOpened{Approval: editApproval()},
 		chatEvent(events.NewToolCallStartEvent("s", "BrowserScreenshot")),
-		workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), MIME: "image/png", At: epoch}},
+		session.ScreenshotTaken{Screenshot: session.Screenshot{Image: screenshotPNG(t), MIME: "image/png", At: epoch}},
 		toolDone("s", "BrowserScreenshot", true, time.Second),
 		chatEvent(events.NewToolCallResultEvent("r", "s", "Screenshot saved (320×200 PNG).")),
 	)
@@ -726,7 +729,7 @@ func TestChatScrollsAndFollows(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 30)
 	for i := 0; i < 40; i++ {
-		h.events(workspace.Event{Kind: workspace.KindUserMessage, Text: fmt.Sprintf("message %d", i)})
+		h.events(session.UserMessage{Text: fmt.Sprintf("message %d", i)})
 	}
 	mustContain(t, h.screen(), "message 39")
 	h.key("pgup")
@@ -771,7 +774,7 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(
-		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		session.BusyChanged{Busy: true},
 		chatEvent(events.NewToolCallStartEvent("c9", "Bash")),
 		chatEvent(events.NewToolCallArgsEvent("c9", `{"command":"`)),
 		chatEvent(events.NewToolCallArgsEvent("c9", `make test"}`)),
@@ -792,7 +795,7 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 		chatEvent(events.NewToolCallArgsEvent("c10", `{"command":"make lint"}`)),
 		chatEvent(events.NewToolCallResultEvent("r2", "c10", "Not run: the turn was interrupted before this call started.")),
 		toolDone("c10", "Bash", false, 0),
-		workspace.Event{Kind: workspace.KindBusy, Busy: false},
+		session.BusyChanged{Busy: false},
 	)
 	mustContain(t, h.screen(), "✗ Bash make lint", "✓ Bash make test · 4.2s")
 }
@@ -802,16 +805,16 @@ func TestUsageIsSummedPerConversation(t *testing.T) {
 	h := newHarness(t, ws, 140, 30)
 	mustNotContain(t, h.screen(), "tokens")
 	h.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Conversation: "c1", Text: "hi"},
-		workspace.Event{Kind: workspace.KindUsage, Conversation: "c1", Usage: workspace.Usage{Input: 900, Output: 40}},
-		workspace.Event{Kind: workspace.KindUsage, Conversation: "c1", Usage: workspace.Usage{Input: 1500, Output: 60, Reasoning: 12}},
-		workspace.Event{Kind: workspace.KindUsage, Conversation: "other", Usage: workspace.Usage{Input: 5, Output: 5}},
+		session.UserMessage{Conversation: "c1", Text: "hi"},
+		session.UsageReported{Conversation: "c1", Usage: llm.Usage{InputTokens: 900, OutputTokens: 40}},
+		session.UsageReported{Conversation: "c1", Usage: llm.Usage{InputTokens: 1500, OutputTokens: 60, ReasoningTokens: 12}},
+		session.UsageReported{Conversation: "other", Usage: llm.Usage{InputTokens: 5, OutputTokens: 5}},
 	)
 	mustContain(t, h.screen(), "tokens 2.4k in · 100 out (12 reasoning)")
 	// A new conversation starts from zero; coming back shows the sum again.
-	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{}})
+	h.events(session.ConversationChanged{Snapshot: session.Snapshot{}})
 	mustNotContain(t, h.screen(), "tokens")
-	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{ID: "c1"}})
+	h.events(session.ConversationChanged{Snapshot: session.Snapshot{ID: "c1"}})
 	mustContain(t, h.screen(), "tokens 2.4k in · 100 out")
 	if got := tokens(1_234_567); got != "1.2M" {
 		t.Fatalf("tokens(1234567) = %q", got)
@@ -825,15 +828,15 @@ func TestBrowserPaneFollowsEvents(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	h.events(
-		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{{Title: "Home", URL: "https://home.example/", Controlled: true}, {Title: "Mail", URL: "https://mail.example/", Active: true}}},
-		workspace.Event{Kind: workspace.KindBrowserPage, Page: &workspace.Page{URL: "https://home.example/next", Title: "Next"}},
+		session.TabsChanged{Tabs: []browser.Tab{{Title: "Home", URL: "https://home.example/", Controlled: true}, {Title: "Mail", URL: "https://mail.example/", Active: true}}},
+		session.PageChanged{Page: session.Page{URL: "https://home.example/next", Title: "Next"}},
 	)
 	mustContain(t, h.screen(), "page Next — https://home.example/next", "▶  Next — https://home.example/next", "• Mail")
 	// A screenshot that cannot be decoded says so; a later good one
 	// replaces it.
-	h.events(workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: []byte("not a png"), At: epoch}})
+	h.events(session.ScreenshotTaken{Screenshot: session.Screenshot{Image: []byte("not a png"), At: epoch}})
 	mustContain(t, h.screen(), "⚠ decoding the screenshot")
-	h.events(workspace.Event{Kind: workspace.KindScreenshot, Screenshot: &workspace.Screenshot{Image: screenshotPNG(t), URL: "https://home.example/next", At: epoch}})
+	h.events(session.ScreenshotTaken{Screenshot: session.Screenshot{Image: screenshotPNG(t), URL: "https://home.example/next", At: epoch}})
 	mustContain(t, h.screen(), "Screenshot · 14:03:05 · https://home.example/next", "▀▀▀")
 	mustNotContain(t, h.screen(), "decoding the screenshot")
 }
@@ -854,9 +857,9 @@ func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
 	ws := newFakeWS()
 	a := bashApproval()
 	a.Sandbox = "If you allow it, it runs once outside the sandbox, with your full permissions."
-	ws.approvals = []workspace.Approval{a}
+	ws.approvals = []session.Approval{a}
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.Unconfined = "no sandbox: commands ask" })
-	h.events(workspace.Event{Kind: workspace.KindResync})
+	h.events(session.Resync{})
 	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Sandbox: If you allow it, it runs once outside the sandbox")
 	h = newHarness(t, newFakeWS(), 160, 48)
 	mustNotContain(t, h.screen(), "sandbox")
@@ -867,7 +870,7 @@ func TestInterruptMarksRunningCalls(t *testing.T) {
 	h.events(
 		chatEvent(events.NewToolCallStartEvent("c1", "BrowserNavigate")),
 		chatEvent(events.NewToolCallArgsEvent("c1", `{"url":"https://slow.example"}`)),
-		workspace.Event{Kind: workspace.KindInterrupted},
+		session.BusyChanged{Interrupted: true},
 	)
 	mustContain(t, h.screen(), "⏹ BrowserNavigate https://slow.example", "interrupted")
 }
@@ -876,14 +879,14 @@ func TestConversationSwitchAndResync(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	snap := conversationSnapshot()
-	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &snap})
+	h.events(session.ConversationChanged{Snapshot: snap})
 	mustContain(t, h.screen(), "Check the example site", "✓ BrowserNavigate")
-	h.events(workspace.Event{Kind: workspace.KindConversation, Snapshot: &workspace.Snapshot{}})
+	h.events(session.ConversationChanged{Snapshot: session.Snapshot{}})
 	mustContain(t, h.screen(), "No messages yet", "new conversation")
 	ws.snap = snap
-	ws.approvals = []workspace.Approval{bashApproval()}
+	ws.approvals = []session.Approval{bashApproval()}
 	ws.mode = "auto"
-	h.events(workspace.Event{Kind: workspace.KindResync})
+	h.events(session.Resync{})
 	mustContain(t, h.screen(), "Check the example site", "rm -rf build/", "mode: auto")
 }
 
@@ -896,13 +899,13 @@ func TestNewAndPanelMessages(t *testing.T) {
 		t.Fatalf("new sessions %d", ws.newSessions)
 	}
 	h.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the side panel", Origin: tools.OriginPanel},
-		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"next one", "and another"}},
-		workspace.Event{Kind: workspace.KindNotice, Text: "Could not save your message: disk full", Warn: true},
+		session.UserMessage{Text: "from the side panel", Origin: tools.OriginPanel},
+		session.QueueChanged{Queue: []string{"next one", "and another"}},
+		session.NoticePosted{Text: "Could not save your message: disk full", Level: session.Warn},
 	)
 	mustContain(t, h.screen(), "You · from the browser panel", "from the side panel",
 		"⧗ queued: next one", "⧗ queued: and another", "⚠ Could not save")
-	h.events(workspace.Event{Kind: workspace.KindQueue, Queue: nil})
+	h.events(session.QueueChanged{Queue: nil})
 	mustNotContain(t, h.screen(), "queued:")
 }
 
@@ -910,9 +913,9 @@ func TestBrowserStates(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	mustContain(t, h.screen(), "○ waiting for the browser extension", "type /pair", "port 52789")
-	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Connected, ExtensionVersion: "1.9.2", Since: epoch, RTT: 20 * time.Millisecond}})
+	h.events(session.BrowserStatusChanged{Status: browser.Status{State: browser.Connected, ExtensionVersion: "1.9.2", Since: epoch, RTT: 20 * time.Millisecond}})
 	mustContain(t, h.screen(), "● connected · extension 1.9.2", "since 14:03:05 · ping 20ms", "browser: ● connected")
-	h.events(workspace.Event{Kind: workspace.KindBrowserStatus, Browser: browser.Status{State: browser.Disconnected, Since: epoch, Reason: "replaced by a newer connection"}})
+	h.events(session.BrowserStatusChanged{Status: browser.Status{State: browser.Disconnected, Since: epoch, Reason: "replaced by a newer connection"}})
 	mustContain(t, h.screen(), "✗ disconnected since 14:03:05", "reason: replaced by a newer connection")
 }
 
@@ -920,7 +923,7 @@ func TestNarrowLayoutShowsApprovalsTab(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 60, 20)
 	mustContain(t, h.screen(), "[Chat]")
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	mustContain(t, h.screen(), "[Approvals ⚠1]", "rm -rf build/")
 	h.clock.Advance(approvals.Guard)
 	h.key("y")
@@ -947,7 +950,7 @@ func TestLightBackgroundSwitchesStyles(t *testing.T) {
 
 func TestEffortAndSkills(t *testing.T) {
 	ws := newFakeWS()
-	ws.skills = []workspace.Skill{{Name: "release", Description: "cut a release", Scope: "project"}}
+	ws.skills = []skills.Skill{{Name: "release", Description: "cut a release", Scope: "project"}}
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/effort high")
 	h.key("enter")
@@ -992,18 +995,18 @@ func TestRowWaitingForApprovalSaysSo(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	h.events(
-		workspace.Event{Kind: workspace.KindBusy, Busy: true},
+		session.BusyChanged{Busy: true},
 		chatEvent(events.NewToolCallStartEvent("call_10", "Bash")),
 		chatEvent(events.NewToolCallArgsEvent("call_10", `{"command":"rm -rf build/"}`)),
 		chatEvent(events.NewToolCallEndEvent("call_10")),
 	)
 	mustContain(t, h.screen(), "⠋ Bash rm -rf build/ · running")
-	ws.approvals = []workspace.Approval{bashApproval()}
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	ws.approvals = []session.Approval{bashApproval()}
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	mustContain(t, h.screen(), "⚠ Bash rm -rf build/ · waiting for your approval")
 	h.clock.Advance(approvals.Guard)
 	h.key("y")
-	h.events(workspace.Event{Kind: workspace.KindApprovalResolved, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalResolved{Approval: bashApproval()})
 	mustContain(t, h.screen(), "Bash rm -rf build/ · running")
 	mustNotContain(t, h.screen(), "waiting for your approval")
 }
@@ -1013,9 +1016,9 @@ func TestRowWaitingForApprovalSaysSo(t *testing.T) {
 func TestStartupShowsTheBrowserViewSeenBefore(t *testing.T) {
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
-	ws.view = workspace.BrowserView{
+	ws.view = session.BrowserView{
 		Tabs: []browser.Tab{{Index: 0, URL: "http://demo.infer.localhost/", Title: "Infer demo shop", Controlled: true}},
-		Page: &workspace.Page{URL: "http://demo.infer.localhost/", Title: "Infer demo shop"},
+		Page: &session.Page{URL: "http://demo.infer.localhost/", Title: "Infer demo shop"},
 	}
 	h := newHarness(t, ws, 160, 48)
 	if s := h.screen(); !strings.Contains(s, "Infer demo shop") {
@@ -1051,7 +1054,7 @@ func TestSkillsListIsReadWhenOpened(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	ws.mu.Lock()
-	ws.skills = []workspace.Skill{{Name: "fresh", Description: "added while running", Scope: "project"}}
+	ws.skills = []skills.Skill{{Name: "fresh", Description: "added while running", Scope: "project"}}
 	ws.mu.Unlock()
 	h.typeText("/skills")
 	h.key("enter")

@@ -5,9 +5,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat: what the browser
@@ -40,7 +40,7 @@ func TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat(t *testing.T) {
 // between the messages they came between.
 func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
 	ws := newFakeWS()
-	ws.snap = workspace.Snapshot{
+	ws.snap = session.Snapshot{
 		ID: "c1", Title: "t",
 		Messages: []store.Message{
 			{Role: store.RoleUser, Content: "first question"},

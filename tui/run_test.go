@@ -2,6 +2,7 @@ package tui
 
 import (
 	"context"
+	"errors"
 	"io"
 	"testing"
 	"time"
@@ -10,8 +11,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
-
-	"github.com/infer-workspace/infer/tui/workspace"
+	"github.com/infer-workspace/infer/session"
 )
 
 // TestMain fails the run if any goroutine outlives the tests. Chroma's
@@ -54,13 +54,15 @@ func TestRunListensAndStopsWithContext(t *testing.T) {
 	wait("read the state at start")
 	// A resync event must reach Update through the listener, which then
 	// reads the state again.
-	var sub *fakeSub
-	for sub == nil {
+	for {
 		ws.mu.Lock()
-		sub = ws.sub
+		subscribed := ws.sub != nil
 		ws.mu.Unlock()
+		if subscribed {
+			break
+		}
 	}
-	sub.push(workspace.Event{Kind: workspace.KindResync})
+	ws.feed.Publish(session.Resync{})
 	wait("react to an event")
 	cancel()
 	select {
@@ -71,10 +73,11 @@ func TestRunListensAndStopsWithContext(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Run did not return after its context ended")
 	}
-	sub.mu.Lock()
-	closed := sub.closed
-	sub.mu.Unlock()
-	if !closed {
-		t.Fatal("Run must close its subscription")
+	// A closed subscription answers at once with ErrClosed; an open one
+	// would report the cancelled context instead.
+	done2, stop := context.WithCancel(context.Background())
+	stop()
+	if _, err := ws.sub.Next(done2); !errors.Is(err, session.ErrClosed) {
+		t.Fatalf("Run must close its subscription: Next says %v", err)
 	}
 }

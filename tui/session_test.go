@@ -16,7 +16,6 @@ import (
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // demoCatalog offers only offline/demo, streaming without delay.
@@ -53,7 +52,7 @@ func newLiveHarness(t *testing.T) *liveHarness {
 	// so tabs, pages and screenshots reach the TUI as events.
 	env.Browser = real.WatchBrowser(&fakeBrowser{png: screenshotPNG(t)})
 	c := &clock{t: epoch}
-	m := New(workspace.FromSession(real), Options{Now: c.Now, Background: "dark", Port: 52789})
+	m := New(real, Options{Now: c.Now, Background: "dark", Port: 52789})
 	m.listen = func() tea.Cmd { return nil }
 	m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	t.Cleanup(m.Close)
@@ -151,7 +150,7 @@ func TestLiveBrowserEventsReachThePane(t *testing.T) {
 
 func TestLiveConversationEditsGoThroughTheWorkspace(t *testing.T) {
 	h := newLiveHarness(t)
-	ws := workspace.FromSession(h.real)
+	ws := h.real
 	h.typeText("hello there")
 	h.key("enter")
 	h.waitFor("I am infer's offline demo model")

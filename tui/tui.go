@@ -3,9 +3,9 @@
 // message editor, and turns keys into workspace calls.
 //
 // It holds no business logic. Everything it shows comes from the
-// workspace's state and event stream (see package tui/workspace), and
-// every intent becomes a workspace call made in a tea.Cmd. See AGENTS.md
-// in this directory for the architecture.
+// workspace's state and event stream, in session's own types (see
+// Workspace), and every intent becomes a workspace call made in a tea.Cmd.
+// See AGENTS.md in this directory for the architecture.
 package tui
 
 import (
@@ -16,8 +16,6 @@ import (
 
 	tea "charm.land/bubbletea/v2"
 	"github.com/charmbracelet/colorprofile"
-
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Options configure the TUI.
@@ -30,7 +28,7 @@ type Options struct {
 	// follows a rotation of the token while it runs.
 	CurrentToken func() string
 	// Grants backs /permissions; nil hides the saved grants.
-	Grants workspace.Grants
+	Grants Grants
 	// Root is the project root, against which a Write's relative path is
 	// read for its diff; "" means the working directory.
 	Root string
@@ -61,7 +59,7 @@ type Options struct {
 
 // Run shows the TUI until the person quits or ctx ends. It owns the
 // subscription it opens and closes it before returning.
-func Run(ctx context.Context, ws workspace.Workspace, opts Options) error {
+func Run(ctx context.Context, ws Workspace, opts Options) error {
 	if os.Getenv("NO_COLOR") != "" {
 		opts.NoColor = true
 	}
@@ -69,7 +67,7 @@ func Run(ctx context.Context, ws workspace.Workspace, opts Options) error {
 }
 
 // run is Run with extra program options (tests run without a terminal).
-func run(ctx context.Context, ws workspace.Workspace, opts Options, extra ...tea.ProgramOption) error {
+func run(ctx context.Context, ws Workspace, opts Options, extra ...tea.ProgramOption) error {
 	m := New(ws, opts)
 	defer m.Close()
 	popts := append([]tea.ProgramOption{tea.WithContext(ctx)}, extra...)

@@ -9,11 +9,11 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/layout"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // These tests feed the TUI text that tries to act on the terminal (a
@@ -64,18 +64,18 @@ func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
 	for _, size := range [][2]int{{120, 40}, {60, 20}} {
 		ws := newFakeWS()
 		h := newHarness(t, ws, size[0], size[1])
-		a := workspace.Approval{
+		a := session.Approval{
 			ID: "ap9",
 			// As the panel sends it: JSON escapes, decoded into raw ESCs.
-			Call:    workspace.Call{ID: "call_x", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`},
+			Call:    tools.Call{ID: "call_x", Name: "Bash", Origin: tools.OriginPanel, Args: `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`},
 			Why:     "echo hello \x1b[8m&& touch X is not on the allowlist",
-			Options: []string{"Always allow Bash commands starting with `echo hello \x1b[8m&&`"},
+			Options: []tools.GrantOption{{Label: "Always allow Bash commands starting with `echo hello \x1b[8m&&`"}},
 			Opened:  epoch,
 		}
 		h.events(
 			chatEvent(events.NewToolCallStartEvent("call_x", "Bash")),
 			chatEvent(events.NewToolCallArgsEvent("call_x", `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`)),
-			workspace.Event{Kind: workspace.KindApprovalOpened, Approval: &a},
+			session.ApprovalOpened{Approval: a},
 		)
 		frame := h.m.View().Content
 		mustNotEmit(t, frame, "\x1b[8m", "touch X\x1b[0m")
@@ -89,7 +89,7 @@ func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
 
 	// A clean command has no note.
 	h := newHarness(t, newFakeWS(), 120, 40)
-	h.events(workspace.Event{Kind: workspace.KindApprovalOpened, Approval: ptr(bashApproval())})
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	mustNotContain(t, h.screen(), "control or bidi")
 }
 
@@ -139,13 +139,13 @@ func TestPageTitlesReachTheBrowserPaneClean(t *testing.T) {
 	title := "Evil\x1b[8m hidden\x1b]0;pwned\x07 \u202egnp.exe"
 	url := "https://evil.example/\x1b[2J"
 	h.events(
-		workspace.Event{Kind: workspace.KindBrowserTabs, Tabs: []browser.Tab{
+		session.TabsChanged{Tabs: []browser.Tab{
 			{Title: title, URL: url, Controlled: true},
 			{Title: "Mail\u009b2J", URL: "https://mail.example/", Active: true},
 		}},
-		workspace.Event{Kind: workspace.KindBrowserPage, Page: &workspace.Page{URL: url, Title: title}},
-		workspace.Event{Kind: workspace.KindBrowserCommand, Command: browser.CommandRecord{Action: browser.Click, Target: "#a\x1b[8m", Started: epoch, Err: "no element\r\x1b[1Aoops"}},
-		workspace.Event{Kind: workspace.KindTitle, Text: "Shop\x07\x1b]0;retitled\x07"},
+		session.PageChanged{Page: session.Page{URL: url, Title: title}},
+		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Click, Target: "#a\x1b[8m", Started: epoch, Err: "no element\r\x1b[1Aoops"}},
+		session.TitleChanged{Title: "Shop\x07\x1b]0;retitled\x07"},
 	)
 	frame := h.m.View().Content
 	mustNotEmit(t, frame, "\x1b[8m", "\x1b[5m", "\x1b]0;", "\x07", "\u202e", "\x1b[2J", "\u009b", "\r", "\x1b[1A")
@@ -196,15 +196,15 @@ func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
 	ws := newFakeWS()
 	ws.model = "evil\x1b[8m/model"
 	ws.metas = []store.Meta{{ID: "c1", Title: "stored\x1b]0;x\x07 title", MessageCount: 1}}
-	ws.snap = workspace.Snapshot{ID: "c0", Title: "t", Messages: []store.Message{
+	ws.snap = session.Snapshot{ID: "c0", Title: "t", Messages: []store.Message{
 		{Role: "assistant", ToolCalls: []store.ToolCall{{ID: "k1", Type: "function",
 			Function: store.FunctionCall{Name: "Mal\x1b[8mware", Arguments: `{"path":"a\u202eb"}`}}}},
 	}}
 	h := newHarness(t, ws, w, ht, func(o *Options) { o.Notices = []string{"warning: bad\x1b[8m config"} })
 	h.events(
-		workspace.Event{Kind: workspace.KindUserMessage, Text: "from the panel\x1b[2J\rX", Origin: tools.OriginPanel},
-		workspace.Event{Kind: workspace.KindNotice, Text: "provider error: \x1b]52;c;ZXZpbA==\x07", Warn: true},
-		workspace.Event{Kind: workspace.KindQueue, Queue: []string{"queued\x1b[8m"}},
+		session.UserMessage{Text: "from the panel\x1b[2J\rX", Origin: tools.OriginPanel},
+		session.NoticePosted{Text: "provider error: \x1b]52;c;ZXZpbA==\x07", Level: session.Warn},
+		session.QueueChanged{Queue: []string{"queued\x1b[8m"}},
 	)
 	h.send(flashMsg{text: "switching the model: 400 \x1b[31mbad\r\nrequest", warn: true})
 	frame := h.m.View().Content

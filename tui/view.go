@@ -11,9 +11,9 @@ import (
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/layout"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // maxInputLines mirrors the layout's cap on the editor's height.
@@ -246,7 +246,7 @@ func (m *Model) statusBar(w int) string {
 		parts = append(parts, th.Warn.Render("⚠ "+strconv.Itoa(n)+" to approve"))
 	}
 	// Tokens come last: when the bar is cut, they go first.
-	if u := m.usage[m.convID]; !u.Zero() {
+	if u := m.usage[m.convID]; u != (llm.Usage{}) {
 		parts = append(parts, th.Faint.Render(usageText(u, wide)))
 	}
 	left := strings.Join(parts, th.Faint.Render(" · "))
@@ -269,13 +269,13 @@ func (m *Model) statusBar(w int) string {
 
 // usageText names a conversation's token counts: "tokens 1.2k in · 340
 // out" (reasoning, when reported, is part of the output).
-func usageText(u workspace.Usage, wide bool) string {
+func usageText(u llm.Usage, wide bool) string {
 	if !wide {
-		return tokens(u.Input) + "/" + tokens(u.Output) + " tok"
+		return tokens(u.InputTokens) + "/" + tokens(u.OutputTokens) + " tok"
 	}
-	s := "tokens " + tokens(u.Input) + " in · " + tokens(u.Output) + " out"
-	if u.Reasoning > 0 {
-		s += " (" + tokens(u.Reasoning) + " reasoning)"
+	s := "tokens " + tokens(u.InputTokens) + " in · " + tokens(u.OutputTokens) + " out"
+	if u.ReasoningTokens > 0 {
+		s += " (" + tokens(u.ReasoningTokens) + " reasoning)"
 	}
 	return s
 }

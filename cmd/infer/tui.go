@@ -24,7 +24,6 @@ import (
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // tuiOptions are the root command's flags: `infer` with no subcommand
@@ -130,7 +129,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		Root:   a.Root,
 		Token:  a.BrowserUse.Extension.Token,
 		Port:   a.BrowserUse.Extension.Port,
-		Grants: workspace.FromGrants(a.Grants),
+		Grants: a.Grants,
 		MCP:    mcpView{a.MCP},
 	}
 	if a.Bridge != nil {
@@ -149,7 +148,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		opts.Unconfined = "no sandbox: commands ask"
 	}
 
-	if err := tui.Run(ctx, workspace.FromSession(a.Workspace), opts); err != nil {
+	if err := tui.Run(ctx, a.Workspace, opts); err != nil {
 		log.Error("terminal UI", "err", err)
 		return fmt.Errorf("the terminal UI stopped: %w (details in %s)", err, config.DisplayPath(logPath))
 	}

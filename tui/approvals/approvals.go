@@ -21,12 +21,13 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/chat"
 	"github.com/infer-workspace/infer/tui/diff"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 	"github.com/infer-workspace/infer/tui/toolfmt"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Guard is how long a request that just came to the front answers no key.
@@ -84,7 +85,7 @@ const (
 type Action struct {
 	Kind     ActionKind
 	ID       string
-	Decision workspace.Decision
+	Decision tools.Decision
 }
 
 // FileRequest asks the root to read the file a Write would replace.
@@ -101,7 +102,7 @@ type fileState struct {
 }
 
 type entry struct {
-	a    workspace.Approval
+	a    session.Approval
 	file fileState
 }
 
@@ -161,7 +162,7 @@ func (m *Model) Capturing() bool { return m.rejecting }
 
 // Add shows a new request. It returns a file to read when the request is
 // a Write, so the diff can compare with what is there now.
-func (m *Model) Add(a workspace.Approval) *FileRequest {
+func (m *Model) Add(a session.Approval) *FileRequest {
 	for _, e := range m.list {
 		if e.a.ID == a.ID {
 			return nil
@@ -190,7 +191,7 @@ func (m *Model) Resolve(id string) {
 
 // Replace sets the whole list (after a resync) and returns the files to
 // read.
-func (m *Model) Replace(all []workspace.Approval) []FileRequest {
+func (m *Model) Replace(all []session.Approval) []FileRequest {
 	old := map[string]fileState{}
 	for _, e := range m.list {
 		old[e.a.ID] = e.file
@@ -257,9 +258,9 @@ func (m *Model) ArmedIn() time.Duration {
 }
 
 // Head returns the oldest request.
-func (m *Model) Head() (workspace.Approval, bool) {
+func (m *Model) Head() (session.Approval, bool) {
 	if len(m.list) == 0 {
-		return workspace.Approval{}, false
+		return session.Approval{}, false
 	}
 	return m.list[0].a, true
 }
@@ -278,7 +279,7 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 			m.reason.Reset()
 			m.reason.Blur()
 			m.Resolve(head.ID)
-			return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.Deny, Reason: reason}}
+			return Action{Kind: Answer, ID: head.ID, Decision: tools.Decision{Kind: tools.Deny, Reason: reason}}
 		case key.Matches(k, Keys.Cancel):
 			m.rejecting = false
 			m.reason.Reset()
@@ -314,7 +315,7 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 	switch {
 	case key.Matches(k, Keys.Allow):
 		m.Resolve(head.ID)
-		return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.AllowOnce}}
+		return Action{Kind: Answer, ID: head.ID, Decision: tools.Decision{Kind: tools.AllowOnce}}
 	case key.Matches(k, Keys.Reject):
 		m.rejecting = true
 		m.reason.Focus()
@@ -326,7 +327,7 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		opt = optionKey(k.String(), len(head.Options))
 	}
 	m.Resolve(head.ID)
-	return Action{Kind: Answer, ID: head.ID, Decision: workspace.Decision{Kind: workspace.AllowAlways, Option: opt}}
+	return Action{Kind: Answer, ID: head.ID, Decision: tools.Decision{Kind: tools.AllowAlways, Option: opt}}
 }
 
 // optionKey maps "1".."9" to an option index, or -1.
@@ -454,7 +455,7 @@ const hiddenNote = `⚠ has control or bidi characters, shown as escapes (\x1b, 
 // hidesText reports whether termtext escapes anything in the call: its
 // name, or any string in its decoded arguments (the raw JSON holds the
 // characters as JSON escapes, so it cannot tell).
-func hidesText(c workspace.Call) bool {
+func hidesText(c tools.Call) bool {
 	if termtext.Text(c.Name) != c.Name {
 		return true
 	}
@@ -495,14 +496,14 @@ func (m *Model) footer(w int) []string {
 	switch len(opts) {
 	case 0:
 	case 1:
-		lines = append(lines, chat.Wrap(th.Key.Render(Keys.Always.Keys()[0])+" "+termtext.Line(opts[0]), w)...)
+		lines = append(lines, chat.Wrap(th.Key.Render(Keys.Always.Keys()[0])+" "+termtext.Line(opts[0].Label), w)...)
 	default:
 		lines = append(lines, th.Faint.Render("always allow: a or a number"))
 		for i, o := range opts {
 			if i == 9 {
 				break
 			}
-			lines = append(lines, chat.Wrap(th.Key.Render(strconv.Itoa(i+1))+" "+termtext.Line(o), w)...)
+			lines = append(lines, chat.Wrap(th.Key.Render(strconv.Itoa(i+1))+" "+termtext.Line(o.Label), w)...)
 		}
 	}
 	// The "always" choices are listed above with their keys; when there

@@ -21,11 +21,12 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/internal/termtext"
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 	"github.com/infer-workspace/infer/tui/toolfmt"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // anchor is the first visible line: item index and line within it.
@@ -99,7 +100,7 @@ func (m *Model) Following() bool { return m.follow }
 func (m *Model) contentSize() (w, h int) { return max(m.w-3, 1), max(m.h-2, 0) }
 
 // Load replaces the conversation with a snapshot.
-func (m *Model) Load(s workspace.Snapshot) {
+func (m *Model) Load(s session.Snapshot) {
 	m.reset()
 	m.title = s.Title
 	notices := s.Notices
@@ -171,7 +172,7 @@ func (m *Model) add(it *item) {
 }
 
 // AddUser shows a message the person sent, from any front end.
-func (m *Model) AddUser(text string, origin workspace.Origin) {
+func (m *Model) AddUser(text string, origin tools.Origin) {
 	m.add(&item{kind: kUser, buf: []byte(text), origin: origin})
 }
 

@@ -9,10 +9,10 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/theme"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 func newChat(w, h int) *Model {
@@ -79,7 +79,7 @@ func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
 	}
-	m.Load(workspace.Snapshot{Messages: msgs})
+	m.Load(session.Snapshot{Messages: msgs})
 	view := plain(m.View())
 	if !strings.Contains(view, "message 4999") {
 		t.Fatalf("the end is shown:\n%s", view)
@@ -136,7 +136,7 @@ func TestViewIsExactSize(t *testing.T) {
 
 func TestSnapshotToolOutcomes(t *testing.T) {
 	m := newChat(80, 20)
-	m.Load(workspace.Snapshot{
+	m.Load(session.Snapshot{
 		Messages: []store.Message{
 			{Role: "assistant", ToolCalls: []store.ToolCall{
 				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},

@@ -12,7 +12,6 @@ import (
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/toolfmt"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 type kind int
@@ -52,7 +51,7 @@ type item struct {
 	gap  bool // a blank line before it
 	warn bool // a notice that reports a problem
 
-	origin    workspace.Origin
+	origin    tools.Origin
 	buf       []byte // text, reasoning or notice source
 	streaming bool
 	words     int

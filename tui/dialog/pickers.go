@@ -14,9 +14,9 @@ import (
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/tools/grants"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
-	"github.com/infer-workspace/infer/tui/workspace"
 )
 
 // Picker is a list to choose one entry from: models, modes, efforts,
@@ -269,7 +269,7 @@ func NewPermissions(th *theme.Theme) *Permissions {
 }
 
 // SetGrants shows the grants, or why they could not be read.
-func (p *Permissions) SetGrants(gs []workspace.Grant, err error) {
+func (p *Permissions) SetGrants(gs []grants.Grant, err error) {
 	p.loaded = true
 	p.err = ""
 	if err != nil {
@@ -278,10 +278,10 @@ func (p *Permissions) SetGrants(gs []workspace.Grant, err error) {
 	rows := make([]Row, 0, len(gs))
 	for _, g := range gs {
 		d := ""
-		if !g.Created.IsZero() {
-			d = "since " + g.Created.Format(time.DateOnly)
+		if !g.CreatedAt.IsZero() {
+			d = "since " + g.CreatedAt.Format(time.DateOnly)
 		}
-		rows = append(rows, Row{ID: g.ID, Title: g.Description, Detail: d})
+		rows = append(rows, Row{ID: g.ID, Title: g.String(), Detail: d})
 	}
 	p.c.set(rows)
 }
