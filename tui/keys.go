@@ -9,45 +9,39 @@ import (
 
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/approvals"
+	"github.com/infer-workspace/infer/tui/browserpane"
+	"github.com/infer-workspace/infer/tui/chat"
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/input"
+	"github.com/infer-workspace/infer/tui/pane"
 )
 
 // keyMap is every key the root answers. The help screen is drawn from
-// these bindings and the panes' own (approvals.Keys, input.Keys), the same
-// values the handlers match, so a key cannot work without being listed or
-// be listed without working.
+// these bindings and each pane's own (pane.Pane's Help), the same values
+// the handlers match, so a key cannot work without being listed or be
+// listed without working.
 type keyMap struct {
 	Quit, Help, HelpMark, Stop, CycleMode, NextPane key.Binding
 	PageUp, PageDown, HalfUp, HalfDown, Top, Bottom key.Binding
 	// Wheel is not a key: it stands in the help for the mouse handler.
 	Wheel key.Binding
-	// The chat's keys when it has the focus.
-	ChatUp, ChatDown, ChatToggle key.Binding
-	// The browser pane's keys when it has the focus.
-	BrowserUp, BrowserDown key.Binding
 }
 
-// keys are the root's bindings; FullHelp lists them with the panes'.
+// keys are the root's bindings; helpKeys lists them with the panes'.
 var keys = keyMap{
-	Stop:        key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop the running turn (or close what is open)")),
-	Quit:        key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop the running turn; twice in a row quits")),
-	CycleMode:   key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "next mode: standard → plan → auto → auto-with-judge")),
-	NextPane:    key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane: editor → chat → approvals → browser")),
-	PageUp:      key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup / pgdown", "scroll the chat by a page")),
-	PageDown:    key.NewBinding(key.WithKeys("pgdown")),
-	HalfUp:      key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u / ctrl+d", "scroll the chat by half a page")),
-	HalfDown:    key.NewBinding(key.WithKeys("ctrl+d")),
-	Top:         key.NewBinding(key.WithKeys("home"), key.WithHelp("home / end", "chat top / latest (from the chat, or an empty editor)")),
-	Bottom:      key.NewBinding(key.WithKeys("end")),
-	Wheel:       key.NewBinding(key.WithKeys("wheel"), key.WithHelp("mouse wheel", "scroll the pane under the pointer")),
-	Help:        key.NewBinding(key.WithKeys("f1"), key.WithHelp("? / f1", "this help (? when the editor is empty)")),
-	HelpMark:    key.NewBinding(key.WithKeys("?")),
-	ChatUp:      key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "select a tool call or reasoning")),
-	ChatDown:    key.NewBinding(key.WithKeys("down", "j")),
-	ChatToggle:  key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter / space", "expand or collapse the selection")),
-	BrowserUp:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "scroll the browser pane's command log")),
-	BrowserDown: key.NewBinding(key.WithKeys("down", "j")),
+	Stop:      key.NewBinding(key.WithKeys("esc"), key.WithHelp("esc", "stop the running turn (or close what is open)")),
+	Quit:      key.NewBinding(key.WithKeys("ctrl+c"), key.WithHelp("ctrl+c", "stop the running turn; twice in a row quits")),
+	CycleMode: key.NewBinding(key.WithKeys("shift+tab"), key.WithHelp("shift+tab", "next mode: standard → plan → auto → auto-with-judge")),
+	NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane: editor → chat → approvals → browser")),
+	PageUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup / pgdown", "scroll the chat by a page")),
+	PageDown:  key.NewBinding(key.WithKeys("pgdown")),
+	HalfUp:    key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u / ctrl+d", "scroll the chat by half a page")),
+	HalfDown:  key.NewBinding(key.WithKeys("ctrl+d")),
+	Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home / end", "chat top / latest (from the chat, or an empty editor)")),
+	Bottom:    key.NewBinding(key.WithKeys("end")),
+	Wheel:     key.NewBinding(key.WithKeys("wheel"), key.WithHelp("mouse wheel", "scroll the pane under the pointer")),
+	Help:      key.NewBinding(key.WithKeys("f1"), key.WithHelp("? / f1", "this help (? when the editor is empty)")),
+	HelpMark:  key.NewBinding(key.WithKeys("?")),
 }
 
 // ShortHelp is the header's reminder.
@@ -58,29 +52,26 @@ func (k keyMap) ShortHelp() []key.Binding {
 	return []key.Binding{h, q}
 }
 
-// FullHelp is the help screen's key groups, in the order of helpTitles;
-// the last group is the slash commands.
-func (k keyMap) FullHelp() [][]key.Binding {
-	return [][]key.Binding{
-		{k.Stop, k.Quit, k.CycleMode, k.NextPane, k.PageUp, k.HalfUp, k.Top, k.Wheel, k.Help},
-		append(input.Keys.Help(), commandsKey, shellKey),
-		{k.ChatUp, k.ChatToggle},
-		{k.BrowserUp},
-		approvals.Keys.Help(),
-		commandBindings(),
+// helpKeys is the help screen's key map: the root's keys, then each
+// pane's own in tab order (helpTitles names the groups), then the slash
+// commands.
+type helpKeys struct{ panes [focusCount]pane.Pane }
+
+// ShortHelp is the root's reminder.
+func (h helpKeys) ShortHelp() []key.Binding { return keys.ShortHelp() }
+
+// FullHelp is the help screen's key groups.
+func (h helpKeys) FullHelp() [][]key.Binding {
+	k := keys
+	groups := [][]key.Binding{{k.Stop, k.Quit, k.CycleMode, k.NextPane, k.PageUp, k.HalfUp, k.Top, k.Wheel, k.Help}}
+	for _, p := range h.panes {
+		groups = append(groups, p.Help())
 	}
+	return append(groups, commandBindings())
 }
 
-// helpTitles name FullHelp's groups.
-var helpTitles = []string{"Anywhere", "Editor", "Chat", "Browser", "Approvals", "Commands"}
-
-// commandsKey and shellKey are typed, not pressed: "/" opens the menu
-// and "!" marks a shell command as the editor reads its text. They are
-// bindings only so the help lists them beside the keys.
-var (
-	commandsKey = key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands and skills; tab fills, enter runs"))
-	shellKey    = key.NewBinding(key.WithKeys("!"), key.WithHelp("!command", "run a shell command (asks like Bash would)"))
-)
+// helpTitles name helpKeys' groups: the panes' in Focus order.
+var helpTitles = []string{"Anywhere", "Editor", "Chat", "Approvals", "Browser", "Commands"}
 
 // commandBindings lists the slash commands for the help from the same
 // table the "/" menu completes, joining names that do the same thing
@@ -163,10 +154,10 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		return m.handleApprovalKey(k)
 	case FocusBrowser:
 		switch {
-		case key.Matches(k, keys.BrowserUp):
+		case key.Matches(k, browserpane.Keys.Up):
 			m.browser.ScrollBy(1)
 			return nil
-		case key.Matches(k, keys.BrowserDown):
+		case key.Matches(k, browserpane.Keys.Down):
 			m.browser.ScrollBy(-1)
 			return nil
 		}
@@ -210,7 +201,7 @@ func (m *Model) toggleHelp() {
 		m.dialog = nil
 		return
 	}
-	m.dialog = dialog.NewHelp(m.th, helpTitles, keys)
+	m.dialog = dialog.NewHelp(m.th, helpTitles, helpKeys{m.panes()})
 }
 
 func (m *Model) handleInputKey(k tea.KeyPressMsg) tea.Cmd {
@@ -248,11 +239,11 @@ func (m *Model) typeIntoInput(k tea.KeyPressMsg) tea.Cmd {
 
 func (m *Model) handleChatKey(k tea.KeyPressMsg) tea.Cmd {
 	switch {
-	case key.Matches(k, keys.ChatUp):
+	case key.Matches(k, chat.Keys.Up):
 		m.chat.SelectPrev()
-	case key.Matches(k, keys.ChatDown):
+	case key.Matches(k, chat.Keys.Down):
 		m.chat.SelectNext()
-	case key.Matches(k, keys.ChatToggle):
+	case key.Matches(k, chat.Keys.Toggle):
 		m.chat.ToggleSelected()
 	default:
 		return m.typeIntoInput(k)

@@ -20,6 +20,7 @@ import (
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/input"
 	"github.com/infer-workspace/infer/tui/layout"
+	"github.com/infer-workspace/infer/tui/pane"
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
@@ -32,6 +33,8 @@ const (
 	FocusChat
 	FocusApprovals
 	FocusBrowser
+	// focusCount is how many panes there are.
+	focusCount
 )
 
 // String names the focus target, for messages and tests.
@@ -69,7 +72,6 @@ type Model struct {
 	after  func(d time.Duration, msg tea.Msg) tea.Cmd
 
 	th      *theme.Theme
-	md      *chat.Markdown
 	keyHint string // the header's reminder, drawn from keys once per theme
 	bgKnown bool
 
@@ -133,12 +135,11 @@ func New(ws Workspace, opts Options) *Model {
 	}
 	dark := opts.Background != "light"
 	th := theme.New(dark, opts.NoColor)
-	md := chat.NewMarkdown(th.GlamourStyle())
 	ctx, cancel := context.WithCancel(context.Background())
 	m := &Model{
 		ws: ws, opts: opts, ctx: ctx, cancel: cancel, now: now,
-		th: th, md: md, bgKnown: opts.Background != "",
-		chat:      chat.New(th, md),
+		th: th, bgKnown: opts.Background != "",
+		chat:      chat.New(th),
 		approvals: approvals.New(th, now),
 		browser:   browserpane.New(th, opts.Port),
 		input:     input.New(th),
@@ -305,11 +306,9 @@ func (m *Model) handleBackground(dark bool) {
 func (m *Model) setTheme(th *theme.Theme) {
 	m.th = th
 	m.keyHint = ""
-	m.md = chat.NewMarkdown(th.GlamourStyle())
-	m.chat.SetTheme(th, m.md)
-	m.approvals.SetTheme(th)
-	m.browser.SetTheme(th)
-	m.input.SetTheme(th)
+	for _, p := range m.panes() {
+		p.SetTheme(th)
+	}
 	if m.dialog != nil {
 		m.dialog.SetTheme(th)
 	}
@@ -516,13 +515,8 @@ func (m *Model) setFocus(f Focus) {
 		m.deferApproval(false)
 	}
 	m.focus = f
-	m.chat.SetFocused(f == FocusChat)
-	m.approvals.SetFocused(f == FocusApprovals)
-	m.browser.SetFocused(f == FocusBrowser)
-	if f == FocusInput {
-		m.input.Focus()
-	} else {
-		m.input.Blur()
+	for i, p := range m.panes() {
+		p.SetFocused(Focus(i) == f)
 	}
 	switch f {
 	case FocusChat:
@@ -532,6 +526,12 @@ func (m *Model) setFocus(f Focus) {
 	case FocusBrowser:
 		m.tab = layout.TabBrowser
 	}
+}
+
+// panes lists the panes indexed by the Focus that selects them, which is
+// also the tab order.
+func (m *Model) panes() [focusCount]pane.Pane {
+	return [focusCount]pane.Pane{FocusInput: m.input, FocusChat: m.chat, FocusApprovals: m.approvals, FocusBrowser: m.browser}
 }
 
 // cycleFocus moves to the next pane; the approvals pane is skipped when

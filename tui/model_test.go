@@ -22,6 +22,7 @@ import (
 	"github.com/infer-workspace/infer/session/tools/grants"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
+	"github.com/infer-workspace/infer/tui/layout"
 )
 
 func mustContain(t *testing.T, screen string, parts ...string) {
@@ -441,6 +442,38 @@ func TestSlashCompletion(t *testing.T) {
 	}
 }
 
+// Every pane keeps the one contract the root relies on: its view is an
+// exact block of the size it was given, and exactly one pane has the
+// focus, the one the root's Focus names.
+func TestEveryPaneKeepsTheContract(t *testing.T) {
+	h := newHarness(t, newFakeWS(), 160, 48)
+	h.events(session.ApprovalOpened{Approval: bashApproval()})
+	l := h.m.lay
+	rects := [focusCount]layout.Rect{FocusInput: l.Input, FocusChat: l.Chat, FocusApprovals: l.Approvals, FocusBrowser: l.Browser}
+	for i, p := range h.m.panes() {
+		r := rects[i]
+		rows := strings.Split(p.View(), "\n")
+		if len(rows) != r.H {
+			t.Errorf("%v pane: %d rows for a %d-row box", Focus(i), len(rows), r.H)
+		}
+		for n, row := range rows {
+			if w := ansi.StringWidth(row); w != r.W {
+				t.Errorf("%v pane row %d: %d cells for a %d-cell box", Focus(i), n, w, r.W)
+				break
+			}
+		}
+		if len(p.Help()) == 0 {
+			t.Errorf("%v pane lists no keys for the help", Focus(i))
+		}
+	}
+	for f := range focusCount {
+		h.m.setFocus(f)
+		if h.m.input.Focused() != (f == FocusInput) {
+			t.Errorf("focus on %v: the editor's focus is %v", f, h.m.input.Focused())
+		}
+	}
+}
+
 // The help screen is drawn from the bindings the handlers match: every
 // binding with help text is on it, under its group's title, and the slash
 // commands are the "/" menu's.
@@ -448,7 +481,7 @@ func TestHelpOverlay(t *testing.T) {
 	h := newHarness(t, newFakeWS(), 120, 50)
 	h.key("?")
 	s := h.screen()
-	groups := keys.FullHelp()
+	groups := helpKeys{h.m.panes()}.FullHelp()
 	if len(groups) != len(helpTitles) {
 		t.Fatalf("%d groups, %d titles", len(groups), len(helpTitles))
 	}
@@ -934,12 +967,12 @@ func TestNarrowLayoutShowsApprovalsTab(t *testing.T) {
 
 func TestLightBackgroundSwitchesStyles(t *testing.T) {
 	h := newHarness(t, newFakeWS(), 100, 30, func(o *Options) { o.Background = "" })
-	if h.m.md.Style() != "dark" {
-		t.Fatalf("default style %q", h.m.md.Style())
+	if h.m.chat.MarkdownStyle() != "dark" {
+		t.Fatalf("default style %q", h.m.chat.MarkdownStyle())
 	}
 	h.send(tea.BackgroundColorMsg{Color: color.White})
-	if h.m.th.Dark || h.m.md.Style() != "light" {
-		t.Fatalf("after a light background: dark %v, glamour %q", h.m.th.Dark, h.m.md.Style())
+	if h.m.th.Dark || h.m.chat.MarkdownStyle() != "light" {
+		t.Fatalf("after a light background: dark %v, glamour %q", h.m.th.Dark, h.m.chat.MarkdownStyle())
 	}
 	forced := newHarness(t, newFakeWS(), 100, 30, func(o *Options) { o.Background = "dark" })
 	forced.send(tea.BackgroundColorMsg{Color: color.White})

@@ -65,8 +65,10 @@ var Keys = KeyMap{
 	Cancel:   key.NewBinding(key.WithKeys("esc")),
 }
 
-// Help is the bindings the help screen lists, in order.
-func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Allow, k.Always, k.Reject, k.Up} }
+// Help lists the pane's keys for the help screen, in order.
+func (m *Model) Help() []key.Binding {
+	return []key.Binding{Keys.Allow, Keys.Always, Keys.Reject, Keys.Up}
+}
 
 // ActionKind says what a key did.
 type ActionKind int

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
@@ -52,6 +53,22 @@ type Model struct {
 
 // New returns the pane; port (0 if unknown) goes into the pairing hint.
 func New(th *theme.Theme, port int) *Model { return &Model{th: th, port: port} }
+
+// KeyMap is the browser pane's keys while it has the focus; the root
+// matches them and the help screen lists them.
+type KeyMap struct {
+	// Up and Down scroll the command log.
+	Up, Down key.Binding
+}
+
+// Keys are the browser pane's keys.
+var Keys = KeyMap{
+	Up:   key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "scroll the browser pane's command log")),
+	Down: key.NewBinding(key.WithKeys("down", "j")),
+}
+
+// Help lists the pane's keys for the help screen.
+func (m *Model) Help() []key.Binding { return []key.Binding{Keys.Up} }
 
 // SetTheme switches styles.
 func (m *Model) SetTheme(th *theme.Theme) { m.th, m.shotLines = th, nil }

@@ -18,6 +18,7 @@ import (
 	"strings"
 	"time"
 
+	"charm.land/bubbles/v2/key"
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/internal/termtext"
@@ -59,9 +60,29 @@ type Model struct {
 	epoch  int // bumped when the theme changes, invalidating caches
 }
 
-// New returns an empty chat pane.
-func New(th *theme.Theme, md *Markdown) *Model {
-	m := &Model{th: th, md: md, follow: true, sel: -1}
+// KeyMap is the chat's keys while it has the focus; the root matches
+// them and the help screen lists them.
+type KeyMap struct {
+	// Up and Down select the previous or next tool call or reasoning.
+	Up, Down key.Binding
+	// Toggle expands or collapses the selection.
+	Toggle key.Binding
+}
+
+// Keys are the chat's keys.
+var Keys = KeyMap{
+	Up:     key.NewBinding(key.WithKeys("up", "k"), key.WithHelp("↑ / ↓  k / j", "select a tool call or reasoning")),
+	Down:   key.NewBinding(key.WithKeys("down", "j")),
+	Toggle: key.NewBinding(key.WithKeys("enter", "space"), key.WithHelp("enter / space", "expand or collapse the selection")),
+}
+
+// Help lists the chat's keys for the help screen.
+func (m *Model) Help() []key.Binding { return []key.Binding{Keys.Up, Keys.Toggle} }
+
+// New returns an empty chat pane, rendering Markdown in th's Glamour
+// style.
+func New(th *theme.Theme) *Model {
+	m := &Model{th: th, md: NewMarkdown(th.GlamourStyle()), follow: true, sel: -1}
 	m.reset()
 	return m
 }
@@ -74,12 +95,15 @@ func (m *Model) reset() {
 	m.follow, m.top, m.unseen, m.sel = true, anchor{}, 0, -1
 }
 
-// SetTheme switches styles and Markdown renderer; every item re-renders
-// lazily.
-func (m *Model) SetTheme(th *theme.Theme, md *Markdown) {
-	m.th, m.md = th, md
+// SetTheme switches styles and the Markdown renderer to th's; every item
+// re-renders lazily.
+func (m *Model) SetTheme(th *theme.Theme) {
+	m.th, m.md = th, NewMarkdown(th.GlamourStyle())
 	m.epoch++
 }
+
+// MarkdownStyle names the Glamour style the chat renders Markdown in.
+func (m *Model) MarkdownStyle() string { return m.md.Style() }
 
 // SetSize sets the pane's outer size, border included.
 func (m *Model) SetSize(w, h int) { m.w, m.h = w, h }

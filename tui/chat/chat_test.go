@@ -17,7 +17,7 @@ import (
 
 func newChat(w, h int) *Model {
 	th := theme.New(true, false)
-	m := New(th, NewMarkdown("dark"))
+	m := New(th)
 	m.SetSize(w, h)
 	return m
 }

@@ -33,20 +33,28 @@ type KeyMap struct {
 	Fill key.Binding
 	// Dismiss closes the menu.
 	Dismiss key.Binding
+	// Commands and Shell are typed, not pressed: "/" opens the menu and
+	// "!" marks a shell command as the text is read. They are bindings
+	// only so the help lists them beside the keys.
+	Commands, Shell key.Binding
 }
 
 // Keys are the editor's keys.
 var Keys = KeyMap{
-	Send:    key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send (queued while the agent works)")),
-	Newline: key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"), key.WithHelp("shift+enter / ctrl+j", "new line")),
-	Up:      key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑ / ↓", "input history (on the first / last line)")),
-	Down:    key.NewBinding(key.WithKeys("down", "ctrl+n")),
-	Fill:    key.NewBinding(key.WithKeys("tab")),
-	Dismiss: key.NewBinding(key.WithKeys("esc")),
+	Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send (queued while the agent works)")),
+	Newline:  key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"), key.WithHelp("shift+enter / ctrl+j", "new line")),
+	Up:       key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑ / ↓", "input history (on the first / last line)")),
+	Down:     key.NewBinding(key.WithKeys("down", "ctrl+n")),
+	Fill:     key.NewBinding(key.WithKeys("tab")),
+	Dismiss:  key.NewBinding(key.WithKeys("esc")),
+	Commands: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands and skills; tab fills, enter runs")),
+	Shell:    key.NewBinding(key.WithKeys("!"), key.WithHelp("!command", "run a shell command (asks like Bash would)")),
 }
 
-// Help is the bindings the help screen lists, in order.
-func (k KeyMap) Help() []key.Binding { return []key.Binding{k.Send, k.Newline, k.Up} }
+// Help lists the editor's keys for the help screen, in order.
+func (m *Model) Help() []key.Binding {
+	return []key.Binding{Keys.Send, Keys.Newline, Keys.Up, Keys.Commands, Keys.Shell}
+}
 
 // Completion is one entry of the "/" menu.
 type Completion struct {
@@ -151,7 +159,8 @@ func (m *Model) SetTheme(th *theme.Theme) {
 	m.ta.SetStyles(s)
 }
 
-// SetSize sets the width; the height follows the content.
+// SetSize sets the width and the most lines the editor may grow to; its
+// height follows the content.
 func (m *Model) SetSize(w, maxLines int) {
 	if w == m.w && max(maxLines, 1) == m.ta.MaxHeight {
 		return
@@ -166,11 +175,15 @@ func (m *Model) SetSize(w, maxLines int) {
 // Lines is how many text lines the editor wants now.
 func (m *Model) Lines() int { return max(m.ta.Height(), 1) }
 
-// Focus and Blur move the editor's keyboard focus.
-func (m *Model) Focus() { m.ta.Focus(); m.view = "" }
-
-// Blur takes the focus away.
-func (m *Model) Blur() { m.ta.Blur(); m.view = "" }
+// SetFocused gives the editor the keyboard focus or takes it away.
+func (m *Model) SetFocused(f bool) {
+	if f {
+		m.ta.Focus()
+	} else {
+		m.ta.Blur()
+	}
+	m.view = ""
+}
 
 // Focused reports whether the editor has the focus.
 func (m *Model) Focused() bool { return m.ta.Focused() }
