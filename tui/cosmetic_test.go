@@ -4,8 +4,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui/layout"
 )
 
@@ -49,8 +52,20 @@ func TestTextKeepsOffTheRightBorder(t *testing.T) {
 		w, h := size[0], size[1]
 		b := buildBrowser(t, w, h)
 		innerEdgeClear(t, b.screen(), b.m.lay.Browser, "browser pane")
+		innerEdgeClear(t, b.screen(), b.m.lay.Chat, "chat pane beside the browser")
 		a := buildApproval(t, w, h)
 		innerEdgeClear(t, a.screen(), a.m.lay.Approvals, "approvals pane")
+		// A call waiting for approval, its arguments too long for the row:
+		// the chat's one-line summaries are cut a cell short of the border.
+		a.events(
+			chatEvent(events.NewToolCallStartEvent("call_w", "BrowserNavigate")),
+			chatEvent(events.NewToolCallArgsEvent("call_w", `{"url":"https://the demo shop and take a screenshot of every page in it"}`)),
+			session.ApprovalOpened{Approval: session.Approval{ID: "ap_w", Call: tools.Call{ID: "call_w", Name: "BrowserNavigate", Args: `{"url":"x"}`}, Opened: epoch}},
+		)
+		a.m.tab = layout.TabChat
+		a.m.compose()
+		mustContain(t, a.screen(), "waiting for your approval")
+		innerEdgeClear(t, a.screen(), a.m.lay.Chat, "chat pane")
 		e := newHarness(t, newFakeWS(), w, h)
 		innerEdgeClear(t, e.screen(), e.m.lay.Browser, "waiting browser pane")
 		e.key("?")

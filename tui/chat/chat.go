@@ -120,8 +120,10 @@ func (m *Model) Len() int { return len(m.items) }
 // Following reports whether the view sticks to the bottom.
 func (m *Model) Following() bool { return m.follow }
 
-// contentSize is the area inside the border, less the one-cell gutter.
-func (m *Model) contentSize() (w, h int) { return max(m.w-3, 1), max(m.h-2, 0) }
+// contentSize is the area inside the border, less a cell on either side:
+// the gutter (the selection mark) on the left, and on the right the
+// padding that keeps text off the border, as in every pane.
+func (m *Model) contentSize() (w, h int) { return max(m.w-4, 1), max(m.h-2, 0) }
 
 // Load replaces the conversation with a snapshot.
 func (m *Model) Load(s session.Snapshot) {
@@ -585,7 +587,7 @@ func (m *Model) View() string {
 			it := m.block(i, cw)
 			g := m.gutter(i)
 			for j := it.height() - 1; j >= 0 && len(lines) < ch; j-- {
-				lines = append(lines, g+get(it, j))
+				lines = append(lines, g+get(it, j)+" ")
 			}
 		}
 		for l, r := 0, len(lines)-1; l < r; l, r = l+1, r-1 {
@@ -597,7 +599,7 @@ func (m *Model) View() string {
 			it := m.block(i, cw)
 			g := m.gutter(i)
 			for j := start; j < it.height() && len(lines) < ch; j++ {
-				lines = append(lines, g+get(it, j))
+				lines = append(lines, g+get(it, j)+" ")
 			}
 			start = 0
 		}
