@@ -47,6 +47,9 @@ func newPermListCmd() *cobra.Command {
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
+				if list == nil {
+					list = []grants.Grant{} // a list, empty, for scripts that iterate it
+				}
 				enc := json.NewEncoder(out)
 				enc.SetIndent("", "  ")
 				return enc.Encode(list)
