@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/infer-workspace/infer/assemble"
 	"io"
 	"net"
 	"os"
@@ -13,6 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
+
+	"github.com/infer-workspace/infer/assemble"
+	"github.com/infer-workspace/infer/bridge"
 
 	"github.com/spf13/cobra"
 
@@ -182,6 +185,11 @@ func bridgeChecks(ctx context.Context, home string) []doctorCheck {
 		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("port %d: %v", port, err), fix: "another program may hold it: stop it or set a free extension.port"})
 	case code != 200:
 		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("port %d answered HTTP %d to this token", port, code), fix: "restart infer; if it persists, another program holds the port"})
+	case st.Connected && st.Flapping != nil && st.Flapping.Replaced > 0:
+		// Connected now, but not for long: the other browser takes the
+		// connection back, and commands fail in between.
+		warn, fix, _ := strings.Cut(bridge.FlapWarning(st.Flapping.Replaced, time.Duration(st.Flapping.WindowSeconds)*time.Second), ": ")
+		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("infer is running on port %d, but %s", port, warn), fix: fix})
 	case st.Connected:
 		v := ""
 		if st.ExtensionVersion != "" {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -122,5 +123,26 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 		!strings.Contains(out, "⚠ two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)") ||
 		!strings.Contains(out, "disconnect the extension in one of them") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// infer doctor fails the bridge check while two browsers take turns, and
+// says what to do: either connection alone would pass.
+func TestDoctorSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	srv := runBridge(t, "placeholder-token-replaced-below-0123456789", func(o *bridge.Options) { o.FlapWindow = time.Hour })
+	token := pairHome(t, srv.Port())
+	if err := srv.SetToken(token); err != nil {
+		t.Fatal(err)
+	}
+	for i := range 4 { // three replacements
+		if _, code := helloWith(t, srv, token, "browser-"+strconv.Itoa(i%2)); code != 0 {
+			t.Fatalf("hello %d refused with %d", i, code)
+		}
+	}
+	out, _, code := infer(t, "doctor")
+	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)\n", srv.Port())
+	if code != 1 || !strings.Contains(out, want) ||
+		!strings.Contains(out, "          disconnect the extension in one of them, or give it another infer's port and token\n") {
+		t.Fatalf("exit %d, want a line %q:\n%s", code, want, out)
 	}
 }
