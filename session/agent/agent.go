@@ -177,9 +177,7 @@ func (t *turn) loop(ctx context.Context) Outcome {
 			}
 		})
 		t.closeOpen()
-		t.usage.InputTokens += comp.Usage.InputTokens
-		t.usage.OutputTokens += comp.Usage.OutputTokens
-		t.usage.ReasoningTokens += comp.Usage.ReasoningTokens
+		t.usage = t.usage.Add(comp.Usage)
 
 		if err != nil {
 			// Keep what arrived: the person saw it stream, so it is part of

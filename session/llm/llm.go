@@ -151,6 +151,15 @@ type Usage struct {
 	ReasoningTokens int
 }
 
+// Add returns the sum of two counts, as for the steps of one turn.
+func (u Usage) Add(v Usage) Usage {
+	return Usage{
+		InputTokens:     u.InputTokens + v.InputTokens,
+		OutputTokens:    u.OutputTokens + v.OutputTokens,
+		ReasoningTokens: u.ReasoningTokens + v.ReasoningTokens,
+	}
+}
+
 // Completion is an assembled model answer.
 type Completion struct {
 	Text         string
