@@ -155,8 +155,10 @@ func (m *Model) setEffort(level string) tea.Cmd {
 	}
 }
 
-// effortMsg reports a reasoning effort the workspace accepted; only then
-// does the TUI show it as the current one.
+// effortMsg reports a reasoning effort the workspace accepted. It only
+// says so: the current effort comes from the workspace's SettingsChanged,
+// which the panel's changes publish too, so a late answer here cannot
+// show an effort that a newer change replaced.
 type effortMsg string
 
 // setTemperature sets the sampling temperature from "/temperature ARG":

@@ -19,7 +19,9 @@ import (
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// fakeWS is an in-memory workspace that records every call.
+// fakeWS is an in-memory workspace that records every call. Like the real
+// one, it publishes SettingsChanged for a setting it changes; the harness
+// delivers published events when a test calls events.
 type fakeWS struct {
 	mu          sync.Mutex
 	snap        session.Snapshot
@@ -41,6 +43,9 @@ type fakeWS struct {
 	// into it.
 	feed session.Feed
 	sub  *session.Subscription
+	// origins are the origins intents were made with; the harness checks
+	// they are all the terminal's.
+	origins []session.Origin
 
 	sent        []string
 	interrupts  int
@@ -51,7 +56,7 @@ type fakeWS struct {
 	renamed     map[string]string
 	pinned      map[string]bool
 	deleted     []string
-	models_sel  []string
+	modelsSet   []string
 	modesSet    []string
 	effortsSet  []string
 }
@@ -75,9 +80,22 @@ func (f *fakeWS) Subscribe() *session.Subscription {
 	return f.sub
 }
 
-func (f *fakeWS) Send(text string, _ session.Origin) error {
+// fakeModes is the cycling order of the real modes, written out so the
+// fake does not check the TUI against its own list.
+var fakeModes = []string{"standard", "plan", "auto", "auto-with-judge"}
+
+// settingsChanged publishes what the real workspace publishes when a
+// setting changes. Callers hold f.mu.
+func (f *fakeWS) settingsChanged(which session.Setting) {
+	f.feed.Publish(session.SettingsChanged{Changed: which, Settings: session.Settings{
+		Mode: tools.Mode(f.mode), Model: f.model, Effort: llm.Effort(f.effort), Temperature: f.temperature,
+	}})
+}
+
+func (f *fakeWS) Send(text string, from session.Origin) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.origins = append(f.origins, from)
 	f.sent = append(f.sent, text)
 	f.history = append(f.history, text)
 	return nil
@@ -138,22 +156,24 @@ func (f *fakeWS) Skills() []skills.Skill {
 	return slices.Clone(f.skills)
 }
 func (f *fakeWS) Mode() tools.Mode { f.mu.Lock(); defer f.mu.Unlock(); return tools.Mode(f.mode) }
-func (f *fakeWS) SetMode(name string, _ session.Origin) (tools.Mode, bool) {
+func (f *fakeWS) SetMode(name string, from session.Origin) (tools.Mode, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	if !slices.Contains(modeNames(), name) {
+	f.origins = append(f.origins, from)
+	if !slices.Contains(fakeModes, name) {
 		return tools.Mode(f.mode), false
 	}
 	f.mode = name
 	f.modesSet = append(f.modesSet, name)
+	f.settingsChanged(session.SettingMode)
 	return tools.Mode(name), true
 }
 func (f *fakeWS) CycleMode() tools.Mode {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.cycles++
-	ms := modeNames()
-	f.mode = ms[(slices.Index(ms, f.mode)+1)%len(ms)]
+	f.mode = fakeModes[(slices.Index(fakeModes, f.mode)+1)%len(fakeModes)]
+	f.settingsChanged(session.SettingMode)
 	return tools.Mode(f.mode)
 }
 func (f *fakeWS) Model() string    { f.mu.Lock(); defer f.mu.Unlock(); return f.model }
@@ -170,7 +190,8 @@ func (f *fakeWS) SelectModel(id string) error {
 		return errors.New("unknown model " + id)
 	}
 	f.model = id
-	f.models_sel = append(f.models_sel, id)
+	f.modelsSet = append(f.modelsSet, id)
+	f.settingsChanged(session.SettingModel)
 	return nil
 }
 func (f *fakeWS) Effort() llm.Effort { f.mu.Lock(); defer f.mu.Unlock(); return llm.Effort(f.effort) }
@@ -194,6 +215,7 @@ func (f *fakeWS) SetEffort(level string) error {
 	}
 	f.effort = level
 	f.effortsSet = append(f.effortsSet, level)
+	f.settingsChanged(session.SettingEffort)
 	return nil
 }
 func (f *fakeWS) BrowserStatus() browser.Status { f.mu.Lock(); defer f.mu.Unlock(); return f.status }
@@ -208,9 +230,10 @@ func (f *fakeWS) PendingApprovals() []session.Approval {
 	defer f.mu.Unlock()
 	return slices.Clone(f.approvals)
 }
-func (f *fakeWS) Answer(id string, d tools.Decision, _ session.Origin) bool {
+func (f *fakeWS) Answer(id string, d tools.Decision, from session.Origin) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	f.origins = append(f.origins, from)
 	f.answers = append(f.answers, fakeAnswer{id, d})
 	n := len(f.approvals)
 	f.approvals = slices.DeleteFunc(f.approvals, func(a session.Approval) bool { return a.ID == id })
@@ -250,6 +273,15 @@ func newHarness(t testing.TB, ws *fakeWS, width, height int, mutate ...func(*Opt
 	m.after = func(time.Duration, tea.Msg) tea.Cmd { return nil }
 	m.mcpWait = func() tea.Cmd { return nil }
 	t.Cleanup(m.Close)
+	t.Cleanup(func() {
+		ws.mu.Lock()
+		defer ws.mu.Unlock()
+		for _, o := range ws.origins {
+			if o != tools.OriginTerminal {
+				t.Errorf("an intent was made from the %s, not the terminal", o.Label())
+			}
+		}
+	})
 	h := &harness{t: t, m: m, ws: ws, clock: c}
 	h.send(tea.WindowSizeMsg{Width: width, Height: height})
 	h.run(m.Init())
@@ -283,8 +315,9 @@ func (h *harness) run(cmd tea.Cmd) {
 	}
 }
 
-// events delivers workspace events the way the listener would, then the
-// flush tick that draws them.
+// events publishes es, then delivers every waiting event (those the fake
+// published itself included) the way the listener would, then the flush
+// tick that draws them.
 func (h *harness) events(es ...session.Event) {
 	h.t.Helper()
 	for _, e := range es {

@@ -247,7 +247,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.mcp = msg
 		cmd = m.watchMCP(false)
 	case effortMsg:
-		m.effort = string(msg)
 		m.flash, m.flashWarn = "reasoning effort: "+string(msg), false
 	case historyMsg:
 		m.input.SetHistory(msg)
@@ -421,7 +420,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 		case session.ScreenshotTaken:
 			cmds = append(cmds, m.decodeScreenshot(e.Screenshot))
 		case session.UsageReported:
-			m.usage[e.Conversation] = addUsage(m.usage[e.Conversation], e.Usage)
+			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
 		case session.NoticePosted:
 			m.chat.AddNotice(e.Text, e.Level == session.Warn)
 		case session.Resync:
@@ -438,15 +437,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
 	return tea.Batch(cmds...)
-}
-
-// addUsage sums two turns' token counts.
-func addUsage(a, b llm.Usage) llm.Usage {
-	return llm.Usage{
-		InputTokens:     a.InputTokens + b.InputTokens,
-		OutputTokens:    a.OutputTokens + b.OutputTokens,
-		ReasoningTokens: a.ReasoningTokens + b.ReasoningTokens,
-	}
 }
 
 // typingPause is how long after the person's last key in the editor a

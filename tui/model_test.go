@@ -466,10 +466,19 @@ func TestEveryPaneKeepsTheContract(t *testing.T) {
 			t.Errorf("%v pane lists no keys for the help", Focus(i))
 		}
 	}
+	// A focused box has a heavy border; the editor, a cursor.
 	for f := range focusCount {
 		h.m.setFocus(f)
-		if h.m.input.Focused() != (f == FocusInput) {
-			t.Errorf("focus on %v: the editor's focus is %v", f, h.m.input.Focused())
+		for i, p := range h.m.panes() {
+			var focused bool
+			if Focus(i) == FocusInput {
+				focused = h.m.input.Focused()
+			} else {
+				focused = strings.HasPrefix(ansi.Strip(p.View()), "┏")
+			}
+			if focused != (Focus(i) == f) {
+				t.Errorf("focus on %v: the %v pane shows focus %v", f, Focus(i), focused)
+			}
 		}
 	}
 }
@@ -682,6 +691,7 @@ func TestEveryPickerFiltersAsYouType(t *testing.T) {
 	open("/effort")
 	h.typeText("hig")
 	h.key("enter")
+	h.events()
 	if h.m.effort != "high" {
 		t.Fatalf("effort %q", h.m.effort)
 	}
@@ -981,6 +991,40 @@ func TestLightBackgroundSwitchesStyles(t *testing.T) {
 	}
 }
 
+// The effort the TUI shows is the workspace's: a change made in the panel
+// moves the picker's mark too, and the answer to the terminal's own
+// request only says it was taken.
+func TestEffortFollowsTheWorkspace(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 40)
+	h.typeText("/effort high")
+	h.key("enter")
+	mustContain(t, h.screen(), "reasoning effort: high")
+	h.events(session.SettingsChanged{Changed: session.SettingEffort, Settings: session.Settings{Effort: "low"}})
+	if h.m.effort != "low" {
+		t.Fatalf("after the panel's change the TUI shows effort %q", h.m.effort)
+	}
+	h.typeText("/effort")
+	h.key("esc", "enter")
+	mustContain(t, h.screen(), "● low")
+}
+
+// A resume that names the conversation whose turn runs changes nothing
+// here: the stream already showed it.
+func TestSameConversationKeepsTheChat(t *testing.T) {
+	ws := newFakeWS()
+	ws.snap = conversationSnapshot()
+	h := newHarness(t, ws, 120, 40)
+	before := h.m.chat.Len()
+	h.events(session.ConversationChanged{Same: true, Snapshot: session.Snapshot{ID: "other", Title: "Elsewhere"}})
+	if h.m.chat.Len() != before || h.m.convID == "other" {
+		t.Fatalf("a Same change reloaded the chat: %d items (had %d), conversation %q", h.m.chat.Len(), before, h.m.convID)
+	}
+	mustNotContain(t, h.screen(), "Elsewhere")
+	h.events(session.ConversationChanged{Snapshot: session.Snapshot{ID: "other", Title: "Elsewhere"}})
+	mustContain(t, h.screen(), "Elsewhere")
+}
+
 func TestEffortAndSkills(t *testing.T) {
 	ws := newFakeWS()
 	ws.skills = []skills.Skill{{Name: "release", Description: "cut a release", Scope: "project"}}
@@ -990,6 +1034,7 @@ func TestEffortAndSkills(t *testing.T) {
 	if len(ws.effortsSet) != 1 || ws.effortsSet[0] != "high" {
 		t.Fatalf("efforts %v", ws.effortsSet)
 	}
+	h.events()
 	// A value the workspace refuses changes nothing the picker shows.
 	h.typeText("/effort turbo")
 	h.key("enter")
