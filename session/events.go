@@ -375,29 +375,29 @@ type Feed struct {
 }
 
 // Subscribe opens a subscription that sees every event published after it.
-func (h *Feed) Subscribe() *Subscription {
-	s := &Subscription{feed: h, ready: make(chan struct{}, 1)}
-	h.mu.Lock()
-	if h.subs == nil {
-		h.subs = map[*Subscription]struct{}{}
+func (f *Feed) Subscribe() *Subscription {
+	s := &Subscription{feed: f, ready: make(chan struct{}, 1)}
+	f.mu.Lock()
+	if f.subs == nil {
+		f.subs = map[*Subscription]struct{}{}
 	}
-	h.subs[s] = struct{}{}
-	h.mu.Unlock()
+	f.subs[s] = struct{}{}
+	f.mu.Unlock()
 	return s
 }
 
-func (h *Feed) remove(s *Subscription) {
-	h.mu.Lock()
-	delete(h.subs, s)
-	h.mu.Unlock()
+func (f *Feed) remove(s *Subscription) {
+	f.mu.Lock()
+	delete(f.subs, s)
+	f.mu.Unlock()
 }
 
-// Publish delivers e to every subscriber. Holding h.mu across the pushes
+// Publish delivers e to every subscriber. Holding f.mu across the pushes
 // keeps the order of events identical for all subscribers.
-func (h *Feed) Publish(e Event) {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	for s := range h.subs {
+func (f *Feed) Publish(e Event) {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	for s := range f.subs {
 		s.push(e)
 	}
 }

@@ -1,6 +1,7 @@
 package tui
 
 import (
+	"slices"
 	"strings"
 	"time"
 
@@ -70,8 +71,12 @@ func (h helpKeys) FullHelp() [][]key.Binding {
 	return append(groups, commandBindings())
 }
 
-// helpTitles name helpKeys' groups: the panes' in Focus order.
-var helpTitles = []string{"Anywhere", "Editor", "Chat", "Approvals", "Browser", "Commands"}
+// paneTitles name the panes' groups in the help, by the Focus that
+// selects each pane (the order helpKeys lists them in).
+var paneTitles = [focusCount]string{FocusInput: "Editor", FocusChat: "Chat", FocusApprovals: "Approvals", FocusBrowser: "Browser"}
+
+// helpTitles name helpKeys' groups.
+var helpTitles = slices.Concat([]string{"Anywhere"}, paneTitles[:], []string{"Commands"})
 
 // commandBindings lists the slash commands for the help from the same
 // table the "/" menu completes, joining names that do the same thing

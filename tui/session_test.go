@@ -150,27 +150,26 @@ func TestLiveBrowserEventsReachThePane(t *testing.T) {
 
 func TestLiveConversationEditsGoThroughTheWorkspace(t *testing.T) {
 	h := newLiveHarness(t)
-	ws := h.real
 	h.typeText("hello there")
 	h.key("enter")
 	h.waitFor("I am infer's offline demo model")
 	id := h.real.ActiveConversation()
-	if err := ws.RenameConversation(id, "Greetings"); err != nil {
+	if err := h.real.RenameConversation(id, "Greetings"); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("infer · Greetings")
-	if err := ws.PinConversation(id, true); err != nil {
+	if err := h.real.PinConversation(id, true); err != nil {
 		t.Fatal(err)
 	}
-	metas, err := ws.Conversations()
+	metas, err := h.real.Conversations()
 	if err != nil || len(metas) != 1 || !metas[0].Pinned || metas[0].Title != "Greetings" {
 		t.Fatalf("%+v %v", metas, err)
 	}
-	if err := ws.DeleteConversation(id); err != nil {
+	if err := h.real.DeleteConversation(id); err != nil {
 		t.Fatal(err)
 	}
 	h.waitFor("No messages yet")
-	if metas, _ := ws.Conversations(); len(metas) != 0 {
+	if metas, _ := h.real.Conversations(); len(metas) != 0 {
 		t.Fatalf("still stored: %+v", metas)
 	}
 }

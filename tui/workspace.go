@@ -15,7 +15,8 @@ import (
 // other front end, so nothing is translated twice. It is an interface only
 // so tests can drive the TUI with a fake (a session.Feed stands in for the
 // event stream). Implementations must be safe for concurrent use: the TUI
-// calls them from tea.Cmds, never from Update.
+// calls them from tea.Cmds, never from Update. Each method is documented
+// on *session.Workspace; the comments here say only what the TUI relies on.
 type Workspace interface {
 	// Subscribe opens a view of the event stream. The TUI subscribes once,
 	// before it reads any state, so nothing in between is lost.

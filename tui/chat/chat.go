@@ -36,7 +36,7 @@ type anchor struct{ item, line int }
 // Model is the chat pane. It is a plain struct the root model drives.
 type Model struct {
 	th *theme.Theme
-	md *Markdown
+	md *markdown
 
 	w, h    int
 	focused bool
@@ -82,7 +82,7 @@ func (m *Model) Help() []key.Binding { return []key.Binding{Keys.Up, Keys.Toggle
 // New returns an empty chat pane, rendering Markdown in th's Glamour
 // style.
 func New(th *theme.Theme) *Model {
-	m := &Model{th: th, md: NewMarkdown(th.GlamourStyle()), follow: true, sel: -1}
+	m := &Model{th: th, md: newMarkdown(th.GlamourStyle()), follow: true, sel: -1}
 	m.reset()
 	return m
 }
@@ -98,7 +98,7 @@ func (m *Model) reset() {
 // SetTheme switches styles and the Markdown renderer to th's; every item
 // re-renders lazily.
 func (m *Model) SetTheme(th *theme.Theme) {
-	m.th, m.md = th, NewMarkdown(th.GlamourStyle())
+	m.th, m.md = th, newMarkdown(th.GlamourStyle())
 	m.epoch++
 }
 

@@ -49,7 +49,7 @@ func TestNextBlock(t *testing.T) {
 // The streaming renderer must not re-render finished blocks: their lines
 // stay the very same slice elements while the tail grows.
 func TestStreamRendersOnlyTheTail(t *testing.T) {
-	md := NewMarkdown("dark")
+	md := newMarkdown("dark")
 	var s mdStream
 	src := []byte("# Title\n\nFirst paragraph.\n\nSecond")
 	done, tail := s.update(src, md, 40, 0)
@@ -210,7 +210,7 @@ func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 // model wrote (placeholders, generics, tags it talks about), not HTML to
 // drop; code keeps its < without a visible backslash.
 func TestAngleBracketsSurviveMarkdown(t *testing.T) {
-	md := NewMarkdown("dark") // the style people use; notty drops backslashes in code itself
+	md := newMarkdown("dark") // the style people use; notty drops backslashes in code itself
 	for _, tc := range []struct{ in, want string }{
 		{"Try: open <url> · click <selector>", "Try: open <url> · click <selector>"},
 		{"a Vec<String> and </div> and <!-- x -->", "a Vec<String> and </div> and <!-- x -->"},

@@ -12,10 +12,10 @@ import (
 	"github.com/infer-workspace/infer/internal/termtext"
 )
 
-// Markdown renders Markdown with Glamour. It keeps one renderer per width
+// markdown renders Markdown with Glamour. It keeps one renderer per width
 // because a renderer's wrap width is fixed at creation and renderers are
 // not safe for concurrent use (all calls happen on the Update goroutine).
-type Markdown struct {
+type markdown struct {
 	style     string
 	renderers map[int]*glamour.TermRenderer
 	order     []int // widths, oldest first, to bound the cache
@@ -25,16 +25,16 @@ type Markdown struct {
 // widths, and only the latest few matter.
 const maxRenderers = 4
 
-// NewMarkdown returns a renderer for a Glamour standard style ("dark",
+// newMarkdown returns a renderer for a Glamour standard style ("dark",
 // "light" or "notty").
-func NewMarkdown(style string) *Markdown {
-	return &Markdown{style: style, renderers: map[int]*glamour.TermRenderer{}}
+func newMarkdown(style string) *markdown {
+	return &markdown{style: style, renderers: map[int]*glamour.TermRenderer{}}
 }
 
 // Style names the Glamour style in use.
-func (m *Markdown) Style() string { return m.style }
+func (m *markdown) Style() string { return m.style }
 
-func (m *Markdown) renderer(width int) *glamour.TermRenderer {
+func (m *markdown) renderer(width int) *glamour.TermRenderer {
 	if r, ok := m.renderers[width]; ok {
 		return r
 	}
@@ -81,7 +81,7 @@ func styleConfig(style string) gansi.StyleConfig {
 // text is the model's (or a stored message's), so it is made safe here,
 // before Glamour sees it: Glamour's output is full of its own escapes, and
 // only the source can tell them from the ones the text brought.
-func (m *Markdown) Render(text string, width int) []string {
+func (m *markdown) Render(text string, width int) []string {
 	width = max(width, 8)
 	text = expandTabs(neutralizeRefs(termtext.Text(text)))
 	r := m.renderer(width)

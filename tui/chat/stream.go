@@ -31,7 +31,7 @@ func (s *mdStream) reset(width, epoch int) {
 
 // update renders src (the whole message so far) and reports the final
 // lines and the tail lines.
-func (s *mdStream) update(src []byte, md *Markdown, width, epoch int) (done, tail []string) {
+func (s *mdStream) update(src []byte, md *markdown, width, epoch int) (done, tail []string) {
 	if s.width != width || s.epoch != epoch || s.doneEnd > len(src) {
 		s.reset(width, epoch)
 	}

@@ -47,7 +47,7 @@ func TestExpandTabs(t *testing.T) {
 // TestMarkdownRendersHostileTextInert: whatever the source holds, what
 // Glamour returns has only its own styling; the rest is shown escaped.
 func TestMarkdownRendersHostileTextInert(t *testing.T) {
-	md := NewMarkdown("dark")
+	md := newMarkdown("dark")
 	src := "# T\x1b]0;x\x07itle\n\nraw \x1b[8mhid\x1b[0m &#27;[8mref &rlm;mark\r\n\n" +
 		"- item \u009b2J\n\n```\ncode\t\x1b[31mred\u202e\n```\n\n[link](http://e/\x1b[8m)"
 	lines := md.Render(src, 60)
