@@ -95,9 +95,9 @@ func (e *Env) privateTemp() (string, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.tempDir == "" {
-		dir, err := os.MkdirTemp("", "infer-sandbox-tmp-")
+		dir, err := makePrivateTemp()
 		if err != nil {
-			return "", fmt.Errorf("could not make the sandbox's private temp folder: %w", err)
+			return "", errNoPrivateTemp(err)
 		}
 		e.tempDir = dir
 	}
