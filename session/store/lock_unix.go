@@ -50,3 +50,14 @@ func tryFlock(f File) (bool, error) {
 		}
 	}
 }
+
+// funlock releases the lock flock took on f, for a caller that keeps f
+// open.
+func funlock(f File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
+		}
+	}
+}
