@@ -46,7 +46,9 @@
 //
 // Two infer processes may share a project. Every change takes an exclusive
 // flock(2) on the conversation's .jsonl around the append and the summary
-// update; reads take a shared lock. A failed write (a full disk) is rolled
+// update; reads take a shared lock. A store keeps the transcripts it appends
+// to open between appends (see appender), and checks under each lock that
+// the path still names the file it holds. A failed write (a full disk) is rolled
 // back by truncating to the previous size and reported as
 // "saving conversation <id>: <cause>"; nothing written before is touched.
 // Readers skip unreadable lines and an incomplete last line with a warning,
