@@ -13,6 +13,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -79,11 +80,20 @@ func programs(tb testing.TB) binaries {
 			sim:   filepath.Join(binDir, "infer-sim"),
 			hello: filepath.Join(binDir, "hello"),
 		}
-		for _, p := range []struct{ out, pkg string }{
-			{built.infer, "github.com/infer-workspace/infer/cmd/infer"},
-			{built.sim, "github.com/infer-workspace/infer/cmd/infer-sim"},
+		inferFlags := []string{}
+		if profileDir() != "" {
+			// Only a build with this tag honours INFER_CPUPROFILE.
+			inferFlags = append(inferFlags, "-tags", "pprof")
+		}
+		for _, p := range []struct {
+			out, pkg string
+			flags    []string
+		}{
+			{built.infer, "github.com/infer-workspace/infer/cmd/infer", inferFlags},
+			{built.sim, "github.com/infer-workspace/infer/cmd/infer-sim", nil},
 		} {
-			if out, err := exec.Command("go", "build", "-o", p.out, p.pkg).CombinedOutput(); err != nil {
+			args := append(append([]string{"build"}, p.flags...), "-o", p.out, p.pkg)
+			if out, err := exec.Command("go", args...).CombinedOutput(); err != nil {
 				buildErr = fmt.Errorf("go build %s: %v\n%s", p.pkg, err, out)
 				return
 			}
@@ -94,6 +104,65 @@ func programs(tb testing.TB) binaries {
 		tb.Fatal(buildErr)
 	}
 	return built
+}
+
+// profileEnv names a directory to keep profiles of the benchmarked infer
+// processes in, and profileKindsEnv which ones, comma-separated: cpu (the
+// default), allocs and trace. When profileEnv is set, infer is built with
+// the "pprof" tag, and the benchmarks that profile a process tell it where
+// to write through INFER_CPUPROFILE, INFER_ALLOCPROFILE and INFER_TRACE
+// (see docs/performance.md). An allocation profile records every
+// allocation and a trace every event, which slows the run: their timings
+// are not the benchmark's.
+const (
+	profileEnv      = "INFER_PERF_PROFILE"
+	profileKindsEnv = "INFER_PERF_PROFILES"
+)
+
+// profileDir is the directory profileEnv names, or "" for no profiles.
+func profileDir() string { return os.Getenv(profileEnv) }
+
+// profileKinds maps each kind profileKindsEnv may name to the variable
+// that asks infer for it, and the file name's suffix.
+var profileKinds = map[string]struct{ env, suffix string }{
+	"cpu":    {"INFER_CPUPROFILE", ".cpu.pprof"},
+	"allocs": {"INFER_ALLOCPROFILE", ".allocs.pprof"},
+	"trace":  {"INFER_TRACE", ".trace"},
+}
+
+// profileNumber tells apart the profiles of one test binary's runs.
+var profileNumber atomic.Int64
+
+// profileVars are the settings that make one infer process profile itself,
+// its files named after what it runs, or nothing when no profiles were
+// asked for.
+func profileVars(tb testing.TB, what string) []string {
+	tb.Helper()
+	dir := profileDir()
+	if dir == "" {
+		return nil
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	name := filepath.Join(abs, fmt.Sprintf("%s-%d-%d", what, os.Getpid(), profileNumber.Add(1)))
+	kinds := os.Getenv(profileKindsEnv)
+	if kinds == "" {
+		kinds = "cpu"
+	}
+	var vars []string
+	for _, k := range strings.Split(kinds, ",") {
+		kind, ok := profileKinds[strings.TrimSpace(k)]
+		if !ok {
+			tb.Fatalf("%s: %q is not a profile kind (cpu, allocs, trace)", profileKindsEnv, k)
+		}
+		vars = append(vars, kind.env+"="+name+kind.suffix)
+	}
+	return vars
 }
 
 // buildHello builds helloSource as a module of its own, outside this one.
@@ -127,11 +196,13 @@ type sandbox struct {
 }
 
 // secretVars are variables of the developer's environment that would make
-// infer reach real providers or another home.
+// infer reach real providers or another home, or write a profile where a
+// benchmark did not ask for one.
 var secretVars = []string{
 	"INFER_HOME", "INFER_TOKEN",
 	"OPENAI_API_KEY", "OPENAI_BASE_URL", "ANTHROPIC_API_KEY", "ANTHROPIC_BASE_URL",
 	"OPENROUTER_API_KEY", "GEMINI_API_KEY", "OLLAMA_API_KEY", "OLLAMA_HOST",
+	"INFER_CPUPROFILE", "INFER_ALLOCPROFILE", "INFER_TRACE", // set per process by profileVars, never inherited
 	"XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_STATE_HOME", "XDG_DATA_HOME", "XDG_RUNTIME_DIR",
 }
 

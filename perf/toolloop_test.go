@@ -59,7 +59,8 @@ func runToolLoop(tb testing.TB, bins binaries, calls int) loopRun {
 	port := strconv.Itoa(freePort(tb))
 	final := fmt.Sprintf("Read the page %d times.", calls)
 
-	hl := start(tb, sb.env, project, bins.infer, "headless", "--port", port, "--mode", "auto", "--model", "scripted/loop", "Please read the page, again and again.")
+	hlEnv := append(slices.Clip(sb.env), profileVars(tb, "toolloop-headless")...)
+	hl := start(tb, hlEnv, project, bins.infer, "headless", "--port", port, "--mode", "auto", "--model", "scripted/loop", "Please read the page, again and again.")
 	model.watch(hl.cmd.Process.Pid)
 	ext := start(tb, sb.env, project, bins.sim, "--browser", "minimal", "--port", port, "--token", sb.token)
 	// headless cannot wait for an extension, so the script holds its

@@ -19,3 +19,6 @@ func flock(File, lockMode) error { return nil }
 // flock is a no-op: one infer process per project is assumed, so a
 // conversation is never found held (see Store.Hold).
 func tryFlock(File) (bool, error) { return true, nil }
+
+// funlock is a no-op, as flock is.
+func funlock(File) error { return nil }

@@ -18,7 +18,9 @@ const (
 // flock takes an advisory lock on f, waiting for it. flock(2) locks belong to
 // the open file description, so two descriptors opened separately exclude
 // each other even inside one process; that is what lets goroutines and other
-// infer processes share a conversation file without any in-memory mutex.
+// infer processes share a conversation file. The one exception is the
+// descriptor a store keeps open for its appends, which its goroutines share:
+// a mutex orders those (see appender).
 func flock(f File, mode lockMode) error {
 	how := syscall.LOCK_SH
 	if mode == lockExclusive {
@@ -47,6 +49,17 @@ func tryFlock(f File) (bool, error) {
 			return false, nil
 		case !errors.Is(err, syscall.EINTR):
 			return false, err
+		}
+	}
+}
+
+// funlock releases the lock flock took on f, for a caller that keeps f
+// open.
+func funlock(f File) error {
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_UN)
+		if !errors.Is(err, syscall.EINTR) {
+			return err
 		}
 	}
 }

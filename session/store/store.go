@@ -46,7 +46,9 @@
 //
 // Two infer processes may share a project. Every change takes an exclusive
 // flock(2) on the conversation's .jsonl around the append and the summary
-// update; reads take a shared lock. A failed write (a full disk) is rolled
+// update; reads take a shared lock. A store keeps the transcripts it appends
+// to open between appends (see appender), and checks under each lock that
+// the path still names the file it holds. A failed write (a full disk) is rolled
 // back by truncating to the previous size and reported as
 // "saving conversation <id>: <cause>"; nothing written before is touched.
 // Readers skip unreadable lines and an incomplete last line with a warning,
@@ -246,6 +248,9 @@ type Store struct {
 
 	holdMu sync.Mutex
 	holds  map[string]*held // conversations this store holds, see Hold
+
+	appMu sync.Mutex
+	apps  map[string]*appender // transcripts kept open, see appenderFor
 }
 
 // Open opens (creating if needed) the conversation directory dir.
@@ -491,12 +496,17 @@ func (s *Store) change(id string, decide func(Meta) []record) error {
 	return nil
 }
 
-func (s *Store) changeFile(id string, decide func(Meta) []record) error {
-	f, fi, err := openLockedStat(s.fs, s.Path(id), os.O_RDWR|os.O_APPEND, lockExclusive)
+func (s *Store) changeFile(id string, decide func(Meta) []record) (err error) {
+	a := s.appenderFor(id)
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	f, fi, err := a.lock(s.fs, s.Path(id))
 	if err != nil {
 		return err
 	}
-	defer f.Close()
+	// After a failure the file is closed, so the next append starts from
+	// the path.
+	defer func() { a.release(err == nil) }()
 	k, ok := s.recall(id, fi)
 	// behind says the summary file was found behind the transcript (or
 	// unusable), which is then worth bringing up to date at once; end
@@ -987,6 +997,7 @@ func (s *Store) Delete(id string) error {
 	}
 	defer f.Close()
 	s.forget(id)
+	s.dropAppender(id)
 	// The transcript goes first: a summary left behind by a crash is
 	// ignored, while a transcript without one would be rebuilt and return.
 	if err := s.fs.Remove(s.Path(id)); err != nil {

@@ -12,6 +12,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"time"
 
 	sdk "github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/option"
@@ -158,10 +159,15 @@ func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody
 type doneWatch struct{ seen bool }
 
 func (d *doneWatch) middleware(req *http.Request, next option.MiddlewareNext) (*http.Response, error) {
-	res, err := next(req)
-	if err == nil && res != nil && res.Body != nil {
-		res.Body = &doneReader{ReadCloser: res.Body, seen: &d.seen}
+	// The request gets a context of its own, so that the wait for the
+	// response's end after the marker can be cut short (see drain).
+	ctx, cancel := context.WithCancel(req.Context())
+	res, err := next(req.WithContext(ctx))
+	if err != nil || res == nil || res.Body == nil {
+		cancel()
+		return res, err
 	}
+	res.Body = &doneReader{ReadCloser: res.Body, seen: &d.seen, cancel: cancel}
 	return res, err
 }
 
@@ -173,6 +179,10 @@ type doneReader struct {
 	io.ReadCloser
 	seen *bool
 	tail []byte
+	eof  bool
+	// cancel ends the request's context; nil in tests that read a body
+	// without a request.
+	cancel context.CancelFunc
 }
 
 // Read passes the body through, watching for the marker.
@@ -186,7 +196,51 @@ func (r *doneReader) Read(p []byte) (int, error) {
 		keep := min(len(buf), len(doneMarker)-1)
 		r.tail = append(r.tail[:0], buf[len(buf)-keep:]...)
 	}
+	if err == io.EOF {
+		r.eof = true
+	}
 	return n, err
+}
+
+// Close drains what follows the marker before closing, then releases the
+// request's context.
+func (r *doneReader) Close() error {
+	if *r.seen && !r.eof && r.cancel != nil {
+		r.drain()
+	}
+	err := r.ReadCloser.Close()
+	if r.cancel != nil {
+		r.cancel()
+	}
+	return err
+}
+
+// The SDK stops reading at the marker, before the end of the response
+// (over HTTP/1.1, the chunked body's last chunk), and net/http does not
+// reuse a connection whose response was closed unread: the next request
+// then opens a new connection (a new TLS handshake, for a remote server).
+// Servers end the response right after the marker, so its end is usually
+// in flight already. drain reads up to drainBytes for up to drainWait to
+// reach it; a server that keeps the response open longer costs that wait
+// once per request, and its connection is dropped as before.
+const (
+	drainBytes = 4 << 10
+	drainWait  = 20 * time.Millisecond
+)
+
+func (r *doneReader) drain() {
+	// Cancelling the request's context is what interrupts a read that
+	// waits: the transport then closes the connection.
+	stop := time.AfterFunc(drainWait, r.cancel)
+	defer stop.Stop()
+	var buf [512]byte
+	for read := 0; read < drainBytes; {
+		n, err := r.ReadCloser.Read(buf[:])
+		read += n
+		if err != nil {
+			return
+		}
+	}
 }
 
 func adjustedEffort(effort string, adj call.Adjust) string {

@@ -43,7 +43,7 @@ type chatEncoder struct {
 	// message slices are only ever appended to in place (past every length
 	// handed out), so a caller may read a slice it got without the lock.
 	recent []*encodedHistory
-	system encodedText
+	system *encodedText
 	tools  encodedTools
 }
 
@@ -55,15 +55,22 @@ type encodedMessage struct {
 	// element is the SDK's encoding of the message's param, or nil for a
 	// message that is not sent (an assistant message that said nothing).
 	element []byte
+	// param carries element back to the SDK. It is built once with the
+	// encoding, so that a request copies it rather than wrapping the JSON
+	// again (an allocation per message and request).
+	param sdk.ChatCompletionMessageParamUnion
 	// images are the SDK's encodings of a tool message's image parts:
 	// Chat Completions tool messages carry text only, so they are sent in
-	// a user message after the run of tool messages (see messages).
-	images [][]byte
+	// a user message after the run of tool messages (see messages), and
+	// imageParams carry them back as param does element.
+	images      [][]byte
+	imageParams []sdk.ChatCompletionContentPartUnionParam
 }
 
 type encodedText struct {
-	text string
-	json []byte
+	text  string
+	json  []byte
+	param sdk.ChatCompletionMessageParamUnion
 }
 
 type encodedTools struct {
@@ -110,7 +117,7 @@ func (b *chatBody) params(o chatOptions) sdk.ChatCompletionNewParams {
 // object, or a message the SDK cannot encode.
 func (e *chatEncoder) prepare(req llm.Request) (chatBody, error) {
 	b := chatBody{model: req.Model}
-	var system []byte
+	var system *encodedText
 	var err error
 	if req.System != "" {
 		if system, err = e.systemJSON(req.System); err != nil {
@@ -133,21 +140,24 @@ func encoded[T param.ParamStruct, PtrT param.InferPtr[T]](data []byte) T {
 	return param.Override[T, PtrT](json.RawMessage(data))
 }
 
-func (e *chatEncoder) systemJSON(text string) ([]byte, error) {
+func (e *chatEncoder) systemJSON(text string) (*encodedText, error) {
 	e.mu.Lock()
-	if e.system.json != nil && e.system.text == text {
+	if e.system != nil && e.system.text == text {
 		defer e.mu.Unlock()
-		return e.system.json, nil
+		return e.system, nil
 	}
 	e.mu.Unlock()
 	data, err := json.Marshal(sdk.SystemMessage(text))
 	if err != nil {
 		return nil, fmt.Errorf("encoding the system prompt: %w", err)
 	}
+	// A new value rather than an update in place: a request being built
+	// may still hold the one it got.
+	sys := &encodedText{text: text, json: data, param: encoded[sdk.ChatCompletionMessageParamUnion](data)}
 	e.mu.Lock()
-	e.system = encodedText{text: text, json: data}
+	e.system = sys
 	e.mu.Unlock()
-	return data, nil
+	return sys, nil
 }
 
 // toolParams returns the tools' params, each carrying the SDK's JSON of
@@ -324,6 +334,7 @@ func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
 			return em, fmt.Errorf("encoding a %s message: %w", m.Role, err)
 		}
 		em.element = data
+		em.param = encoded[sdk.ChatCompletionMessageParamUnion](data)
 	}
 	if m.Role == llm.RoleTool {
 		for _, img := range m.Images {
@@ -332,6 +343,7 @@ func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
 				return em, fmt.Errorf("encoding an image of tool call %s: %w", m.ToolCallID, err)
 			}
 			em.images = append(em.images, part)
+			em.imageParams = append(em.imageParams, encoded[sdk.ChatCompletionContentPartUnionParam](part))
 		}
 	}
 	return em, nil
@@ -341,10 +353,10 @@ func encodeMessage(m llm.Message, f Flavor) (encodedMessage, error) {
 // history, with the images of each run of tool messages in one user
 // message after the run, because tool messages must directly follow the
 // assistant message that called them.
-func messages(system []byte, history []encodedMessage) []sdk.ChatCompletionMessageParamUnion {
+func messages(system *encodedText, history []encodedMessage) []sdk.ChatCompletionMessageParamUnion {
 	out := make([]sdk.ChatCompletionMessageParamUnion, 0, len(history)+2)
 	if system != nil {
-		out = append(out, encoded[sdk.ChatCompletionMessageParamUnion](system))
+		out = append(out, system.param)
 	}
 	var pending []sdk.ChatCompletionContentPartUnionParam
 	flush := func() {
@@ -361,11 +373,9 @@ func messages(system []byte, history []encodedMessage) []sdk.ChatCompletionMessa
 			flush()
 		}
 		if m.element != nil {
-			out = append(out, encoded[sdk.ChatCompletionMessageParamUnion](m.element))
+			out = append(out, m.param)
 		}
-		for _, img := range m.images {
-			pending = append(pending, encoded[sdk.ChatCompletionContentPartUnionParam](img))
-		}
+		pending = append(pending, m.imageParams...)
 	}
 	flush()
 	if len(out) == 0 {

@@ -110,7 +110,12 @@ func (b *idleBody) Read(p []byte) (int, error) {
 	return n, err
 }
 
+// Close closes the body before it releases the request's context: the
+// body may still read the end of the response while it closes (the OpenAI
+// adapter does, to keep the connection), which a cancelled context would
+// cut off.
 func (b *idleBody) Close() error {
+	err := b.ReadCloser.Close()
 	b.w.stop()
-	return b.ReadCloser.Close()
+	return err
 }
