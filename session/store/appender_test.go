@@ -5,9 +5,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // countingFS counts the transcripts opened for writing.
@@ -175,4 +177,62 @@ func TestAFailedAppendReopensTheTranscript(t *testing.T) {
 	if got := contents(t, s, id); got != "one,two" {
 		t.Fatalf("after recovery: %q", got)
 	}
+}
+
+// Delete never waits on an append that waits for Delete's own lock: an
+// append holds its appender while it waits in flock, so Delete lets the
+// appender go before it locks. Another holder's lock makes both wait here,
+// Delete first, so that it is likely to get the lock first once that
+// holder lets go (which one does is up to the kernel: the case runs a few
+// times).
+func TestDeleteWhileAnAppendWaitsForTheLock(t *testing.T) {
+	for range 10 {
+		s, _ := openTest(t, t.TempDir())
+		id := mustCreate(t, s)
+		mustAppend(t, s, id, user("x"))
+		other, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
+		if err != nil {
+			t.Fatal(err)
+		}
+		deleted := make(chan error, 1)
+		go func() { deleted <- s.Delete(id) }()
+		time.Sleep(5 * time.Millisecond) // let Delete reach the lock, as it would in use
+		appended := make(chan error, 1)
+		go func() { appended <- s.Append(id, user("y")) }()
+		for deadline := time.Now().Add(10 * time.Second); !appendWaits(s, id); {
+			if time.Now().After(deadline) {
+				t.Fatal("the append never started")
+			}
+			runtime.Gosched()
+		}
+		other.Close()
+		for _, ch := range []chan error{appended, deleted} {
+			select {
+			case err := <-ch:
+				if err != nil && !errors.Is(err, ErrNotFound) {
+					t.Fatal(err)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("an append and a delete of one conversation wait for each other")
+			}
+		}
+		if _, err := os.Stat(s.Path(id)); !errors.Is(err, fs.ErrNotExist) {
+			t.Fatalf("the transcript is still there: %v", err)
+		}
+	}
+}
+
+// appendWaits reports whether an append to id holds its appender.
+func appendWaits(s *Store, id string) bool {
+	s.appMu.Lock()
+	a := s.apps[id]
+	s.appMu.Unlock()
+	if a == nil {
+		return false
+	}
+	if a.mu.TryLock() {
+		a.mu.Unlock()
+		return false
+	}
+	return true
 }

@@ -988,6 +988,10 @@ func (s *Store) Delete(id string) error {
 		return err
 	}
 	defer hold.Release()
+	// The kept transcript closes before the lock is taken: an append in
+	// progress holds its appender while it waits for the lock, so
+	// retiring it under the lock could wait for that append forever.
+	s.dropAppender(id)
 	f, err := openLocked(s.fs, s.Path(id), os.O_RDONLY, lockExclusive)
 	if errors.Is(err, fs.ErrNotExist) {
 		return notFound(id)
@@ -997,7 +1001,6 @@ func (s *Store) Delete(id string) error {
 	}
 	defer f.Close()
 	s.forget(id)
-	s.dropAppender(id)
 	// The transcript goes first: a summary left behind by a crash is
 	// ignored, while a transcript without one would be rebuilt and return.
 	if err := s.fs.Remove(s.Path(id)); err != nil {
