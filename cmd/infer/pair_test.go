@@ -105,9 +105,11 @@ func TestPairPortFlagAsksThatInfer(t *testing.T) {
 	}
 }
 
-// TestPairSaysWhenTwoBrowsersTakeTurns: pair reports the flapping the
-// running infer detected, with what to do.
-func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+// flappingBridge is a running bridge, paired with this test's home, that
+// two browsers have taken from each other three times within its hour's
+// window.
+func flappingBridge(t *testing.T) *bridge.Server {
+	t.Helper()
 	srv := runBridge(t, "placeholder-token-replaced-below-0123456789", func(o *bridge.Options) { o.FlapWindow = time.Hour })
 	token := pairHome(t, srv.Port())
 	if err := srv.SetToken(token); err != nil {
@@ -118,6 +120,13 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 			t.Fatalf("hello %d refused with %d", i, code)
 		}
 	}
+	return srv
+}
+
+// TestPairSaysWhenTwoBrowsersTakeTurns: pair reports the flapping the
+// running infer detected, with what to do.
+func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	flappingBridge(t)
 	out, _, code := infer(t, "pair")
 	if code != 0 || !strings.Contains(out, "an extension is connected") ||
 		!strings.Contains(out, "⚠ two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)") ||
@@ -129,16 +138,7 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 // infer doctor fails the bridge check while two browsers take turns, and
 // says what to do: either connection alone would pass.
 func TestDoctorSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
-	srv := runBridge(t, "placeholder-token-replaced-below-0123456789", func(o *bridge.Options) { o.FlapWindow = time.Hour })
-	token := pairHome(t, srv.Port())
-	if err := srv.SetToken(token); err != nil {
-		t.Fatal(err)
-	}
-	for i := range 4 { // three replacements
-		if _, code := helloWith(t, srv, token, "browser-"+strconv.Itoa(i%2)); code != 0 {
-			t.Fatalf("hello %d refused with %d", i, code)
-		}
-	}
+	srv := flappingBridge(t)
 	out, _, code := infer(t, "doctor")
 	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)\n", srv.Port())
 	if code != 1 || !strings.Contains(out, want) ||
