@@ -14,8 +14,9 @@ import (
 // itself when these name files: CPUProfileEnv gets a CPU profile of the
 // whole run, AllocProfileEnv the allocations made over it, written at
 // exit, and TraceEnv an execution trace (go tool trace), which shows where
-// a run waits rather than where it computes. perf/'s benchmarks set them on the processes they run when asked
-// for profiles (see docs/performance.md); unset, nothing is recorded.
+// a run waits rather than where it computes. perf/'s benchmarks set them
+// on the processes they run when asked for profiles (see
+// docs/performance.md); unset, nothing is recorded.
 const (
 	CPUProfileEnv   = "INFER_CPUPROFILE"
 	AllocProfileEnv = "INFER_ALLOCPROFILE"
