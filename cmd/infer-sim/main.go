@@ -24,6 +24,7 @@ import (
 	"io"
 	"io/fs"
 	"log/slog"
+	"net/http"
 	"net/url"
 	"os"
 	"os/signal"
@@ -35,6 +36,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/chrome"
@@ -104,7 +106,8 @@ browser of its choice:
 
   fake     built in: parses HTML, fills forms, redacts passwords, and serves
            the demo site http://demo.infer.localhost offline (default)
-  chrome   real Chromium through DevTools, headless unless --headful
+  chrome   real Chromium through DevTools, headless unless --headful; one
+           it starts reaches the demo site too, served by infer-sim
   minimal  canned answers, for tests that only need something connected
 
 Like the real extension it reconnects with backoff whenever the connection
@@ -265,7 +268,8 @@ func (b browserFlags) open(ctx context.Context, profile *sim.Profile, log *slog.
 		}
 		return fb, func() { fb.Close() }, nil
 	case "chrome", "chromium":
-		cb, err := chrome.New(ctx, chrome.Options{ExecPath: b.chromePath, URL: b.chromeURL, Headful: b.headful, Profile: profile.Browser, Logger: log})
+		cb, err := chrome.New(ctx, chrome.Options{ExecPath: b.chromePath, URL: b.chromeURL, Headful: b.headful, Profile: profile.Browser, Logger: log,
+			Sites: map[string]http.Handler{assets.DemoHost: assets.DemoSiteHandler()}})
 		if err != nil {
 			return nil, nil, err
 		}

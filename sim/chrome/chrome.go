@@ -35,8 +35,11 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -88,6 +91,12 @@ type Options struct {
 	Output io.Writer
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
+	// Sites are hosts a started browser reaches without a network: a
+	// loopback server of this package serves each host's requests with
+	// its handler (the demo site, so the demo works with Chromium too).
+	// Chromium resolves the hosts to that server by its
+	// --host-resolver-rules, which only a browser started here gets.
+	Sites map[string]http.Handler
 }
 
 // FindExecPath returns the first Chromium or Chrome on PATH, or "".
@@ -104,10 +113,12 @@ func FindExecPath() string {
 // concurrent use: page commands take turns on the controlled tab, as they
 // would in one real tab.
 type Browser struct {
-	opts    Options
-	log     *slog.Logger
-	attach  bool
-	dataDir string // our profile directory, removed on Close; "" when attached
+	opts      Options
+	log       *slog.Logger
+	attach    bool
+	dataDir   string       // our profile directory, removed on Close; "" when attached
+	sites     *http.Server // serves Options.Sites; nil when there are none
+	sitesAddr string       // its address
 
 	allocCancel   context.CancelFunc
 	browserCtx    context.Context
@@ -161,6 +172,10 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 
 	var allocCtx context.Context
 	if b.attach {
+		if len(opts.Sites) > 0 {
+			// Its host resolver is set when it starts, not from here.
+			log.Info("chrome: a browser attached to cannot reach the built-in sites (the demo site); start one with infer-sim for those")
+		}
 		allocCtx, b.allocCancel = remote.NewAllocator(context.Background(), opts.URL)
 	} else {
 		path := opts.ExecPath
@@ -182,6 +197,11 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 		if out == nil {
 			out = io.Discard
 		}
+		rules, err := b.serveSites(opts.Sites)
+		if err != nil {
+			os.RemoveAll(dir)
+			return nil, err
+		}
 		allocOpts := []chromedp.ExecAllocatorOption{
 			chromedp.ExecPath(path),
 			chromedp.UserDataDir(dir),
@@ -196,6 +216,9 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 			chromedp.Flag("password-store", "basic"),
 			chromedp.WindowSize(opts.Width, opts.Height),
 			chromedp.CombinedOutput(out),
+		}
+		if rules != "" {
+			allocOpts = append(allocOpts, chromedp.Flag("host-resolver-rules", rules))
 		}
 		if opts.Headful {
 			allocOpts = append(allocOpts, chromedp.VisibleWindow)
@@ -245,6 +268,43 @@ func New(ctx context.Context, opts Options) (*Browser, error) {
 	return b, nil
 }
 
+// serveSites starts the loopback server of sites, if any, and returns the
+// browser's host resolver rules that send their hosts to it.
+func (b *Browser) serveSites(sites map[string]http.Handler) (string, error) {
+	if len(sites) == 0 {
+		return "", nil
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return "", fmt.Errorf("chrome: serve the built-in sites: %w", err)
+	}
+	hosts := make([]string, 0, len(sites))
+	for h := range sites {
+		hosts = append(hosts, h)
+	}
+	slices.Sort(hosts)
+	route := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		host := r.Host
+		if h, _, err := net.SplitHostPort(host); err == nil {
+			host = h
+		}
+		if site := sites[strings.ToLower(host)]; site != nil {
+			site.ServeHTTP(w, r)
+			return
+		}
+		http.Error(w, "infer-sim serves only "+strings.Join(hosts, ", ")+" here", http.StatusNotFound)
+	})
+	b.sites = &http.Server{Handler: route, ReadHeaderTimeout: 10 * time.Second, ErrorLog: slog.NewLogLogger(b.log.Handler(), slog.LevelDebug)}
+	b.sitesAddr = ln.Addr().String()
+	b.log.Debug("chrome: serving the built-in sites", "hosts", hosts, "addr", b.sitesAddr)
+	go b.sites.Serve(ln)
+	rules := make([]string, len(hosts))
+	for i, h := range hosts {
+		rules[i] = "MAP " + h + " " + b.sitesAddr
+	}
+	return strings.Join(rules, ", "), nil
+}
+
 // Close closes the controlled tab, stops the browser it started (or
 // detaches from one it attached to) and removes the temporary profile.
 func (b *Browser) Close() error {
@@ -269,6 +329,9 @@ func (b *Browser) shutdown() error {
 	b.browserCancel()
 	b.allocCancel()
 	b.bg.Wait()
+	if b.sites != nil {
+		b.sites.Close()
+	}
 	if b.dataDir == "" {
 		return nil
 	}

@@ -501,3 +501,27 @@ func TestNewReportsAMissingBrowser(t *testing.T) {
 		t.Fatalf("err = %v, want one that says how to install Chromium", err)
 	}
 }
+
+// A browser infer-sim starts reaches its built-in sites by name, offline:
+// the demo works with Chromium as with the fake browser, and a host the
+// server does not serve says so.
+func TestStartedBrowserReachesTheBuiltInSites(t *testing.T) {
+	b := newBrowser(t, Options{Sites: map[string]http.Handler{assets.DemoHost: assets.DemoSiteHandler()}})
+	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://" + assets.DemoHost + "/search.html"})
+	if res.URL != "http://"+assets.DemoHost+"/search.html" || res.Title != "Search the catalog · Tidewater Library" {
+		t.Fatalf("after navigate: %q %q", res.URL, res.Title)
+	}
+	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "#q", Text: "sea", PressEnter: true})
+	if h1 := read(t, b, "h1"); h1 == nil || *h1 != "Search results" {
+		t.Fatalf("h1 of the result page = %v", h1)
+	}
+	if err := b.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if b.sites == nil {
+		t.Fatal("no server was started for the sites")
+	}
+	if _, err := http.Get("http://" + b.sitesAddr + "/"); err == nil {
+		t.Fatal("the sites' server still answers after Close")
+	}
+}
