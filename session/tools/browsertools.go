@@ -147,6 +147,16 @@ func (navigateTool) Schema() json.RawMessage {
 func (navigateTool) Timeout() time.Duration { return browserTimeout }
 func (navigateTool) ReadOnly() bool         { return false }
 
+// checkArgs refuses a URL that could not be opened before anyone is asked
+// to approve opening it.
+func (navigateTool) checkArgs(raw json.RawMessage) error {
+	var a navigateArgs
+	if err := decode(raw, &a); err != nil {
+		return err
+	}
+	return checkURL(a.URL)
+}
+
 func (navigateTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
 	var a navigateArgs
 	if err := decode(raw, &a); err != nil {

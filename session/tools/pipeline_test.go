@@ -550,3 +550,22 @@ func TestBrowserToolsWithoutABrowserFailWithoutAsking(t *testing.T) {
 		t.Errorf("with a browser, navigate asked %d times, want 1", a.count())
 	}
 }
+
+// A navigation to something that is not a URL fails at once, with what
+// to write instead: nobody is asked to approve a call that could only
+// fail (the demo model once asked to open "https://the demo shop and take
+// a screenshot").
+func TestANavigateThatCannotRunIsNotAskedFor(t *testing.T) {
+	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+	p, _, _ := newTestPipeline(t, a, nil)
+	for _, url := range []string{"https://the demo shop and take a screenshot", "javascript:alert(1)", "example.com/page", "file:///etc/passwd"} {
+		args, _ := json.Marshal(map[string]string{"url": url})
+		out := p.Run(context.Background(), Call{ID: "n", Name: "BrowserNavigate", Args: string(args), Origin: OriginAgent}, Standard)
+		if out.Ran || out.Success || !strings.Contains(out.Output, "not an absolute http or https URL") {
+			t.Errorf("%q: %+v", url, out)
+		}
+	}
+	if a.count() != 0 {
+		t.Fatalf("the person was asked %d times about URLs that cannot be opened", a.count())
+	}
+}

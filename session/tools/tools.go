@@ -162,6 +162,14 @@ type Tool interface {
 	Run(ctx context.Context, env *Env, args json.RawMessage) (Output, error)
 }
 
+// argChecker is implemented by tools whose arguments can be wrong in ways
+// a schema cannot say (a URL that is not one). Validation runs it before
+// any permission check, so nobody is asked to approve a call that could
+// only fail.
+type argChecker interface {
+	checkArgs(args json.RawMessage) error
+}
+
 // timeoutArg is implemented by tools whose arguments may ask for a
 // different timeout (Bash's timeout_ms).
 type timeoutArg interface {
@@ -261,6 +269,11 @@ func (r *Registry) Validate(name, args string) error {
 	}
 	if err := validateArgs(s, args); err != nil {
 		return fmt.Errorf("%s: %w", name, err)
+	}
+	if c, ok := r.tools[name].(argChecker); ok {
+		if err := c.checkArgs(json.RawMessage(args)); err != nil {
+			return fmt.Errorf("%s: %w", name, err)
+		}
 	}
 	return nil
 }
