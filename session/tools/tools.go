@@ -16,7 +16,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -75,7 +74,7 @@ type Env struct {
 
 	mu      sync.Mutex
 	lastURL string
-	tempDir string // made by privateTemp, removed by Close
+	tempDir privateTempDir // made by privateTemp, removed by Close
 }
 
 // unaskedBashOK reports whether Bash commands may run without a person at
@@ -94,26 +93,26 @@ func (e *Env) privateTemp() (string, error) {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.tempDir == "" {
+	if e.tempDir.path == "" {
 		dir, err := makePrivateTemp()
 		if err != nil {
-			return "", errNoPrivateTemp(err)
+			return "", fmt.Errorf("could not make the sandbox's private temp folder: %w", err)
 		}
 		e.tempDir = dir
 	}
-	return e.tempDir, nil
+	return e.tempDir.path, nil
 }
 
 // Close removes the private temp folder privateTemp made, if any.
 func (e *Env) Close() error {
 	e.mu.Lock()
 	dir := e.tempDir
-	e.tempDir = ""
+	e.tempDir = privateTempDir{}
 	e.mu.Unlock()
-	if dir == "" {
+	if dir.path == "" {
 		return nil
 	}
-	return os.RemoveAll(dir)
+	return dir.remove()
 }
 
 func (e *Env) now() time.Time {
