@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"runtime/pprof"
@@ -26,31 +27,11 @@ const (
 func init() {
 	startCPUProfile = func() func() {
 		var stops []func()
-		if path := os.Getenv(CPUProfileEnv); path != "" {
-			if f := createProfile(CPUProfileEnv, path); f != nil {
-				if err := pprof.StartCPUProfile(f); err != nil {
-					fmt.Fprintf(os.Stderr, "infer: %s: %v\n", CPUProfileEnv, err)
-					f.Close()
-				} else {
-					stops = append(stops, func() {
-						pprof.StopCPUProfile()
-						closeProfile(CPUProfileEnv, f)
-					})
-				}
-			}
+		if stop := record(CPUProfileEnv, pprof.StartCPUProfile, pprof.StopCPUProfile); stop != nil {
+			stops = append(stops, stop)
 		}
-		if path := os.Getenv(TraceEnv); path != "" {
-			if f := createProfile(TraceEnv, path); f != nil {
-				if err := trace.Start(f); err != nil {
-					fmt.Fprintf(os.Stderr, "infer: %s: %v\n", TraceEnv, err)
-					f.Close()
-				} else {
-					stops = append(stops, func() {
-						trace.Stop()
-						closeProfile(TraceEnv, f)
-					})
-				}
-			}
+		if stop := record(TraceEnv, trace.Start, trace.Stop); stop != nil {
+			stops = append(stops, stop)
 		}
 		if path := os.Getenv(AllocProfileEnv); path != "" {
 			// Every allocation is sampled, so the profile counts them all.
@@ -69,6 +50,28 @@ func init() {
 				stop()
 			}
 		}
+	}
+}
+
+// record starts a recording into the file env names, if it names one,
+// and returns what ends it (nil when nothing was started).
+func record(env string, start func(io.Writer) error, stop func()) func() {
+	path := os.Getenv(env)
+	if path == "" {
+		return nil
+	}
+	f := createProfile(env, path)
+	if f == nil {
+		return nil
+	}
+	if err := start(f); err != nil {
+		fmt.Fprintf(os.Stderr, "infer: %s: %v\n", env, err)
+		f.Close()
+		return nil
+	}
+	return func() {
+		stop()
+		closeProfile(env, f)
 	}
 }
 
