@@ -2,28 +2,12 @@ package anthropic
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
 	lt "github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the wire goldens in testdata/golden")
-
-// golden is one recorded two-step tool loop: what infer sent, and what it
-// made of the recorded streams it got back.
-type golden struct {
-	Requests    []goldenRequest  `json:"requests"`
-	Completions []llm.Completion `json:"completions"`
-}
-
-type goldenRequest struct {
-	Method string         `json:"method"`
-	Path   string         `json:"path"`
-	Body   map[string]any `json:"body"`
-}
 
 func recorded(t *testing.T, name string) lt.Reply {
 	return lt.Stream(t, name, "text/event-stream")
@@ -79,11 +63,7 @@ func TestWireGoldens(t *testing.T) {
 							t.Errorf("temperature %v, want %v", got, wantTemp)
 						}
 					}
-					g := golden{Completions: []llm.Completion{c1, c2}}
-					for _, rec := range s.Requests() {
-						g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
-					}
-					lt.CompareGolden(t, name, g, *update)
+					lt.CompareGolden(t, name, lt.NewGolden(s.Requests(), c1, c2))
 				})
 			}
 		}

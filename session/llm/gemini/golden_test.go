@@ -2,29 +2,12 @@ package gemini
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the wire goldens in testdata/golden")
-
-// golden is one recorded two-step tool loop: what infer sent, and what it
-// made of the recorded streams it got back.
-type golden struct {
-	Requests    []goldenRequest  `json:"requests"`
-	Completions []llm.Completion `json:"completions"`
-}
-
-type goldenRequest struct {
-	Method string         `json:"method"`
-	Path   string         `json:"path"`
-	Query  string         `json:"query"`
-	Body   map[string]any `json:"body"`
-}
 
 // TestWireGoldens drives a tool round trip per effort and temperature
 // against recorded Gemini streams and compares the request bodies and the
@@ -51,7 +34,6 @@ func TestWireGoldens(t *testing.T) {
 				Messages: []llm.Message{{Role: llm.RoleUser, Content: "What is the page title?"}},
 				Tools: []llm.Tool{{Name: "BrowserRead", Description: "Read the page's text.",
 					Parameters: json.RawMessage(`{"type":"object","properties":{"selector":{"type":"string","description":"CSS selector"}},"additionalProperties":false}`)}}}
-			var g golden
 			_, c1, err := llmtest.Collect(t, p, req)
 			if err != nil {
 				t.Fatal(err)
@@ -66,11 +48,7 @@ func TestWireGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g.Completions = []llm.Completion{c1, c2}
-			for _, rec := range srv.Requests() {
-				g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Query: rec.Query, Body: rec.Body})
-			}
-			llmtest.CompareGolden(t, name, g, *update)
+			llmtest.CompareGolden(t, name, llmtest.NewGolden(srv.Requests(), c1, c2))
 		})
 	}
 }

@@ -2,7 +2,6 @@ package ollama
 
 import (
 	"encoding/json"
-	"flag"
 	"fmt"
 	"strings"
 	"testing"
@@ -10,21 +9,6 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the wire goldens in testdata/golden")
-
-// golden is one recorded two-step tool loop: what infer sent (probes
-// included), and what it made of the recorded streams it got back.
-type golden struct {
-	Requests    []goldenRequest  `json:"requests"`
-	Completions []llm.Completion `json:"completions"`
-}
-
-type goldenRequest struct {
-	Method string         `json:"method"`
-	Path   string         `json:"path"`
-	Body   map[string]any `json:"body"`
-}
 
 // TestWireGoldens drives a tool round trip per effort and temperature
 // against recorded Ollama streams and compares every request and the
@@ -71,11 +55,7 @@ func TestWireGoldens(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			g := golden{Completions: []llm.Completion{c1, c2}}
-			for _, rec := range srv.Requests() {
-				g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
-			}
-			llmtest.CompareGolden(t, name, g, *update)
+			llmtest.CompareGolden(t, name, llmtest.NewGolden(srv.Requests(), c1, c2))
 		})
 	}
 }

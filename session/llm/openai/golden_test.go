@@ -3,28 +3,12 @@ package openai
 import (
 	"bytes"
 	"encoding/json"
-	"flag"
 	"fmt"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
-
-var update = flag.Bool("update", false, "rewrite the wire goldens in testdata/golden")
-
-// golden is one recorded two-step tool loop: what infer sent, and what it
-// made of the recorded streams it got back.
-type golden struct {
-	Requests    []goldenRequest  `json:"requests"`
-	Completions []llm.Completion `json:"completions"`
-}
-
-type goldenRequest struct {
-	Method string         `json:"method"`
-	Path   string         `json:"path"`
-	Body   map[string]any `json:"body"`
-}
 
 // recorded replays a stream recorded in each provider's own format.
 func recorded(t *testing.T, name string) llmtest.Reply {
@@ -81,11 +65,7 @@ func TestWireGoldens(t *testing.T) {
 					for _, rec := range f.requests() {
 						checkShape(t, rt.flavor, rt.model, e, tp, rec)
 					}
-					g := golden{Completions: []llm.Completion{c1, c2}}
-					for _, rec := range f.requests() {
-						g.Requests = append(g.Requests, goldenRequest{Method: rec.Method, Path: rec.Path, Body: rec.Body})
-					}
-					llmtest.CompareGolden(t, name, g, *update)
+					llmtest.CompareGolden(t, name, llmtest.NewGolden(f.requests(), c1, c2))
 				})
 			}
 		}
