@@ -11,7 +11,6 @@ import (
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
-	"github.com/infer-workspace/infer/session/store"
 )
 
 const testKey = "AIza-test-0123456789abcdef"
@@ -107,39 +106,7 @@ func TestToolLoopReplaysSignaturesThroughTheStore(t *testing.T) {
 	}
 	// Store the turn on disk, reopen the store and load it, as resuming a
 	// conversation does.
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := st.Create()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := c.ToolCalls[0]
-	if err := st.Append(meta.ID,
-		store.Message{Role: store.RoleUser, Content: "hi"},
-		store.Message{Role: store.RoleAssistant, Content: c.Text, Reasoning: c.Reasoning, ProviderData: c.ProviderData,
-			ToolCalls: []store.ToolCall{{ID: tc.ID, Type: "function", Function: store.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}}}},
-		store.Message{Role: store.RoleTool, ToolCallID: tc.ID, Content: "Example Domain"}); err != nil {
-		t.Fatal(err)
-	}
-	st, err = store.Open(dir, store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	conv, err := st.Load(meta.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Messages = nil
-	for _, m := range conv.Messages {
-		lm := llm.Message{Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, ProviderData: m.ProviderData}
-		for _, c := range m.ToolCalls {
-			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-		}
-		req.Messages = append(req.Messages, lm)
-	}
+	req.Messages = llmtest.ThroughStore(t, "hi", c, "Example Domain")
 	_, c2, err := llmtest.Collect(t, p, req)
 	if err != nil {
 		t.Fatal(err)

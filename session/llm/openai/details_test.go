@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
-	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/llm/internal/llmtest"
 )
 
 // OpenRouter streams reasoning_details in fragments; the assembled objects
@@ -39,38 +39,7 @@ func TestOpenRouterReplaysReasoningDetailsThroughTheStore(t *testing.T) {
 		t.Fatalf("kept %s (%v)", c.ProviderData["openrouter"], err)
 	}
 
-	dir := t.TempDir()
-	st, err := store.Open(dir, store.Options{NoSync: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	meta, err := st.Create()
-	if err != nil {
-		t.Fatal(err)
-	}
-	tc := c.ToolCalls[0]
-	if err := st.Append(meta.ID,
-		store.Message{Role: store.RoleUser, Content: "read it"},
-		store.Message{Role: store.RoleAssistant, Content: c.Text, Reasoning: c.Reasoning, ProviderData: c.ProviderData,
-			ToolCalls: []store.ToolCall{{ID: tc.ID, Type: "function", Function: store.FunctionCall{Name: tc.Name, Arguments: tc.Arguments}}}},
-		store.Message{Role: store.RoleTool, ToolCallID: tc.ID, Content: "Example Domain"}); err != nil {
-		t.Fatal(err)
-	}
-	if st, err = store.Open(dir, store.Options{NoSync: true}); err != nil {
-		t.Fatal(err)
-	}
-	conv, err := st.Load(meta.ID)
-	if err != nil {
-		t.Fatal(err)
-	}
-	req.Messages = nil
-	for _, m := range conv.Messages {
-		lm := llm.Message{Role: llm.Role(m.Role), Content: m.Content, Reasoning: m.Reasoning, ToolCallID: m.ToolCallID, ProviderData: m.ProviderData}
-		for _, c := range m.ToolCalls {
-			lm.ToolCalls = append(lm.ToolCalls, llm.ToolCall{ID: c.ID, Name: c.Function.Name, Arguments: c.Function.Arguments})
-		}
-		req.Messages = append(req.Messages, lm)
-	}
+	req.Messages = llmtest.ThroughStore(t, "read it", c, "Example Domain")
 	if _, c2, err := collect(t, p, req); err != nil || c2.Text != "Example Domain." {
 		t.Fatalf("continuation: %q %v", c2.Text, err)
 	}
