@@ -4,21 +4,15 @@ import (
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // A "!command" sent from opentask's panel ends with a text message holding
 // its output: opentask ignores TOOL_CALL_RESULT and leaves "Working…" only
 // on TEXT_MESSAGE_END.
 func TestPanelBangCommandEndsWithItsOutputAsText(t *testing.T) {
-	in := infertest.Start(t, infertest.Options{})
-	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Profile: OpenTask, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
-	sub := c.Subscribe()
-	t.Cleanup(sub.Close)
-	runClient(t, c)
+	in, c, sub := startPanel(t, OpenTask)
 	ctx := ctxGuard(t)
 	if err := c.WaitConnected(ctx); err != nil {
 		t.Fatal(err)

@@ -6,7 +6,6 @@ import (
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/tools"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // The panel's requests are answered by the events the workspace publishes
@@ -14,11 +13,7 @@ import (
 // settings, resume and new_session by the conversation. A snapshot the
 // panel asked for is no unasked one: reconnecting to it sends none.
 func TestPanelRequestsAreAnsweredOnceByTheWorkspacesEvents(t *testing.T) {
-	in := infertest.Start(t, infertest.Options{})
-	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
-	sub := c.Subscribe()
-	t.Cleanup(sub.Close)
-	runClient(t, c)
+	in, c, sub := startPanel(t, nil)
 	ctx := ctxGuard(t)
 	if _, err := WaitFor[wire.ConversationSnapshot](ctx, sub, nil); err != nil {
 		t.Fatal(err) // the fresh infer's conversation, sent on connect

@@ -12,14 +12,23 @@ import (
 	"github.com/infer-workspace/infer/sim/infertest"
 )
 
-// panelOn connects a client with the given profile to a test infer.
-func panelOn(t *testing.T, p *Profile) (*Panel, *Client, *Subscription) {
+// startPanel starts a test infer and runs a client with the given profile
+// (nil: the contract's) against it, subscribed before it connects, so no
+// frame infer sends on connect is missed.
+func startPanel(t *testing.T, p *Profile) (*infertest.Infer, *Client, *Subscription) {
 	t.Helper()
 	in := infertest.Start(t, infertest.Options{})
 	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Profile: p, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
 	sub := c.Subscribe()
 	t.Cleanup(sub.Close)
 	runClient(t, c)
+	return in, c, sub
+}
+
+// panelOn connects a client with the given profile to a test infer.
+func panelOn(t *testing.T, p *Profile) (*Panel, *Client, *Subscription) {
+	t.Helper()
+	_, c, sub := startPanel(t, p)
 	if err := c.WaitConnected(ctxGuard(t)); err != nil {
 		t.Fatal(err)
 	}

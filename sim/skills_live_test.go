@@ -4,17 +4,12 @@ import (
 	"os"
 	"path/filepath"
 	"testing"
-	"time"
-
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // A skill added to the project while infer runs is in the panel's next
 // list_skills answer, with no restart.
 func TestSkillAddedWhileRunningIsListed(t *testing.T) {
-	in := infertest.Start(t, infertest.Options{})
-	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
-	runClient(t, c)
+	in, c, _ := startPanel(t, nil)
 	ctx := ctxGuard(t)
 	if err := c.WaitConnected(ctx); err != nil {
 		t.Fatal(err)

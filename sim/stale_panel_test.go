@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // A panel that picked no conversation keeps showing what it showed before
@@ -15,11 +14,7 @@ import (
 // active one's snapshot at once; when nothing changed it sends none, as
 // the contract has it.
 func TestPanelNeverKeepsATranscriptTheModelNoLongerHas(t *testing.T) {
-	in := infertest.Start(t, infertest.Options{})
-	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
-	sub := c.Subscribe()
-	t.Cleanup(sub.Close)
-	runClient(t, c)
+	in, c, sub := startPanel(t, nil)
 	ctx := ctxGuard(t)
 
 	// A fresh infer: whatever the panel shows, it is not this process's
