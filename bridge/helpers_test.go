@@ -1,7 +1,6 @@
 package bridge
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -16,6 +15,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/browser"
@@ -35,28 +35,10 @@ const guard = 10 * time.Second
 // plainHTTP keeps no idle connections, so none outlives a test.
 var plainHTTP = &http.Client{Transport: &http.Transport{DisableKeepAlives: true}}
 
-// syncBuffer is a log sink safe for the server's goroutines.
-type syncBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (b *syncBuffer) Write(p []byte) (int, error) {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.Write(p)
-}
-
-func (b *syncBuffer) String() string {
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	return b.buf.String()
-}
-
 // testServer is a running Server with its log and status events.
 type testServer struct {
 	*Server
-	logs     *syncBuffer
+	logs     *syncbuf.Buffer
 	statuses chan browser.Status
 }
 
@@ -65,7 +47,7 @@ type testServer struct {
 func startServer(t *testing.T, adjust func(*Options)) *testServer {
 	t.Helper()
 	ts := &testServer{
-		logs:     &syncBuffer{},
+		logs:     &syncbuf.Buffer{},
 		statuses: make(chan browser.Status, 1024),
 	}
 	opts := Options{

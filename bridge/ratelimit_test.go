@@ -11,6 +11,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 )
 
 func TestAuthLimiterHoldsBackPastTheBurstAndForgets(t *testing.T) {
@@ -40,7 +41,7 @@ func TestAuthLimiterHoldsBackPastTheBurstAndForgets(t *testing.T) {
 }
 
 func TestRefusalLogSumsUpAFlood(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := newRefusalLog(slog.New(slog.NewTextHandler(logs, nil)), 50*time.Millisecond)
 	for range 40 {
 		r.refused(refusedToken, "bridge: refused: wrong token", "wrong token")
@@ -63,7 +64,7 @@ func TestRefusalLogSumsUpAFlood(t *testing.T) {
 }
 
 func TestRefusalLogFlushesOnClose(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	r := newRefusalLog(slog.New(slog.NewTextHandler(logs, nil)), time.Hour)
 	for range 10 {
 		r.refused(refusedHello, "bridge: refused: no hello", "no hello")
@@ -262,7 +263,7 @@ func TestAWrongTokenFloodIsLoggedInAFewLines(t *testing.T) {
 // (by the handler, not also by the bridge) and durations are human
 // strings, not nanoseconds.
 func TestRefusalLogLinesReadCleanlyAsJSON(t *testing.T) {
-	logs := &syncBuffer{}
+	logs := &syncbuf.Buffer{}
 	ts := startServer(t, func(o *Options) { o.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 	for range 2 {
 		ws := mustDial(t, ts.Server)

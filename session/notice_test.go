@@ -10,31 +10,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// logSink is a log destination safe for the workspace's goroutines.
-type logSink struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logSink) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *logSink) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
-// logLine returns the first line of the log that contains every part.
-func (l *logSink) logLine(parts ...string) string {
-	for line := range strings.Lines(l.String()) {
+// logLine returns the first line of log that contains every part.
+func logLine(log *syncbuf.Buffer, parts ...string) string {
+	for line := range strings.Lines(log.String()) {
 		found := true
 		for _, p := range parts {
 			if !strings.Contains(line, p) {
@@ -49,7 +32,7 @@ func (l *logSink) logLine(parts ...string) string {
 	return ""
 }
 
-func withLog(sink *logSink) func(*Options) {
+func withLog(sink *syncbuf.Buffer) func(*Options) {
 	return func(o *Options) {
 		o.Logger = slog.New(slog.NewTextHandler(sink, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	}
@@ -63,7 +46,7 @@ func isNotice(e Event) bool { _, ok := e.(NoticePosted); return ok }
 // an ordinary notice; the terminal's own changes are logged only. The
 // recorded notices come back on resume and never reach the model.
 func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
-	sink := &logSink{}
+	sink := &syncbuf.Buffer{}
 	rp := &recordingProvider{}
 	dir := t.TempDir()
 	f := newFixture(t, dir, withLog(sink), func(o *Options) { o.Catalog = oneCatalog{rp} })
@@ -90,7 +73,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	if len(c.Notices) != 1 || c.Notices[0].Text != raised.Text || c.Notices[0].Origin != "panel" || !c.Notices[0].Warn || len(c.Messages) != 0 {
 		t.Fatalf("stored %+v", c)
 	}
-	if line := sink.logLine("level=WARN", "from=standard", "to=auto", "origin=panel"); line == "" {
+	if line := logLine(sink, "level=WARN", "from=standard", "to=auto", "origin=panel"); line == "" {
 		t.Fatalf("no WARN line for the raise in:\n%s", sink)
 	}
 
@@ -111,7 +94,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	// The terminal's changes are the person's own: logged, not announced.
 	f.w.SetMode("plan", tools.OriginTerminal)
 	f.w.SetMode("auto", tools.OriginTerminal)
-	if line := sink.logLine("level=INFO", "from=plan", "to=auto", "origin=terminal"); line == "" {
+	if line := logLine(sink, "level=INFO", "from=plan", "to=auto", "origin=terminal"); line == "" {
 		t.Fatalf("no INFO line for the terminal's change in:\n%s", sink)
 	}
 
@@ -154,7 +137,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 // arguments, recorded in the conversation and logged with its outcome;
 // a secret in the arguments is in none of them.
 func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
-	sink := &logSink{}
+	sink := &syncbuf.Buffer{}
 	f := newFixture(t, "", withLog(sink))
 	f.w.SetMode("auto", tools.OriginTerminal)
 	sub := f.w.Subscribe()
@@ -193,10 +176,10 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 	if len(c.Notices) != 1 || c.Notices[0].Text != n.Text || len(c.Messages) != 0 {
 		t.Fatalf("stored %+v", c)
 	}
-	if sink.logLine("level=INFO", "origin=panel", "id=req-1", "tool=Bash", "touch X && id", "[redacted]") == "" {
+	if logLine(sink, "level=INFO", "origin=panel", "id=req-1", "tool=Bash", "touch X && id", "[redacted]") == "" {
 		t.Errorf("no request line in the log:\n%s", sink)
 	}
-	if sink.logLine("level=INFO", "requested tool call ended", "id=req-1", "ok=true") == "" {
+	if logLine(sink, "level=INFO", "requested tool call ended", "id=req-1", "ok=true") == "" {
 		t.Errorf("no outcome line in the log:\n%s", sink)
 	}
 

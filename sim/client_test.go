@@ -16,6 +16,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/wire"
@@ -578,24 +579,6 @@ func (d *dialCounter) count() int {
 	return d.n
 }
 
-// lockedBuffer is a log destination for several goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // TestClientAsksWhetherInferRunsOnceWhileRetrying: pointed at a port
 // where nothing listens, or at a web server that is not infer, the client
 // keeps retrying as the extension does, and says once, in words, that
@@ -613,7 +596,7 @@ func TestClientAsksWhetherInferRunsOnceWhileRetrying(t *testing.T) {
 		{refusedURL, "nothing answers at " + refusedURL + " (connection refused): is infer running on this port?"},
 		{webURL, "the server at " + webURL + " is not infer's bridge (it answered HTTP 404 Not Found to the WebSocket upgrade): is infer running on this port?"},
 	} {
-		var log lockedBuffer
+		var log syncbuf.Buffer
 		dials := &dialCounter{}
 		c := NewClient(ClientOptions{
 			URL: tc.url, Token: testToken, Browser: &Minimal{}, Tap: dials,

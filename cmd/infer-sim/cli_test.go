@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/sim/chrome"
 	"github.com/infer-workspace/infer/sim/infertest"
@@ -25,7 +26,7 @@ const guard = 30 * time.Second
 // simRun runs infer-sim in-process with the given stdin; it returns its
 // output so far and a channel with its exit code.
 type simRun struct {
-	stdout, stderr *syncWriter
+	stdout, stderr *syncbuf.Buffer
 	exit           chan int
 	cancel         context.CancelFunc
 }
@@ -33,7 +34,7 @@ type simRun struct {
 func startSim(t *testing.T, stdin io.Reader, args ...string) *simRun {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	r := &simRun{stdout: &syncWriter{}, stderr: &syncWriter{}, exit: make(chan int, 1), cancel: cancel}
+	r := &simRun{stdout: &syncbuf.Buffer{}, stderr: &syncbuf.Buffer{}, exit: make(chan int, 1), cancel: cancel}
 	go func() { r.exit <- run(ctx, args, envOf(nil), stdin, r.stdout, r.stderr) }()
 	t.Cleanup(func() {
 		cancel()
@@ -210,7 +211,7 @@ func TestBadFlagsAreUsageErrors(t *testing.T) {
 		{"run", "/nonexistent.yaml", "--token", "t"},
 		{"replay", "/nonexistent.jsonl", "--token", "t"},
 	} {
-		stderr := &syncWriter{}
+		stderr := &syncbuf.Buffer{}
 		if c := run(context.Background(), args, envOf(map[string]string{"INFER_HOME": t.TempDir()}), nil, io.Discard, stderr); c != 2 {
 			t.Errorf("%v: exit %d, want 2; stderr:\n%s", args, c, stderr.String())
 		}
@@ -238,7 +239,7 @@ func TestBadPortOrURLIsAUsageError(t *testing.T) {
 	} {
 		// A regression retries until the context ends, then exits non-2.
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		stderr := &syncWriter{}
+		stderr := &syncbuf.Buffer{}
 		args := append(tc.args, "--token", "t")
 		c := run(ctx, args, envOf(map[string]string{"INFER_HOME": t.TempDir()}), nil, io.Discard, stderr)
 		cancel()

@@ -8,11 +8,11 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session/browser"
 )
 
@@ -121,7 +121,7 @@ func TestRunConnectsAndAnswersCommands(t *testing.T) {
 
 	ctx, cancel := context.WithCancel(context.Background())
 	exit := make(chan int, 1)
-	var stderr syncWriter
+	var stderr syncbuf.Buffer
 	go func() {
 		exit <- run(ctx, []string{"--port", strconv.Itoa(srv.Port()), "--token", secret}, envOf(nil), strings.NewReader(""), io.Discard, &stderr)
 	}()
@@ -144,24 +144,6 @@ func TestRunConnectsAndAnswersCommands(t *testing.T) {
 	if !strings.Contains(stderr.String(), "connected to infer") {
 		t.Errorf("no connection line in the log:\n%s", stderr.String())
 	}
-}
-
-// syncWriter is a bytes.Buffer safe for the client's goroutines.
-type syncWriter struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (w *syncWriter) Write(p []byte) (int, error) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.Write(p)
-}
-
-func (w *syncWriter) String() string {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.buf.String()
 }
 
 func TestFaultFlagsBecomeFaults(t *testing.T) {

@@ -34,6 +34,7 @@ import (
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/panelsync"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
@@ -50,24 +51,6 @@ const hostileGuard = 10 * time.Second
 
 // extensionOrigin is an Origin the bridge accepts.
 const extensionOrigin = "chrome-extension://hostiletestextension"
-
-// lockedBuffer is a log sink safe for the server's goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 // demoOnly is a test double of llm.Catalog serving offline/demo alone.
 type demoOnly struct{ m *demo.Model }
@@ -95,7 +78,7 @@ type hostileRig struct {
 	t      *testing.T
 	dir    string
 	token  string
-	logs   *lockedBuffer
+	logs   *syncbuf.Buffer
 	store  *store.Store
 	hist   *store.History
 	ws     *session.Workspace
@@ -121,7 +104,7 @@ func newHostileRig(t *testing.T, ro rigOptions) *hostileRig {
 	if err != nil {
 		t.Fatal(err)
 	}
-	r := &hostileRig{t: t, dir: dir, token: "hostile-rig-token-" + strings.Repeat("k", 25), logs: &lockedBuffer{}, store: st, hist: hist}
+	r := &hostileRig{t: t, dir: dir, token: "hostile-rig-token-" + strings.Repeat("k", 25), logs: &syncbuf.Buffer{}, store: st, hist: hist}
 	log := slog.New(slog.NewTextHandler(r.logs, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	env := &tools.Env{Root: dir, ArtifactsDir: filepath.Join(dir, "artifacts")}
 	so := session.Options{

@@ -11,6 +11,7 @@ import (
 
 	"github.com/gorilla/websocket"
 
+	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -26,7 +27,7 @@ func (f *fakeSetter) SetToken(token string) error {
 }
 
 // waitLog waits until the log holds want.
-func waitLog(t *testing.T, logs *lockedBuffer, want string) {
+func waitLog(t *testing.T, logs *syncbuf.Buffer, want string) {
 	t.Helper()
 	deadline := time.Now().Add(10 * time.Second)
 	for !strings.Contains(logs.String(), want) {
@@ -47,7 +48,7 @@ func TestTokenWatchFollowsARotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	setter := &fakeSetter{got: make(chan string, 4)}
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	w := watchToken(path, setter, b.Extension.Token, b.Extension.Port, slog.New(slog.NewTextHandler(logs, nil)), 5*time.Millisecond)
 	defer w.Close()
 
@@ -98,7 +99,7 @@ func TestTokenWatchKeepsTheTokenTheBridgeRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	setter := &fakeSetter{got: make(chan string, 4), err: errors.New("refused")}
-	logs := &lockedBuffer{}
+	logs := &syncbuf.Buffer{}
 	w := watchToken(path, setter, b.Extension.Token, b.Extension.Port, slog.New(slog.NewTextHandler(logs, nil)), 5*time.Millisecond)
 	defer w.Close()
 	if _, err := config.RotateToken(path, config.NewToken()); err != nil {
