@@ -58,7 +58,7 @@ type Config struct {
 type Provider struct {
 	cfg    Config
 	client sdk.Client
-	mem    *call.Memory
+	ep     call.Endpoint
 }
 
 var _ llm.Provider = (*Provider)(nil)
@@ -96,23 +96,12 @@ func New(cfg Config) *Provider {
 		// x-api-key.
 		opts = append(opts, option.WithHeader("x-api-key", cfg.APIKey))
 	}
-	return &Provider{cfg: cfg, client: sdk.NewClient(opts...), mem: call.NewMemory()}
-}
-
-func (p *Provider) target(model string) call.Target {
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
+	return &Provider{cfg: cfg, client: sdk.NewClient(opts...), ep: call.NewEndpoint(cfg.Name, cfg.BaseURL, cfg.KeyHint, cfg.APIKey)}
 }
 
 // Rejections lists what model rejected this session (a parameter left out
 // or sent in another form from then on), for the model's details.
-func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
-
-// streamTarget is target for a completion, which remembers rejections.
-func (p *Provider) streamTarget(req llm.Request) call.Target {
-	t := p.target(req.Model)
-	t.Memory, t.Effort = p.mem, req.Effort
-	return t
-}
+func (p *Provider) Rejections(model string) []string { return p.ep.Rejections(model) }
 
 // Stream implements llm.Provider.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
@@ -136,7 +125,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 	if err != nil {
 		return llm.Completion{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.cfg.Name, Model: req.Model, Message: err.Error(), Err: err}
 	}
-	return p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	return p.cfg.Policy.Run(ctx, p.ep.StreamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		return p.once(ctx, req, system, msgs, toolParams, adj, emit)
 	})
 }
@@ -401,7 +390,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 		}
 	}
 	if err := pager.Err(); err != nil {
-		return nil, p.target("").Classify(err, 0)
+		return nil, p.ep.Target("").Classify(err, 0)
 	}
 	sort.Strings(ids)
 	return ids, nil

@@ -34,7 +34,7 @@ func (p *Provider) WebSearch(ctx context.Context, model, query string) (llm.Sear
 		Tools: []sdk.ToolUnionParam{{OfWebSearchTool20250305: &sdk.WebSearchTool20250305Param{MaxUses: sdk.Int(3)}}},
 	}
 	var out llm.SearchResult
-	_, err := p.cfg.Policy.Run(ctx, p.target(model), func(ctx context.Context, _ call.Adjust) (call.Result, error) {
+	_, err := p.cfg.Policy.Run(ctx, p.ep.Target(model), func(ctx context.Context, _ call.Adjust) (call.Result, error) {
 		msg, err := p.client.Messages.New(ctx, params)
 		if err != nil {
 			return call.Result{}, err

@@ -59,7 +59,7 @@ type Config struct {
 // concurrent use.
 type Provider struct {
 	cfg        Config
-	mem        *call.Memory
+	ep         call.Endpoint
 	apiVersion string
 	client     *genai.Client
 	initErr    error
@@ -77,7 +77,7 @@ func New(cfg Config) *Provider {
 	}
 	base, version := splitBaseURL(cfg.BaseURL)
 	cfg.BaseURL = base
-	p := &Provider{cfg: cfg, apiVersion: version, mem: call.NewMemory()}
+	p := &Provider{cfg: cfg, apiVersion: version, ep: call.NewEndpoint(cfg.Name, cfg.BaseURL, cfg.KeyHint, cfg.APIKey)}
 	if cfg.APIKey == "" {
 		return p
 	}
@@ -122,10 +122,6 @@ func splitBaseURL(raw string) (base, version string) {
 	return base + "/", version
 }
 
-func (p *Provider) target(model string) call.Target {
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
-}
-
 func (p *Provider) fail(kind llm.ErrorKind, model, msg string) error {
 	return &llm.Error{Kind: kind, Provider: p.cfg.Name, Model: model, Message: msg}
 }
@@ -148,14 +144,7 @@ func (p *Provider) ready(model string) error {
 
 // Rejections lists what model rejected this session (a parameter left out
 // or sent in another form from then on), for the model's details.
-func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
-
-// streamTarget is target for a completion, which remembers rejections.
-func (p *Provider) streamTarget(req llm.Request) call.Target {
-	t := p.target(req.Model)
-	t.Memory, t.Effort = p.mem, req.Effort
-	return t
-}
+func (p *Provider) Rejections(model string) []string { return p.ep.Rejections(model) }
 
 // Stream implements llm.Provider.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
@@ -185,7 +174,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 		return llm.Completion{}, &llm.Error{Kind: llm.ErrBadRequest, Provider: p.cfg.Name, Model: req.Model, Message: err.Error(), Err: err}
 	}
 	var blocked string
-	comp, err := p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	comp, err := p.cfg.Policy.Run(ctx, p.ep.StreamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		return p.once(ctx, req, contents, system, tools, adj, emit, &blocked)
 	})
 	if blocked != "" {
@@ -302,7 +291,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	var ids []string
 	for m, err := range p.client.Models.All(ctx) {
 		if err != nil {
-			return nil, p.target("").Classify(unwrapRequest(err), 0)
+			return nil, p.ep.Target("").Classify(unwrapRequest(err), 0)
 		}
 		if !generates(m.SupportedActions) || !chatModel(m.Name) {
 			continue
@@ -372,7 +361,7 @@ func (p *Provider) WebSearch(ctx context.Context, model, query string) (llm.Sear
 	contents := []*genai.Content{genai.NewContentFromText("Search the web for: "+query+"\nAnswer with what the results say, briefly.", genai.RoleUser)}
 	cfg := &genai.GenerateContentConfig{Tools: []*genai.Tool{{GoogleSearch: &genai.GoogleSearch{}}}}
 	var out llm.SearchResult
-	_, err := p.cfg.Policy.Run(ctx, p.target(model), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	_, err := p.cfg.Policy.Run(ctx, p.ep.Target(model), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		resp, err := p.client.Models.GenerateContent(ctx, model, contents, cfg)
 		if err != nil {
 			return call.Result{}, unwrapRequest(err)

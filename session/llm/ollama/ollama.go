@@ -78,7 +78,7 @@ type Config struct {
 // Provider streams completions from Ollama. It is safe for concurrent use.
 type Provider struct {
 	cfg    Config
-	mem    *call.Memory
+	ep     call.Endpoint
 	client *http.Client // with capture and idle watchdog
 	plain  *http.Client // for the probe, whose failures are not errors
 }
@@ -110,7 +110,7 @@ func New(cfg Config) *Provider {
 	}
 	c := *plain
 	c.Transport = call.Transport(plain.Transport, idle)
-	return &Provider{cfg: cfg, client: &c, plain: plain, mem: call.NewMemory()}
+	return &Provider{cfg: cfg, client: &c, plain: plain, ep: call.NewEndpoint(cfg.Name, cfg.BaseURL, cfg.KeyHint, cfg.APIKey)}
 }
 
 // normaliseBase turns "", ".../v1" and ".../api" into the server root.
@@ -123,10 +123,6 @@ func normaliseBase(raw string) string {
 		s = strings.TrimSuffix(s, suffix)
 	}
 	return s
-}
-
-func (p *Provider) target(model string) call.Target {
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
 }
 
 func (p *Provider) fail(kind llm.ErrorKind, model, msg string) error {
@@ -176,14 +172,7 @@ type chatRequest struct {
 
 // Rejections lists what model rejected this session (a parameter left out
 // or sent in another form from then on), for the model's details.
-func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
-
-// streamTarget is target for a completion, which remembers rejections.
-func (p *Provider) streamTarget(req llm.Request) call.Target {
-	t := p.target(req.Model)
-	t.Memory, t.Effort = p.mem, req.Effort
-	return t
-}
+func (p *Provider) Rejections(model string) []string { return p.ep.Rejections(model) }
 
 // Stream implements llm.Provider. An explicit effort asks /api/show for
 // the model's thinking controls first, every time, since a model can be
@@ -216,7 +205,7 @@ func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 		}
 	}
 	body := chatRequest{Model: req.Model, Messages: msgs, Tools: tools, Stream: true}
-	return p.cfg.Policy.Run(ctx, p.streamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
+	return p.cfg.Policy.Run(ctx, p.ep.StreamTarget(req), func(ctx context.Context, adj call.Adjust) (call.Result, error) {
 		b := body
 		sent := call.Sent{}
 		b.Think = ThinkFor(req.Effort, controls)
@@ -418,7 +407,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	}
 	resp, err := p.client.Do(req)
 	if err != nil {
-		return nil, p.target("").Classify(unwrap(err), 0)
+		return nil, p.ep.Target("").Classify(unwrap(err), 0)
 	}
 	defer resp.Body.Close()
 	var tags struct {
@@ -487,7 +476,7 @@ func (p *Provider) WebSearch(ctx context.Context, model, query string) (llm.Sear
 	if strings.TrimSpace(query) == "" {
 		return llm.SearchResult{}, p.fail(llm.ErrBadRequest, model, "the web search has no query")
 	}
-	t := p.target(model)
+	t := p.ep.Target(model)
 	t.BaseURL, t.Secret, t.KeyHint = p.cfg.SearchURL, key, "check OLLAMA_API_KEY"
 	var out llm.SearchResult
 	_, err := p.cfg.Policy.Run(ctx, t, func(ctx context.Context, adj call.Adjust) (call.Result, error) {

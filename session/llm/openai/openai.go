@@ -85,7 +85,7 @@ type Config struct {
 // concurrent use.
 type Provider struct {
 	cfg       Config
-	mem       *call.Memory
+	ep        call.Endpoint
 	enc       *chatEncoder
 	chat      sdk.ChatCompletionService
 	responses responses.ResponseService
@@ -105,7 +105,7 @@ func New(cfg Config) *Provider {
 	opts := clientOptions(cfg)
 	return &Provider{
 		cfg:       cfg,
-		mem:       call.NewMemory(),
+		ep:        call.NewEndpoint(cfg.Name, cfg.BaseURL, cfg.KeyHint, cfg.APIKey),
 		enc:       newChatEncoder(cfg.Flavor),
 		chat:      sdk.NewChatCompletionService(opts...),
 		responses: responses.NewResponseService(opts...),
@@ -143,27 +143,16 @@ func idleTimeout(d time.Duration) time.Duration {
 	return d
 }
 
-func (p *Provider) target(model string) call.Target {
-	return call.Target{Provider: p.cfg.Name, Model: model, BaseURL: p.cfg.BaseURL, KeyHint: call.KeyHint(p.cfg.KeyHint), Secret: p.cfg.APIKey}
-}
-
 // Rejections lists what model rejected this session (a parameter left out
 // or sent in another form from then on), for the model's details.
-func (p *Provider) Rejections(model string) []string { return p.mem.Notes(model) }
-
-// streamTarget is target for a completion, which remembers rejections.
-func (p *Provider) streamTarget(req llm.Request) call.Target {
-	t := p.target(req.Model)
-	t.Memory, t.Effort = p.mem, req.Effort
-	return t
-}
+func (p *Provider) Rejections(model string) []string { return p.ep.Rejections(model) }
 
 // Stream implements llm.Provider.
 func (p *Provider) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
 	if err := p.check(req); err != nil {
 		return llm.Completion{}, err
 	}
-	t := p.streamTarget(req)
+	t := p.ep.StreamTarget(req)
 	if UsesResponses(p.cfg.Flavor, req.Model) {
 		input, err := responsesInput(req)
 		if err != nil {
@@ -218,7 +207,7 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	}
 	page, err := p.models.List(ctx, opts...)
 	if err != nil {
-		return nil, p.target("").Classify(err, 0)
+		return nil, p.ep.Target("").Classify(err, 0)
 	}
 	var ids []string
 	seen := map[string]bool{}

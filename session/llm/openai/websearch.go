@@ -45,7 +45,7 @@ func (p *Provider) WebSearch(ctx context.Context, model, query string) (llm.Sear
 		return llm.SearchResult{}, p.badRequest(model, errEmptyQuery)
 	}
 	var out llm.SearchResult
-	_, err := p.cfg.Policy.Run(ctx, p.target(model), func(ctx context.Context, _ call.Adjust) (call.Result, error) {
+	_, err := p.cfg.Policy.Run(ctx, p.ep.Target(model), func(ctx context.Context, _ call.Adjust) (call.Result, error) {
 		var raw string
 		if p.cfg.Flavor == FlavorOpenAI {
 			params := responses.ResponseNewParams{

@@ -91,6 +91,38 @@ type Target struct {
 	Effort llm.Effort
 }
 
+// Endpoint is what an adapter knows of the server it sends to, from its
+// configuration: every call's Target is made from it, and it remembers,
+// for the session, what the models rejected.
+type Endpoint struct {
+	provider, baseURL, keyHint, secret string
+	memory                             *Memory
+}
+
+// NewEndpoint describes provider's server at baseURL; keyFrom names where
+// its key secret was read (see KeyHint).
+func NewEndpoint(provider, baseURL, keyFrom, secret string) Endpoint {
+	return Endpoint{provider: provider, baseURL: baseURL, keyHint: KeyHint(keyFrom), secret: secret, memory: NewMemory()}
+}
+
+// Target is the target of a call about model that learns nothing from a
+// rejection (listing models, a search).
+func (e Endpoint) Target(model string) Target {
+	return Target{Provider: e.provider, Model: model, BaseURL: e.baseURL, KeyHint: e.keyHint, Secret: e.secret}
+}
+
+// StreamTarget is the target of a completion: it starts from what the
+// model rejected before and remembers new rejections, by requested effort.
+func (e Endpoint) StreamTarget(req llm.Request) Target {
+	t := e.Target(req.Model)
+	t.Memory, t.Effort = e.memory, req.Effort
+	return t
+}
+
+// Rejections lists what model rejected this session (a parameter left out
+// or sent in another form from then on), for the model's details.
+func (e Endpoint) Rejections(model string) []string { return e.memory.Notes(model) }
+
 // Result is what one attempt produced.
 type Result struct {
 	Completion llm.Completion
