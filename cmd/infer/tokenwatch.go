@@ -111,12 +111,17 @@ func (w *tokenWatch) check() {
 	if b.Extension.Token == w.Token() {
 		return
 	}
-	if err := w.srv.SetToken(b.Extension.Token); err != nil {
+	// Token waits while the bridge switches: once the connections of the
+	// old token are closed, nobody may still be shown the old token.
+	w.mu.Lock()
+	err = w.srv.SetToken(b.Extension.Token)
+	if err == nil {
+		w.token = b.Extension.Token
+	}
+	w.mu.Unlock()
+	if err != nil {
 		w.log.Warn("browser_use.yaml has a token the bridge cannot use; it keeps the one it has", "err", err)
 		return
 	}
-	w.mu.Lock()
-	w.token = b.Extension.Token
-	w.mu.Unlock()
 	w.log.Info("the pairing token in browser_use.yaml changed; the bridge now accepts only the new one")
 }
