@@ -13,6 +13,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/infer-workspace/infer/internal/nolink"
 )
 
 const (
@@ -81,10 +83,11 @@ func (readTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if err != nil {
 		return Output{}, err
 	}
-	f, err := openRegular(env, abs)
+	dir, f, err := openJudged(env, abs, target(ctx, abs))
 	if err != nil {
 		return Output{}, err
 	}
+	dir.Close()
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {
@@ -166,21 +169,47 @@ func readLine(br *bufio.Reader, max int) (string, error) {
 	return s, nil
 }
 
-// openRegular opens abs for reading, with errors that say what to use
-// instead of a missing file or a directory.
-func openRegular(env *Env, abs string) (*os.File, error) {
-	info, err := os.Stat(abs)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s does not exist; use Tree or Grep to find the right path", display(env, abs))
-	case err != nil:
-		return nil, err
-	case info.IsDir():
-		return nil, fmt.Errorf("%s is a directory; use Tree to list it", display(env, abs))
-	case !info.Mode().IsRegular():
-		return nil, fmt.Errorf("%s is not a regular file", display(env, abs))
+// openJudged opens real, the resolved path the policy judged for abs,
+// for reading, together with its folder, through which Edit writes it
+// back. No element of real may be a link by now (see target); abs names
+// the file in errors.
+func openJudged(env *Env, abs, real string) (dir, f *os.File, err error) {
+	dir, err = nolink.Dir(filepath.Dir(real), false, 0)
+	if err == nil {
+		f, err = nolink.At(dir, filepath.Base(real))
 	}
-	return os.Open(abs)
+	if err != nil {
+		if dir != nil {
+			dir.Close()
+		}
+		return nil, nil, openError(env, abs, err)
+	}
+	info, err := f.Stat()
+	switch {
+	case err != nil:
+	case info.IsDir():
+		err = fmt.Errorf("%s is a directory; use Tree to list it", display(env, abs))
+	case !info.Mode().IsRegular():
+		err = fmt.Errorf("%s is not a regular file", display(env, abs))
+	}
+	if err != nil {
+		f.Close()
+		dir.Close()
+		return nil, nil, err
+	}
+	return dir, f, nil
+}
+
+// openError says what went wrong opening abs, and what to do instead.
+func openError(env *Env, abs string, err error) error {
+	name := display(env, abs)
+	switch {
+	case errors.Is(err, nolink.ErrLink):
+		return fmt.Errorf("%s changed after infer checked it (a symbolic link is now in its way), so it was not touched; call the tool again to have the new path judged", name)
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist; use Tree or Grep to find the right path", name)
+	}
+	return err
 }
 
 type writeTool struct{}
@@ -226,58 +255,45 @@ func (writeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 		return Output{}, err
 	}
 	name := display(env, abs)
-	target, via := writeTarget(env, abs)
-	mode := fs.FileMode(0o644)
-	verb := "Created"
-	if info, err := os.Stat(target); err == nil {
-		if info.IsDir() {
-			return Output{}, fmt.Errorf("%s is a directory; give a file path", name)
+	real := target(ctx, abs)
+	dir, err := nolink.Dir(filepath.Dir(real), true, 0o755)
+	if err != nil {
+		if errors.Is(err, nolink.ErrLink) {
+			return Output{}, openError(env, abs, err)
 		}
-		mode, verb = info.Mode().Perm(), "Overwrote"
-	}
-	if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
 		return Output{}, fmt.Errorf("could not create the directory for %s: %w", name, err)
 	}
-	if err := writeFile(target, []byte(a.Content), mode); err != nil {
+	defer dir.Close()
+	base := filepath.Base(real)
+	mode := fs.FileMode(0o644)
+	verb := "Created"
+	if st, err := nolink.Lstat(dir, base); err == nil {
+		switch {
+		case nolink.IsDir(st):
+			return Output{}, fmt.Errorf("%s is a directory; give a file path", name)
+		case nolink.IsLink(st):
+			return Output{}, openError(env, abs, nolink.ErrLink)
+		}
+		mode, verb = fs.FileMode(st.Mode)&fs.ModePerm, "Overwrote"
+	}
+	if err := nolink.Replace(dir, base, []byte(a.Content), mode); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", name, err)
 	}
-	return Output{Text: fmt.Sprintf("%s %s%s (%d bytes).", verb, name, via, len(a.Content)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("%s %s%s (%d bytes).", verb, name, via(env, abs, real), len(a.Content)), Success: true}, nil
 }
 
-// writeTarget returns the file a write to abs must replace: abs with its
-// symbolic links resolved. writeFile renames a new file into place, and
-// renaming onto a link replaces the link itself, so writing through a link
-// must aim at its target. The policy has already judged the resolved path
-// (insideRoot), so a link pointing out of the project was asked about.
-// via notes the link for the result text, empty when abs is no link.
-func writeTarget(env *Env, abs string) (target, via string) {
-	target = realPath(abs)
-	if info, err := os.Lstat(abs); err == nil && info.Mode()&fs.ModeSymlink != 0 {
-		// The target is resolved, so show it against the resolved root.
-		via = " through the link to " + display(&Env{Root: realPath(env.Root)}, target)
+// via notes, for the result text, that abs led through links to real,
+// the file written; empty when it did not. Writing replaces the file
+// through a rename, and a rename onto a link would replace the link
+// itself, so a write through a link aims at where it led when the policy
+// judged it: a link pointing out of the project was asked about then.
+func via(env *Env, abs, real string) string {
+	// real is resolved, so show it against the resolved root.
+	shown := display(&Env{Root: realPath(env.Root)}, real)
+	if shown == display(env, abs) {
+		return ""
 	}
-	return target, via
-}
-
-// writeFile replaces a file through a temporary file and rename, so a
-// failure midway never leaves it half written.
-func writeFile(path string, data []byte, mode fs.FileMode) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(mode)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	return err
+	return " through the link to " + shown
 }
 
 type editTool struct{}
@@ -331,10 +347,14 @@ func (editTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 		return Output{}, err
 	}
 	name := display(env, abs)
-	f, err := openRegular(env, abs)
+	real := target(ctx, abs)
+	// Read and write back through one handle on the folder, so the file
+	// replaced is in the folder the old text came from.
+	dir, f, err := openJudged(env, abs, real)
 	if err != nil {
 		return Output{}, err
 	}
+	defer dir.Close()
 	info, err := f.Stat()
 	if err != nil {
 		f.Close()
@@ -360,15 +380,14 @@ func (editTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	} else {
 		updated = strings.Replace(text, a.OldString, a.NewString, 1)
 	}
-	target, via := writeTarget(env, abs)
-	if err := writeFile(target, []byte(updated), info.Mode().Perm()); err != nil {
+	if err := nolink.Replace(dir, filepath.Base(real), []byte(updated), info.Mode().Perm()); err != nil {
 		return Output{}, fmt.Errorf("could not write %s: %w", name, err)
 	}
 	what := "1 occurrence"
 	if n > 1 {
 		what = fmt.Sprintf("%d occurrences", n)
 	}
-	return Output{Text: fmt.Sprintf("Replaced %s in %s%s (the first at line %d).", what, name, via, firstLine), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Replaced %s in %s%s (the first at line %d).", what, name, via(env, abs, real), firstLine), Success: true}, nil
 }
 
 // occurrenceLines lists the line numbers where sub starts, at most max.

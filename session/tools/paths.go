@@ -1,6 +1,7 @@
 package tools
 
 import (
+	"context"
 	"errors"
 	"os"
 	"path/filepath"
@@ -58,4 +59,61 @@ func display(env *Env, abs string) string {
 		}
 	}
 	return abs
+}
+
+// judgement is what the policy saw of one call's paths: the project root
+// and each path argument, made absolute, with its links followed at that
+// moment. The tool acts on exactly these resolved paths (see target), so
+// a name swapped for a link after the decision leads nowhere new.
+type judgement struct {
+	root string            // the root, links resolved
+	real map[string]string // absolute path argument → where it led
+}
+
+// judge resolves the path arguments of a call to t once, for the policy
+// and then the tool.
+func judge(env *Env, t Tool, args []byte) judgement {
+	j := judgement{real: map[string]string{}}
+	if env.Root != "" {
+		j.root = realPath(env.Root)
+	}
+	pt, ok := t.(pathTool)
+	if !ok {
+		return j
+	}
+	for _, raw := range pt.paths(args) {
+		if abs, err := resolve(env, raw); err == nil {
+			j.real[abs] = realPath(abs)
+		}
+	}
+	return j
+}
+
+// inside reports whether real, a resolved path, is the root or below it.
+func (j judgement) inside(real string) bool {
+	if j.root == "" {
+		return false
+	}
+	rel, err := filepath.Rel(j.root, real)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+type judgementKey struct{}
+
+// withJudgement hands the policy's judgement to the tool that runs.
+func withJudgement(ctx context.Context, j judgement) context.Context {
+	return context.WithValue(ctx, judgementKey{}, j)
+}
+
+// target is the resolved path a tool opens for abs: the one the policy
+// judged for this call, or, for a tool run outside the pipeline, where
+// abs leads now. Tools open it with package nolink, so a link planted in
+// it afterwards makes the open fail instead of leading elsewhere.
+func target(ctx context.Context, abs string) string {
+	if j, ok := ctx.Value(judgementKey{}).(judgement); ok {
+		if real, ok := j.real[abs]; ok {
+			return real
+		}
+	}
+	return realPath(abs)
 }

@@ -170,6 +170,12 @@ type policy struct {
 
 // decide applies the mode to a validated call of t.
 func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+	return p.decideOn(judge(p.env, t, args), t, call, args, mode)
+}
+
+// decideOn is decide on paths already resolved, the ones the tool will
+// then open.
+func (p *policy) decideOn(j judgement, t Tool, call Call, args json.RawMessage, mode Mode) Permission {
 	if et, ok := t.(ExternalTool); ok {
 		return p.externalDecision(et, mode)
 	}
@@ -178,7 +184,7 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 		// asking the person first would only make them approve a failure.
 		return Permission{Kind: Allow, Why: "no browser is available, so the call fails without acting"}
 	}
-	if outside := p.outsidePath(t, args); outside != "" {
+	if outside := p.outsidePath(j, t, args); outside != "" {
 		if mode == Plan && !t.ReadOnly() {
 			return p.planRefusal(t, args)
 		}
@@ -199,7 +205,7 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 		// ones through unconfined.
 		return Permission{Kind: Ask, Why: "no sandbox is available (" + p.env.Sandbox.Problem().Error() + "), so every Bash command asks"}
 	}
-	if prot := p.protectedPath(t, args); prot != "" {
+	if prot := p.protectedPath(j, t, args); prot != "" {
 		if mode == Plan {
 			return p.planRefusal(t, args)
 		}
@@ -226,7 +232,7 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 	}
 }
 
-func (p *policy) outsidePath(t Tool, args json.RawMessage) string {
+func (p *policy) outsidePath(j judgement, t Tool, args json.RawMessage) string {
 	pt, ok := t.(pathTool)
 	if !ok {
 		return ""
@@ -236,10 +242,11 @@ func (p *policy) outsidePath(t Tool, args json.RawMessage) string {
 		if err != nil {
 			continue // the tool reports the bad path itself
 		}
-		if !insideRoot(p.env.Root, abs) {
+		real := j.real[abs]
+		if !j.inside(real) {
 			// Name the real file too: a link inside the project is
 			// approved for what it reaches, not for where it sits.
-			if real := realPath(abs); real != abs {
+			if real != abs {
 				return abs + " (really " + real + ")"
 			}
 			return abs
@@ -251,18 +258,17 @@ func (p *policy) outsidePath(t Tool, args json.RawMessage) string {
 // protectedPath returns the first path a file-changing tool would touch
 // that is one of the project's protected paths (sandbox.ProtectedPaths),
 // links resolved, or "".
-func (p *policy) protectedPath(t Tool, args json.RawMessage) string {
+func (p *policy) protectedPath(j judgement, t Tool, args json.RawMessage) string {
 	pt, ok := t.(pathTool)
-	if !ok || t.ReadOnly() || p.env.Root == "" {
+	if !ok || t.ReadOnly() || j.root == "" {
 		return ""
 	}
-	root := realPath(p.env.Root)
 	for _, raw := range pt.paths(args) {
 		abs, err := resolve(p.env, raw)
 		if err != nil {
 			continue
 		}
-		if real := realPath(abs); sandbox.IsProtected(root, real) {
+		if real := j.real[abs]; sandbox.IsProtected(j.root, real) {
 			return real
 		}
 	}
