@@ -201,3 +201,20 @@ func walkOpen(abs string, flags int) (*os.File, error) {
 	}
 	return os.NewFile(uintptr(fd), abs), nil
 }
+
+// Readlink returns the text of the link name in dir.
+func Readlink(dir *os.File, name string) (string, error) {
+	if err := oneElement(name); err != nil {
+		return "", err
+	}
+	for size := 256; ; size *= 2 {
+		buf := make([]byte, size)
+		n, err := unix.Readlinkat(int(dir.Fd()), name, buf)
+		if err != nil {
+			return "", pathErr("readlink", filepath.Join(dir.Name(), name), err)
+		}
+		if n < size {
+			return string(buf[:n]), nil
+		}
+	}
+}

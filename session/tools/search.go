@@ -7,14 +7,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
+
+	"github.com/infer-workspace/infer/internal/nolink"
 )
 
 const (
@@ -88,52 +90,34 @@ func (grepTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if err != nil {
 		return Output{}, err
 	}
-	if _, err := os.Stat(start); err != nil {
+	top, err := nolink.Open(target(ctx, start))
+	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
 			return Output{}, fmt.Errorf("%s does not exist; use Tree to find the right path", display(env, start))
 		}
+		return Output{}, openError(env, start, err)
+	}
+	defer top.Close()
+	info, err := top.Stat()
+	if err != nil {
 		return Output{}, err
 	}
 
 	var b strings.Builder
-	matches, files := 0, 0
-	full := false
-	walkErr := filepath.WalkDir(start, func(p string, d fs.DirEntry, err error) error {
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return ctxErr
-		}
-		if err != nil {
-			return nil // unreadable entries are skipped, not fatal
-		}
-		if d.IsDir() {
-			if p != start && skippedDirs[d.Name()] {
-				return filepath.SkipDir
-			}
-			return nil
-		}
-		if !d.Type().IsRegular() || !globMatches(a.Glob, start, p) {
-			return nil
-		}
-		n, err := grepFile(p, re, func(line int, text string) bool {
-			if matches == grepMaxMatches {
-				full = true
-				return false
-			}
-			matches++
-			fmt.Fprintf(&b, "%s:%d: %s\n", filepath.ToSlash(display(env, p)), line, cutLine(text, grepLineLimit))
-			return true
-		})
-		if err == nil && n > 0 {
-			files++
-		}
-		if full {
-			return filepath.SkipAll
-		}
-		return nil
-	})
-	if walkErr != nil {
-		return Output{}, walkErr
+	g := &grepWalk{ctx: ctx, re: re, glob: a.Glob, start: start}
+	g.hit = func(p string, line int, text string) {
+		fmt.Fprintf(&b, "%s:%d: %s\n", filepath.ToSlash(display(env, p)), line, cutLine(text, grepLineLimit))
 	}
+	switch {
+	case info.IsDir():
+		err = g.dir(top, start)
+	case info.Mode().IsRegular() && globMatches(a.Glob, start, start):
+		err = g.file(top, start)
+	}
+	if err != nil && !errors.Is(err, errGrepFull) {
+		return Output{}, err
+	}
+	matches, files, full := g.matches, g.files, errors.Is(err, errGrepFull)
 	where := display(env, start)
 	if matches == 0 {
 		return Output{Text: fmt.Sprintf("No matches for /%s/ in %s.", a.Pattern, where), Success: true}, nil
@@ -164,37 +148,91 @@ func globMatches(glob, root, p string) bool {
 	return ok
 }
 
-// grepFile calls hit for each matching line until hit returns false, and
-// returns how many lines matched. Binary and huge files are skipped.
-func grepFile(p string, re *regexp.Regexp, hit func(line int, text string) bool) (int, error) {
-	f, err := os.Open(p)
+var errGrepFull = errors.New("grep has all the matches it shows")
+
+// grepWalk searches a folder through handles, each entry opened in its
+// folder without following links, so that a link swapped in during the
+// search leads nowhere (see package nolink).
+type grepWalk struct {
+	ctx            context.Context
+	re             *regexp.Regexp
+	glob, start    string
+	hit            func(p string, line int, text string)
+	matches, files int
+}
+
+// dir searches the folder d, found at p, in name order; unreadable
+// entries are skipped, not fatal.
+func (g *grepWalk) dir(d *os.File, p string) error {
+	entries, err := d.ReadDir(-1)
 	if err != nil {
-		return 0, err
+		return nil
 	}
-	defer f.Close()
-	if info, err := f.Stat(); err != nil || info.Size() > grepMaxFile {
-		return 0, errors.New("skipped")
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	for _, e := range entries {
+		if err := g.ctx.Err(); err != nil {
+			return err
+		}
+		name := e.Name()
+		child := filepath.Join(p, name)
+		switch {
+		case e.IsDir() && skippedDirs[name]:
+		case e.IsDir():
+			sub, err := nolink.At(d, name)
+			if err != nil {
+				continue
+			}
+			err = g.dir(sub, child)
+			sub.Close()
+			if err != nil {
+				return err
+			}
+		case e.Type().IsRegular() && globMatches(g.glob, g.start, child):
+			f, err := nolink.At(d, name)
+			if err != nil {
+				continue
+			}
+			err = g.file(f, child)
+			f.Close()
+			if err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// file searches the open file f, found at p, reporting each matching
+// line until the matches are full. Binary, huge and non-regular files
+// are skipped.
+func (g *grepWalk) file(f *os.File, p string) error {
+	if info, err := f.Stat(); err != nil || !info.Mode().IsRegular() || info.Size() > grepMaxFile {
+		return nil
 	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	if head, _ := br.Peek(8000); bytes.IndexByte(head, 0) >= 0 {
-		return 0, errors.New("binary")
+		return nil
 	}
 	sc := bufio.NewScanner(br)
 	sc.Buffer(make([]byte, 0, 64<<10), 4<<20)
 	line, n := 0, 0
+	defer func() {
+		if n > 0 {
+			g.files++
+		}
+	}()
 	for sc.Scan() {
 		line++
-		if re.Match(sc.Bytes()) {
-			n++
-			if !hit(line, string(sc.Bytes())) {
-				break
+		if g.re.Match(sc.Bytes()) {
+			if g.matches == grepMaxMatches {
+				return errGrepFull
 			}
+			g.matches++
+			n++
+			g.hit(p, line, sc.Text())
 		}
 	}
-	if err := sc.Err(); err != nil && err != io.EOF {
-		return n, err
-	}
-	return n, nil
+	return nil
 }
 
 // cutLine shortens a long line and says so.
@@ -254,10 +292,16 @@ func (treeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if err != nil {
 		return Output{}, err
 	}
-	info, err := os.Stat(start)
+	top, err := nolink.Open(target(ctx, start))
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return Output{}, fmt.Errorf("%s does not exist", display(env, start))
+		}
+		return Output{}, openError(env, start, err)
+	}
+	defer top.Close()
+	info, err := top.Stat()
 	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return Output{}, fmt.Errorf("%s does not exist", display(env, start))
 	case err != nil:
 		return Output{}, err
 	case !info.IsDir():
@@ -265,7 +309,7 @@ func (treeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	}
 	t := &treeWriter{ctx: ctx}
 	t.line(0, filepath.ToSlash(display(env, start))+"/")
-	err = t.walk(start, 1, a.Depth)
+	err = t.walk(top, 1, a.Depth)
 	if err != nil && !errors.Is(err, errTreeFull) {
 		return Output{}, err
 	}
@@ -294,17 +338,19 @@ func (t *treeWriter) line(depth int, s string) error {
 	return nil
 }
 
-func (t *treeWriter) walk(dir string, depth, maxDepth int) error {
+// walk lists the folder d through handles, each subfolder opened in its
+// parent without following links (see package nolink).
+func (t *treeWriter) walk(d *os.File, depth, maxDepth int) error {
 	if err := t.ctx.Err(); err != nil {
 		return err
 	}
-	entries, err := os.ReadDir(dir)
+	entries, err := d.ReadDir(-1)
 	if err != nil {
 		return t.line(depth, "(unreadable: "+err.Error()+")")
 	}
+	slices.SortFunc(entries, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
 	for _, e := range entries {
 		name := e.Name()
-		full := filepath.Join(dir, name)
 		switch {
 		case e.IsDir() && name == ".git":
 			continue
@@ -313,22 +359,29 @@ func (t *treeWriter) walk(dir string, depth, maxDepth int) error {
 				return err
 			}
 		case e.IsDir():
+			sub, openErr := nolink.At(d, name)
 			label := name + "/"
-			if depth == maxDepth {
-				if sub, err := os.ReadDir(full); err == nil && len(sub) > 0 {
-					label += fmt.Sprintf(" (%d entries)", len(sub))
+			if depth == maxDepth && openErr == nil {
+				if list, err := sub.ReadDir(-1); err == nil && len(list) > 0 {
+					label += fmt.Sprintf(" (%d entries)", len(list))
 				}
 			}
-			if err := t.line(depth, label); err != nil {
+			err := t.line(depth, label)
+			if err == nil && depth < maxDepth {
+				if openErr != nil {
+					err = t.line(depth+1, "(unreadable: "+openErr.Error()+")")
+				} else {
+					err = t.walk(sub, depth+1, maxDepth)
+				}
+			}
+			if sub != nil {
+				sub.Close()
+			}
+			if err != nil {
 				return err
 			}
-			if depth < maxDepth {
-				if err := t.walk(full, depth+1, maxDepth); err != nil {
-					return err
-				}
-			}
 		case e.Type()&fs.ModeSymlink != 0:
-			target, _ := os.Readlink(full)
+			target, _ := nolink.Readlink(d, name)
 			if err := t.line(depth, name+" -> "+target); err != nil {
 				return err
 			}
