@@ -101,7 +101,7 @@ func TestApprovedOutsideReadDoesNotFollowLinkSwappedIn(t *testing.T) {
 
 // A Read inside the project, judged while notes.txt was a plain file,
 // runs after it became a link out of the project: it returns nothing of
-// the link's target. The pipeline hands the tool its judgement the same
+// the link's target. The pipeline hands the tool its resolved paths the same
 // way; here the swap falls exactly between the two.
 func TestReadDoesNotFollowLinkSwappedInAfterJudging(t *testing.T) {
 	env := newEnv(t)
@@ -115,9 +115,9 @@ func TestReadDoesNotFollowLinkSwappedInAfterJudging(t *testing.T) {
 		{"Tree", `{"path": "docs"}`, "docs", keys},
 	} {
 		tool, _ := DefaultRegistry().Lookup(c.tool)
-		j := judge(env, tool, []byte(c.args))
+		j := resolvePaths(env, tool, []byte(c.args))
 		swapForLink(t, env.Root, c.swap, c.to)
-		out, err := tool.Run(withJudgement(context.Background(), j), env, json.RawMessage(c.args))
+		out, err := tool.Run(withResolved(context.Background(), j), env, json.RawMessage(c.args))
 		if strings.Contains(out.Text, "PRIVATE KEY") || strings.Contains(out.Text, "id_ed25519") {
 			t.Errorf("%s %s went through the link: %q", c.tool, c.args, out.Text)
 		}

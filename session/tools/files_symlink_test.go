@@ -152,7 +152,7 @@ func TestRealPath(t *testing.T) {
 		}
 	}
 	// A loop ends (the kernel refuses such paths anyway).
-	if got := realPath(filepath.Join(root, "loop1")); !(judgement{root: realPath(root)}).inside(got) {
+	if got := realPath(filepath.Join(root, "loop1")); !(resolvedPaths{root: realPath(root)}).inside(got) {
 		t.Errorf("realPath(loop1) = %s", got)
 	}
 }

@@ -50,19 +50,19 @@ func display(env *Env, abs string) string {
 	return abs
 }
 
-// judgement is what the policy saw of one call's paths: the project root
+// resolvedPaths is what the policy saw of one call's paths: the project root
 // and each path argument, made absolute, with its links followed at that
 // moment. The tool acts on exactly these resolved paths (see target), so
 // a name swapped for a link after the decision leads nowhere new.
-type judgement struct {
+type resolvedPaths struct {
 	root string            // the root, links resolved
 	real map[string]string // absolute path argument → where it led
 }
 
-// judge resolves the path arguments of a call to t once, for the policy
+// resolvePaths resolves the path arguments of a call to t once, for the policy
 // and then the tool.
-func judge(env *Env, t Tool, args []byte) judgement {
-	j := judgement{real: map[string]string{}}
+func resolvePaths(env *Env, t Tool, args []byte) resolvedPaths {
+	j := resolvedPaths{real: map[string]string{}}
 	if env.Root != "" {
 		j.root = realPath(env.Root)
 	}
@@ -79,7 +79,7 @@ func judge(env *Env, t Tool, args []byte) judgement {
 }
 
 // inside reports whether real, a resolved path, is the root or below it.
-func (j judgement) inside(real string) bool {
+func (j resolvedPaths) inside(real string) bool {
 	if j.root == "" {
 		return false
 	}
@@ -87,11 +87,11 @@ func (j judgement) inside(real string) bool {
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
-type judgementKey struct{}
+type resolvedKey struct{}
 
-// withJudgement hands the policy's judgement to the tool that runs.
-func withJudgement(ctx context.Context, j judgement) context.Context {
-	return context.WithValue(ctx, judgementKey{}, j)
+// withResolved hands the paths the policy judged to the tool that runs.
+func withResolved(ctx context.Context, j resolvedPaths) context.Context {
+	return context.WithValue(ctx, resolvedKey{}, j)
 }
 
 // target is the resolved path a tool opens for abs: the one the policy
@@ -99,7 +99,7 @@ func withJudgement(ctx context.Context, j judgement) context.Context {
 // abs leads now. Tools open it with package nolink, so a link planted in
 // it afterwards makes the open fail instead of leading elsewhere.
 func target(ctx context.Context, abs string) string {
-	if j, ok := ctx.Value(judgementKey{}).(judgement); ok {
+	if j, ok := ctx.Value(resolvedKey{}).(resolvedPaths); ok {
 		if real, ok := j.real[abs]; ok {
 			return real
 		}

@@ -249,7 +249,7 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	args := json.RawMessage(call.Args)
 	// Paths are resolved once: the tool opens what the policy (and the
 	// person) judged, not whatever the names lead to by then.
-	j := judge(p.env, t, args)
+	j := resolvePaths(p.env, t, args)
 	perm := p.policy.decideOn(j, t, call, args, mode)
 	// Only a person approving this very call lifts the sandbox; whatever
 	// the policy or the judge let through stays in it.
@@ -272,7 +272,7 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	default:
 		out.Approval = perm.Why
 	}
-	p.execute(withJudgement(ctx, j), t, args, conf, &out)
+	p.execute(withResolved(ctx, j), t, args, conf, &out)
 	return out
 }
 

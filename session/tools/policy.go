@@ -170,12 +170,12 @@ type policy struct {
 
 // decide applies the mode to a validated call of t.
 func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Permission {
-	return p.decideOn(judge(p.env, t, args), t, call, args, mode)
+	return p.decideOn(resolvePaths(p.env, t, args), t, call, args, mode)
 }
 
 // decideOn is decide on paths already resolved, the ones the tool will
 // then open.
-func (p *policy) decideOn(j judgement, t Tool, call Call, args json.RawMessage, mode Mode) Permission {
+func (p *policy) decideOn(j resolvedPaths, t Tool, call Call, args json.RawMessage, mode Mode) Permission {
 	if et, ok := t.(ExternalTool); ok {
 		return p.externalDecision(et, mode)
 	}
@@ -232,7 +232,7 @@ func (p *policy) decideOn(j judgement, t Tool, call Call, args json.RawMessage, 
 	}
 }
 
-func (p *policy) outsidePath(j judgement, t Tool, args json.RawMessage) string {
+func (p *policy) outsidePath(j resolvedPaths, t Tool, args json.RawMessage) string {
 	pt, ok := t.(pathTool)
 	if !ok {
 		return ""
@@ -258,7 +258,7 @@ func (p *policy) outsidePath(j judgement, t Tool, args json.RawMessage) string {
 // protectedPath returns the first path a file-changing tool would touch
 // that is one of the project's protected paths (sandbox.ProtectedPaths),
 // links resolved, or "".
-func (p *policy) protectedPath(j judgement, t Tool, args json.RawMessage) string {
+func (p *policy) protectedPath(j resolvedPaths, t Tool, args json.RawMessage) string {
 	pt, ok := t.(pathTool)
 	if !ok || t.ReadOnly() || j.root == "" {
 		return ""
