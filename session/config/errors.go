@@ -29,8 +29,22 @@ type FieldError struct {
 	Err error
 }
 
-// Error renders "file:line: key: problem; fix".
+// Error renders "file:line: key: problem; fix". The dotted key is shown
+// name by name through shownKey, here where every message is made,
+// because a map's names (providers, MCP servers) are whatever the person
+// typed, and a token pasted one line too high becomes one.
 func (e *FieldError) Error() string {
+	key, fix := e.Key, e.Fix
+	if key != "" {
+		parts := strings.Split(key, ".")
+		for i, p := range parts {
+			parts[i] = shownKey(p)
+		}
+		if shown := strings.Join(parts, "."); shown != key {
+			fix = strings.ReplaceAll(fix, key, shown)
+			key = shown
+		}
+	}
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -40,14 +54,14 @@ func (e *FieldError) Error() string {
 		}
 		b.WriteString(": ")
 	}
-	if e.Key != "" {
-		b.WriteString(e.Key)
+	if key != "" {
+		b.WriteString(key)
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Problem)
-	if e.Fix != "" {
+	if fix != "" {
 		b.WriteString("; ")
-		b.WriteString(e.Fix)
+		b.WriteString(fix)
 	}
 	return b.String()
 }

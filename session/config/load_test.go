@@ -120,7 +120,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"effort", "agent:\n  effort: max\n", []string{"agent.effort: \"max\" is not an effort level", "auto, none, low, medium, high"}},
 		{"temperature high", "agent:\n  temperature: 3\n", []string{"agent.temperature: 3 is out of range", "from 0 to 2"}},
 		{"temperature negative", "agent:\n  temperature: -0.1\n", []string{"agent.temperature: -0.1 is out of range"}},
-		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found \"hot\""}},
+		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found text"}},
 		{"max steps", "agent:\n  max_steps: -1\n", []string{"agent.max_steps: -1 is negative"}},
 		{"max steps fraction", "agent:\n  max_steps: 2.7\n", []string{":2: agent.max_steps: expected a whole number, found \"2.7\""}},
 		{"model id", "model: gpt-4o\n", []string{":1: model: \"gpt-4o\" is not a provider/model id", "openai/gpt-4o"}},
@@ -374,5 +374,38 @@ func TestConfigMustBeASmallRegularFile(t *testing.T) {
 	}
 	if _, err := LoadConfigFile(huge); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a huge file: %v", err)
+	}
+}
+
+// TestConfigErrorsNameLinesNotValues is what FuzzParseConfig found (issue
+// 21): a key indented one level too high became the value the error
+// quoted (`providers:\n  api_key: <key>` gave `expected nested keys,
+// found "<key>"`). A misplaced value is named by its file, line and key,
+// never repeated, however short it is; so is a map name that looks like
+// a token.
+func TestConfigErrorsNameLinesNotValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, secret, want string
+	}{
+		{"key under providers", "providers:\n  api_key: k3yV4lue9\n", "k3yV4lue9", ":2: providers.api_key: expected nested keys, found text"},
+		{"key as a provider", "providers:\n  openai: abcdefgh1234\n", "abcdefgh1234", ":2: providers.openai: expected nested keys, found text"},
+		{"key with a colon", "providers:\n  openai: sk:abcdefgh\n", "abcdefgh", "a missing space after the colon"},
+		{"key as a list", "tools:\n  bash:\n    allow: s3cr3tvalue\n", "s3cr3tvalue", ":3: tools.bash.allow: expected a list, found text"},
+		{"key as a number", "agent:\n  max_steps: zzTopSecret1\n", "zzTopSecret1", "expected a whole number, found text"},
+		{"token as a name", "providers:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5q:\n    kind: nope\n", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", "looks like a token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml), "config.yaml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, tc.secret) {
+				t.Errorf("error repeats the value %q: %s", tc.secret, msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q lacks %q", msg, tc.want)
+			}
+		})
 	}
 }
