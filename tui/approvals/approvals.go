@@ -59,7 +59,7 @@ var Keys = KeyMap{
 	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once")),
 	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow (saves a permission)")),
 	Reject:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject, with an optional reason")),
-	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ / ↓", "scroll a long request")),
+	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ ↓ pgdn end", "scroll a long request (allow waits for its end)")),
 	Down:     key.NewBinding(key.WithKeys("down")),
 	PageUp:   key.NewBinding(key.WithKeys("pgup")),
 	PageDown: key.NewBinding(key.WithKeys("pgdown")),
