@@ -834,5 +834,5 @@ var codeEnv = map[string]bool{
 	"LESSCLOSE": true, "TAR_OPTIONS": true, "PYTHONSTARTUP": true, "PYTHONINSPECT": true,
 	"GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_EXEC_PATH": true,
 	"GIT_TEMPLATE_DIR": true, "GIT_DIFF_OPTS": true, "SHELLOPTS": true, "BASHOPTS": true,
-	"RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "BROWSER": true,
+	"RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "BROWSER": true, "MAKEFLAGS": true, "MFLAGS": true,
 }

@@ -101,6 +101,13 @@ func optionRisk(words []string) string {
 				return runs(o.name+" "+o.value, "a makefile read from standard input, whose recipes are shell code")
 			}
 		}
+		// A variable set on the command line overrides the makefile's;
+		// these decide what runs every recipe, or add options (--eval).
+		for _, w := range args {
+			if v, _, ok := strings.Cut(w, "="); ok && (v == "SHELL" || v == ".SHELLFLAGS" || v == "MAKEFLAGS" || v == "MFLAGS" || v == "MAKESHELL") {
+				return runs(w, "every recipe through what it sets")
+			}
+		}
 	case "zip":
 		for _, w := range args {
 			if w == "--" {
