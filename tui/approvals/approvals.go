@@ -374,7 +374,9 @@ func (m *Model) HandlePaste(text string) {
 // ScrollBy scrolls the request's details, no further than their end.
 func (m *Model) ScrollBy(n int) {
 	m.scroll = max(m.scroll+n, 0)
-	m.place()
+	if len(m.list) > 0 {
+		m.place()
+	}
 }
 
 // Unseen is how many rows of the oldest request's details have not yet
@@ -384,8 +386,8 @@ func (m *Model) Unseen() int {
 	if len(m.list) == 0 {
 		return 0
 	}
-	m.place()
-	return max(len(m.detail(m.inner()))-m.seenTo, 0)
+	l := m.place()
+	return max(len(l.detail)-m.seenTo, 0)
 }
 
 // inner is the width inside the border and padding.
@@ -393,24 +395,29 @@ func (m *Model) inner() int { return max(m.w-4, 1) }
 
 // place clamps the scroll to the details and records how far they have
 // been shown, at the layout View draws.
-func (m *Model) place() {
-	if len(m.list) == 0 {
-		return
-	}
+func (m *Model) place() paneLayout {
 	// Laid out without the note asking to scroll, everything may fit;
-	// only when it does not is the note there, taking a row.
+	// only when it does not, and the end has not been shown before, is
+	// the note there, taking rows.
 	l := m.layout(0)
-	if m.scroll+l.detailH < len(l.detail) {
-		l = m.layout(1)
+	if m.seenTo < len(l.detail) && m.scroll+l.detailH < len(l.detail) {
+		l = m.layout(len(l.detail) - m.seenTo)
 	}
 	m.scroll = min(m.scroll, max(len(l.detail)-l.detailH, 0))
 	m.seenTo = max(m.seenTo, min(m.scroll+l.detailH, len(l.detail)))
+	if left := len(l.detail) - m.seenTo; left != l.left {
+		l = m.layout(left) // the note's count changed
+	}
+	return l
 }
 
 // paneLayout is the pane's body, cut to its height.
 type paneLayout struct {
 	head, detail, others, foot []string
 	detailH                    int
+	// left is the count of rows not yet shown that the footer's note
+	// gives (none when zero).
+	left int
 }
 
 // layout fits the head request into the pane: its header, as many rows
@@ -419,8 +426,8 @@ type paneLayout struct {
 func (m *Model) layout(left int) paneLayout {
 	inner := m.inner()
 	bodyH := max(m.h-2, 0)
-	l := paneLayout{head: m.header(inner), detail: m.detail(inner)}
-	l.foot = m.footer(inner, left)
+	l := paneLayout{head: m.header(inner), detail: m.detail(inner), left: max(left, 0)}
+	l.foot = m.footer(inner, l.left)
 	if len(m.list) > 1 {
 		l.others = append(l.others, m.th.Faint.Render("Also waiting:"))
 		for i, e := range m.list[1:] {
@@ -471,8 +478,7 @@ func (m *Model) View() string {
 	if len(m.list) == 0 {
 		return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent([]string{m.th.Faint.Render("No tool calls waiting for you.")}), "")
 	}
-	m.place()
-	l := m.layout(len(m.detail(m.inner())) - m.seenTo)
+	l := m.place()
 	maxScroll := max(len(l.detail)-l.detailH, 0)
 	shown := l.detail[m.scroll:min(len(l.detail), m.scroll+l.detailH)]
 	body := append([]string{}, l.head...)
