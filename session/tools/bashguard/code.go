@@ -278,8 +278,12 @@ func codeRisk(words []string) string {
 	}
 	// An interpreter further along the words may be run by a wrapper the
 	// guard does not know (uv run, poetry run, docker exec): its code
-	// options count too.
+	// options count too, and so do the options of the tools optionRisk
+	// knows (poetry run tar --to-command=…).
 	for i := 1; i < len(words); i++ {
+		if why := optionRisk(words[i:]); why != "" {
+			return why
+		}
 		name := runnerName(words[i])
 		if !scanned[name] {
 			continue

@@ -78,6 +78,8 @@ func TestCodeInOptionsAsks(t *testing.T) {
 		{"git -C . push --force origin main", false, false, "--force"},
 		{"git -C . push origin :main", false, false, ":main"},
 		{"git push origin -- :main", false, false, ":main"},
+		{"uv run tar -xf a.tar --to-command=id", false, false, "--to-command"},
+		{"poetry run ssh -oProxyCommand=id h", false, false, "ProxyCommand"},
 		// Ordinary uses stay as they were: auto mode runs them.
 		{"make", false, true, ""},
 		{"make -f build.mk all", false, true, ""},
@@ -102,6 +104,8 @@ func TestCodeInOptionsAsks(t *testing.T) {
 		{"git push origin :", false, true, ""},
 		{"git push origin main:refs/heads/main", false, true, ""},
 		{"git push -o ci.skip origin main", false, true, ""},
+		{"man ssh", false, true, ""},
+		{"uv run make test", false, true, ""},
 	})
 }
 
