@@ -131,7 +131,10 @@ func optionRisk(words []string) string {
 		for _, o := range readOptions(args, "CEeLMmpPrRSs", "--pager", "--config-file") {
 			switch {
 			case o.name == "-P" || abbreviates(o.name, "--pager"):
-				return runs(o.name+" "+o.value, "a pager it is given")
+				// man -P cat is how a page is read without a terminal.
+				if !harmlessCommands[o.value] {
+					return runs(o.name+" "+o.value, "a pager it is given")
+				}
 			case o.name == "-C" || abbreviates(o.name, "--config-file"):
 				return runs(o.name+" "+o.value, "the programs a configuration file names")
 			case abbreviates(o.name, "--html") && o.value != "":

@@ -93,6 +93,8 @@ func TestCodeInOptionsAsks(t *testing.T) {
 		{"rsync -av sub/ copy/", false, true, ""},
 		{"man -k printf", false, true, ""},
 		{"man 3 printf", false, true, ""},
+		{"man -P cat ls", false, true, ""},
+		{"man --pager=cat ls", false, true, ""},
 		{"strace -o trace.txt true", false, true, ""},
 		{"ssh -o StrictHostKeyChecking=no -o Port=2222 h uptime", false, true, ""},
 		{"ssh -F /dev/null h", false, true, ""},
