@@ -113,9 +113,10 @@ var secretPrefixes = []string{
 
 // looksLikeSecret reports whether v may be a credential: one word that
 // starts like a well-known key (16 characters or more), or that is long
-// and random-looking: 32 or more hexadecimal digits, or 24 or more
-// characters mixing upper case, lower case and digits that do not read as
-// a model id (see readsAsID). Modes, durations and model ids are still
+// and random-looking: 32 or more hexadecimal digits, 24 or more
+// characters mixing upper case, lower case and digits, or 20 or more
+// letters of one case with at least four digits among them, that do not
+// read as a model id (see readsAsID). Modes, durations and model ids are still
 // quoted as written, since showing them is how the person spots the typo.
 func looksLikeSecret(v string) bool {
 	n := utf8.RuneCountInString(v)
@@ -128,6 +129,7 @@ func looksLikeSecret(v string) bool {
 		}
 	}
 	var upper, lower, digit bool
+	digits := 0
 	hex := true
 	for _, r := range v {
 		switch {
@@ -137,12 +139,16 @@ func looksLikeSecret(v string) bool {
 			lower = true
 		case unicode.IsDigit(r):
 			digit = true
+			digits++
 		}
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
 			hex = false
 		}
 	}
-	return (hex && n >= 32) || (n >= 24 && upper && lower && digit && !readsAsID(v))
+	mixed := upper && lower && digit
+	// One case with many digits reads as random too (a1b2c3…, 20 and up).
+	oneCase := (upper || lower) && digits >= 4 && n >= 20
+	return (hex && n >= 32) || ((mixed && n >= 24 || oneCase) && !readsAsID(v))
 }
 
 // readsAsID reports whether v is made of words, as model ids are

@@ -315,6 +315,8 @@ func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
 		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc", // a JWT
 		"hf_abcdefghijklmnopqrstuvwxyzabcdefgh",    // Hugging Face, letters only
 		"glpat-abcdefghijklmnopqrst",               // GitLab
+		"a1b2c3d4e5f6g7h8i9j0k1l2",                 // one case and digits
+		"Q7X2M9K4P8Z3W6R1T5Y0",                     // upper case and digits
 	}
 	fields := []string{
 		"model: %s\n",
@@ -348,7 +350,8 @@ func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
 		}
 	}
 	for _, ordinary := range []string{"claude-3-5-sonnet-20241022", "Llama-3.1-70B-Instruct", "yolo-mode-please-thanks", "thirtySecondsOrSo",
-		"Meta-Llama-3-70B-Instruct", "DeepSeek-R1-Distill-Llama-70B", "Qwen2.5-Coder-32B-Instruct"} {
+		"Meta-Llama-3-70B-Instruct", "DeepSeek-R1-Distill-Llama-70B", "Qwen2.5-Coder-32B-Instruct",
+		"gpt-4o-mini-2024-07-18", "gemini-2.0-flash-exp-0827"} {
 		home := t.TempDir()
 		writeFile(t, ConfigPath(home), "agent:\n  mode: "+ordinary+"\n", 0o600)
 		if _, _, err := LoadConfig(home, ""); err == nil || !strings.Contains(err.Error(), strconv.Quote(ordinary)) {
