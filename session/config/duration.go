@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -39,7 +40,10 @@ func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
 	}
 	v := strings.TrimSpace(n.Value)
 	if _, err := strconv.ParseFloat(v, 64); err == nil && v != "0" {
-		return fmt.Errorf("%s has no unit; write it with one, e.g. %ss", quoteValue(v), v)
+		if q, ok := shownNumber(v); ok {
+			return fmt.Errorf("%s has no unit; write it with one, e.g. %ss", q, v)
+		}
+		return errors.New("a number without a unit; write it with one, e.g. 30s or 2m")
 	}
 	parsed, err := time.ParseDuration(v)
 	if err != nil {

@@ -29,8 +29,22 @@ type FieldError struct {
 	Err error
 }
 
-// Error renders "file:line: key: problem; fix".
+// Error renders "file:line: key: problem; fix". The dotted key is shown
+// name by name through shownKey, here where every message is made,
+// because a map's names (providers, MCP servers) are whatever the person
+// typed, and a token pasted one line too high becomes one.
 func (e *FieldError) Error() string {
+	key, fix := e.Key, e.Fix
+	if key != "" {
+		parts := strings.Split(key, ".")
+		for i, p := range parts {
+			parts[i] = shownKey(p)
+		}
+		if shown := strings.Join(parts, "."); shown != key {
+			fix = strings.ReplaceAll(fix, key, shown)
+			key = shown
+		}
+	}
 	var b strings.Builder
 	if e.File != "" {
 		b.WriteString(e.File)
@@ -40,14 +54,14 @@ func (e *FieldError) Error() string {
 		}
 		b.WriteString(": ")
 	}
-	if e.Key != "" {
-		b.WriteString(e.Key)
+	if key != "" {
+		b.WriteString(key)
 		b.WriteString(": ")
 	}
 	b.WriteString(e.Problem)
-	if e.Fix != "" {
+	if fix != "" {
 		b.WriteString("; ")
-		b.WriteString(e.Fix)
+		b.WriteString(fix)
 	}
 	return b.String()
 }
@@ -99,9 +113,10 @@ var secretPrefixes = []string{
 
 // looksLikeSecret reports whether v may be a credential: one word that
 // starts like a well-known key (16 characters or more), or that is long
-// and random-looking: 32 or more hexadecimal digits, or 24 or more
-// characters mixing upper case, lower case and digits that do not read as
-// a model id (see readsAsID). Modes, durations and model ids are still
+// and random-looking: 32 or more hexadecimal digits, 24 or more
+// characters mixing upper case, lower case and digits, or 20 or more
+// letters of one case with at least four digits among them, that do not
+// read as a model id (see readsAsID). Modes, durations and model ids are still
 // quoted as written, since showing them is how the person spots the typo.
 func looksLikeSecret(v string) bool {
 	n := utf8.RuneCountInString(v)
@@ -114,6 +129,7 @@ func looksLikeSecret(v string) bool {
 		}
 	}
 	var upper, lower, digit bool
+	digits := 0
 	hex := true
 	for _, r := range v {
 		switch {
@@ -123,12 +139,16 @@ func looksLikeSecret(v string) bool {
 			lower = true
 		case unicode.IsDigit(r):
 			digit = true
+			digits++
 		}
 		if !strings.ContainsRune("0123456789abcdefABCDEF", r) {
 			hex = false
 		}
 	}
-	return (hex && n >= 32) || (n >= 24 && upper && lower && digit && !readsAsID(v))
+	mixed := upper && lower && digit
+	// One case with many digits reads as random too (a1b2c3…, 20 and up).
+	oneCase := (upper || lower) && digits >= 4 && n >= 20
+	return (hex && n >= 32) || ((mixed && n >= 24 || oneCase) && !readsAsID(v))
 }
 
 // readsAsID reports whether v is made of words, as model ids are

@@ -120,7 +120,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"effort", "agent:\n  effort: max\n", []string{"agent.effort: \"max\" is not an effort level", "auto, none, low, medium, high"}},
 		{"temperature high", "agent:\n  temperature: 3\n", []string{"agent.temperature: 3 is out of range", "from 0 to 2"}},
 		{"temperature negative", "agent:\n  temperature: -0.1\n", []string{"agent.temperature: -0.1 is out of range"}},
-		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found \"hot\""}},
+		{"temperature text", "agent:\n  temperature: hot\n", []string{":2: agent.temperature: expected a number, found text"}},
 		{"max steps", "agent:\n  max_steps: -1\n", []string{"agent.max_steps: -1 is negative"}},
 		{"max steps fraction", "agent:\n  max_steps: 2.7\n", []string{":2: agent.max_steps: expected a whole number, found \"2.7\""}},
 		{"model id", "model: gpt-4o\n", []string{":1: model: \"gpt-4o\" is not a provider/model id", "openai/gpt-4o"}},
@@ -315,6 +315,8 @@ func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
 		"eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.abc", // a JWT
 		"hf_abcdefghijklmnopqrstuvwxyzabcdefgh",    // Hugging Face, letters only
 		"glpat-abcdefghijklmnopqrst",               // GitLab
+		"a1b2c3d4e5f6g7h8i9j0k1l2",                 // one case and digits
+		"Q7X2M9K4P8Z3W6R1T5Y0",                     // upper case and digits
 	}
 	fields := []string{
 		"model: %s\n",
@@ -348,7 +350,8 @@ func TestMisplacedSecretsAreNotEchoed(t *testing.T) {
 		}
 	}
 	for _, ordinary := range []string{"claude-3-5-sonnet-20241022", "Llama-3.1-70B-Instruct", "yolo-mode-please-thanks", "thirtySecondsOrSo",
-		"Meta-Llama-3-70B-Instruct", "DeepSeek-R1-Distill-Llama-70B", "Qwen2.5-Coder-32B-Instruct"} {
+		"Meta-Llama-3-70B-Instruct", "DeepSeek-R1-Distill-Llama-70B", "Qwen2.5-Coder-32B-Instruct",
+		"gpt-4o-mini-2024-07-18", "gemini-2.0-flash-exp-0827"} {
 		home := t.TempDir()
 		writeFile(t, ConfigPath(home), "agent:\n  mode: "+ordinary+"\n", 0o600)
 		if _, _, err := LoadConfig(home, ""); err == nil || !strings.Contains(err.Error(), strconv.Quote(ordinary)) {
@@ -374,5 +377,38 @@ func TestConfigMustBeASmallRegularFile(t *testing.T) {
 	}
 	if _, err := LoadConfigFile(huge); err == nil || !strings.Contains(err.Error(), "larger than") {
 		t.Errorf("a huge file: %v", err)
+	}
+}
+
+// TestConfigErrorsNameLinesNotValues is what FuzzParseConfig found (issue
+// 21): a key indented one level too high became the value the error
+// quoted (`providers:\n  api_key: <key>` gave `expected nested keys,
+// found "<key>"`). A misplaced value is named by its file, line and key,
+// never repeated, however short it is; so is a map name that looks like
+// a token.
+func TestConfigErrorsNameLinesNotValues(t *testing.T) {
+	for _, tc := range []struct {
+		name, yaml, secret, want string
+	}{
+		{"key under providers", "providers:\n  api_key: k3yV4lue9\n", "k3yV4lue9", ":2: providers.api_key: expected nested keys, found text"},
+		{"key as a provider", "providers:\n  openai: abcdefgh1234\n", "abcdefgh1234", ":2: providers.openai: expected nested keys, found text"},
+		{"key with a colon", "providers:\n  openai: sk:abcdefgh\n", "abcdefgh", "a missing space after the colon"},
+		{"key as a list", "tools:\n  bash:\n    allow: s3cr3tvalue\n", "s3cr3tvalue", ":3: tools.bash.allow: expected a list, found text"},
+		{"key as a number", "agent:\n  max_steps: zzTopSecret1\n", "zzTopSecret1", "expected a whole number, found text"},
+		{"token as a name", "providers:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5q:\n    kind: nope\n", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", "looks like a token"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := ParseConfig([]byte(tc.yaml), "config.yaml")
+			if err == nil {
+				t.Fatal("no error")
+			}
+			msg := err.Error()
+			if strings.Contains(msg, tc.secret) {
+				t.Errorf("error repeats the value %q: %s", tc.secret, msg)
+			}
+			if !strings.Contains(msg, tc.want) {
+				t.Errorf("error %q lacks %q", msg, tc.want)
+			}
+		})
 	}
 }

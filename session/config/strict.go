@@ -331,9 +331,8 @@ func describeType(t reflect.Type) string {
 	return "a " + t.Kind().String()
 }
 
-// describeNode says what the person wrote. Scalars are quoted; callers
-// only reach here for values that failed to decode, which are never the
-// free-text secret fields (a string field accepts any scalar).
+// describeNode says what kind of thing the person wrote, never the value
+// itself (see describeScalar).
 func describeNode(n *yaml.Node) string {
 	n = resolveAlias(n)
 	switch n.Kind {
@@ -347,17 +346,30 @@ func describeNode(n *yaml.Node) string {
 	return "nothing"
 }
 
-// describeScalar names a misplaced value without echoing anything that may
-// be a secret: a token or key pasted in the wrong place is one long word,
-// and "name:value" without a space hides a value after the colon.
+// describeScalar names a misplaced value without repeating it: a value
+// that sits where nested keys or a list belong is most often a key or
+// token indented under the wrong name (providers:\n  api_key: …), and
+// however short it is, the file and line are enough to find it. Only a
+// short number is shown, since no key or token is one and it is what a
+// fraction in a whole-number field needs to be recognised. A colon inside
+// is worth saying, since "name:value" without a space is the usual way a
+// key: value pair turns into one value.
 func describeScalar(v string) string {
-	if name, _, found := strings.Cut(v, ":"); found {
-		return quoteValue(name+":…") + " (a missing space after the colon?)"
+	if q, ok := shownNumber(v); ok {
+		return q
 	}
-	if len(v) > 12 && !strings.ContainsAny(v, " \t") {
-		return fmt.Sprintf("a %d-character value", len([]rune(v)))
+	if strings.Contains(v, ":") {
+		return "text with a colon in it (a missing space after the colon?)"
 	}
-	return quoteValue(v)
+	return "text"
+}
+
+// shownNumber quotes v when it is a short number, which is safe to show.
+func shownNumber(v string) (string, bool) {
+	if _, err := strconv.ParseFloat(v, 64); err != nil || len(v) > 12 || strings.ContainsAny(v, "xXpP_") {
+		return "", false
+	}
+	return strconv.Quote(v), true
 }
 
 func resolveAlias(n *yaml.Node) *yaml.Node {
@@ -405,6 +417,9 @@ func mergeNodes(base, over *yaml.Node) *yaml.Node {
 // the value may be a token or an API key, so only the part before the colon
 // is shown; very long keys are cut.
 func shownKey(k string) string {
+	if looksLikeSecret(k) {
+		return "(a key name that looks like a token, not shown)"
+	}
 	if name, _, found := strings.Cut(k, ":"); found {
 		k = name + ":…"
 	}

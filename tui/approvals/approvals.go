@@ -48,6 +48,8 @@ type KeyMap struct {
 	Up, Down key.Binding
 	// PageUp and PageDown scroll it by half the pane.
 	PageUp, PageDown key.Binding
+	// Home and End jump to its start and its end.
+	Home, End key.Binding
 	// Confirm and Cancel end the reason line.
 	Confirm, Cancel key.Binding
 }
@@ -57,10 +59,12 @@ var Keys = KeyMap{
 	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once")),
 	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow (saves a permission)")),
 	Reject:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject, with an optional reason")),
-	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ / ↓", "scroll a long request")),
+	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ ↓ pgdn end", "scroll a long request (allow waits for its end)")),
 	Down:     key.NewBinding(key.WithKeys("down")),
 	PageUp:   key.NewBinding(key.WithKeys("pgup")),
 	PageDown: key.NewBinding(key.WithKeys("pgdown")),
+	Home:     key.NewBinding(key.WithKeys("home")),
+	End:      key.NewBinding(key.WithKeys("end")),
 	Confirm:  key.NewBinding(key.WithKeys("enter")),
 	Cancel:   key.NewBinding(key.WithKeys("esc")),
 }
@@ -116,10 +120,14 @@ type Model struct {
 	w, h    int
 	focused bool
 
-	list      []entry
-	headID    string
-	armedAt   time.Time
-	scroll    int
+	list    []entry
+	headID  string
+	armedAt time.Time
+	scroll  int
+	// seenTo is how many rows of the head's details have been on screen
+	// (the last one shown, plus one). Allowing waits until all have: a
+	// command can push its payload below the box's edge.
+	seenTo    int
 	rejecting bool
 	reason    textinput.Model
 }
@@ -236,6 +244,7 @@ func (m *Model) headChanged() {
 		m.headID = id
 		m.armedAt = m.now().Add(Guard)
 		m.scroll = 0
+		m.seenTo = 0
 		m.rejecting = false
 		m.reason.Reset()
 		m.reason.Blur()
@@ -293,16 +302,22 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 	}
 	switch {
 	case key.Matches(k, Keys.Up):
-		m.scroll = max(m.scroll-1, 0)
+		m.ScrollBy(-1)
 		return Action{}
 	case key.Matches(k, Keys.Down):
-		m.scroll++
+		m.ScrollBy(1)
 		return Action{}
 	case key.Matches(k, Keys.PageUp):
-		m.scroll = max(m.scroll-max(m.h/2, 1), 0)
+		m.ScrollBy(-max(m.h/2, 1))
 		return Action{}
 	case key.Matches(k, Keys.PageDown):
-		m.scroll += max(m.h/2, 1)
+		m.ScrollBy(max(m.h/2, 1))
+		return Action{}
+	case key.Matches(k, Keys.Home):
+		m.ScrollBy(-m.scroll)
+		return Action{}
+	case key.Matches(k, Keys.End):
+		m.ScrollBy(len(m.detail(m.inner())))
 		return Action{}
 	case key.Matches(k, Keys.Allow, Keys.Always, Keys.Reject):
 	default:
@@ -316,11 +331,19 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 	}
 	switch {
 	case key.Matches(k, Keys.Allow):
+		if m.Unseen() > 0 {
+			return Action{}
+		}
 		m.Resolve(head.ID)
 		return Action{Kind: Answer, ID: head.ID, Decision: tools.Decision{Kind: tools.AllowOnce}}
 	case key.Matches(k, Keys.Reject):
 		m.rejecting = true
 		m.reason.Focus()
+		return Action{}
+	}
+	if m.Unseen() > 0 {
+		// Allowing what has not been on screen is allowing it blind;
+		// the footer says how much is left and how to get there.
 		return Action{}
 	}
 	// Always saves the narrowest grant; a digit picks one of several.
@@ -348,8 +371,87 @@ func (m *Model) HandlePaste(text string) {
 	}
 }
 
-// ScrollBy scrolls the request's details.
-func (m *Model) ScrollBy(n int) { m.scroll = max(m.scroll+n, 0) }
+// ScrollBy scrolls the request's details, no further than their end.
+func (m *Model) ScrollBy(n int) {
+	m.scroll = max(m.scroll+n, 0)
+	if len(m.list) > 0 {
+		m.place()
+	}
+}
+
+// Unseen is how many rows of the oldest request's details have not yet
+// been on screen; allowing it waits until none are left. Rejecting never
+// waits.
+func (m *Model) Unseen() int {
+	if len(m.list) == 0 {
+		return 0
+	}
+	l := m.place()
+	return max(len(l.detail)-m.seenTo, 0)
+}
+
+// inner is the width inside the border and padding.
+func (m *Model) inner() int { return max(m.w-4, 1) }
+
+// place clamps the scroll to the details and records how far they have
+// been shown, at the layout View draws.
+func (m *Model) place() paneLayout {
+	// Laid out without the note asking to scroll, everything may fit;
+	// only when it does not, and the end has not been shown before, is
+	// the note there, taking rows.
+	l := m.layout(0)
+	if m.seenTo < len(l.detail) && m.scroll+l.detailH < len(l.detail) {
+		l = m.layout(len(l.detail) - m.seenTo)
+	}
+	m.scroll = min(m.scroll, max(len(l.detail)-l.detailH, 0))
+	m.seenTo = max(m.seenTo, min(m.scroll+l.detailH, len(l.detail)))
+	if left := len(l.detail) - m.seenTo; left != l.left {
+		l = m.layout(left) // the note's count changed
+	}
+	return l
+}
+
+// paneLayout is the pane's body, cut to its height.
+type paneLayout struct {
+	head, detail, others, foot []string
+	detailH                    int
+	// left is the count of rows not yet shown that the footer's note
+	// gives (none when zero).
+	left int
+}
+
+// layout fits the head request into the pane: its header, as many rows
+// of its details as fit, the others waiting, and the keys, with the note
+// that left rows have not been on screen yet when left is above zero.
+func (m *Model) layout(left int) paneLayout {
+	inner := m.inner()
+	bodyH := max(m.h-2, 0)
+	l := paneLayout{head: m.header(inner), detail: m.detail(inner), left: max(left, 0)}
+	l.foot = m.footer(inner, l.left)
+	if len(m.list) > 1 {
+		l.others = append(l.others, m.th.Faint.Render("Also waiting:"))
+		for i, e := range m.list[1:] {
+			if i == 3 {
+				l.others = append(l.others, m.th.Faint.Render("  … "+strconv.Itoa(len(m.list)-4)+" more"))
+				break
+			}
+			s := "  " + termtext.Line(e.a.Call.Name+" "+toolfmt.Short(e.a.Call.Name, e.a.Call.Args))
+			l.others = append(l.others, m.th.Faint.Render(ansi.Truncate(s, inner, "…")))
+		}
+	}
+	l.detailH = bodyH - len(l.head) - len(l.foot) - len(l.others)
+	if l.detailH < 1 {
+		// Tiny window: drop the list of others, then the header's extras.
+		l.others = nil
+		l.detailH = bodyH - len(l.head) - len(l.foot)
+		if l.detailH < 1 && len(l.head) > 1 {
+			l.head = l.head[:1]
+			l.detailH = bodyH - len(l.head) - len(l.foot)
+		}
+	}
+	l.detailH = max(l.detailH, 0)
+	return l
+}
 
 // DesiredLines is how many body lines the pane would like, so the layout
 // can give a short request a short box.
@@ -358,7 +460,9 @@ func (m *Model) DesiredLines() int {
 		return 0
 	}
 	w := max(m.w-4, 20)
-	n := len(m.header(w)) + len(m.detail(w)) + len(m.footer(w)) + 1
+	// The box it asks for shows every row, so the note asking to scroll
+	// would not be needed.
+	n := len(m.header(w)) + len(m.detail(w)) + len(m.footer(w, 0)) + 1
 	if len(m.list) > 1 {
 		n += 1 + min(len(m.list)-1, 3)
 	}
@@ -371,46 +475,19 @@ func (m *Model) View() string {
 	if n := len(m.list); n > 0 {
 		title += " · " + strconv.Itoa(n) + " waiting"
 	}
-	inner := max(m.w-4, 1) // a cell of padding on either side
-	bodyH := max(m.h-2, 0)
 	if len(m.list) == 0 {
 		return frame.Box(m.th, title, m.focused, m.w, m.h, frame.Indent([]string{m.th.Faint.Render("No tool calls waiting for you.")}), "")
 	}
-	head := m.header(inner)
-	foot := m.footer(inner)
-	var others []string
-	if len(m.list) > 1 {
-		others = append(others, m.th.Faint.Render("Also waiting:"))
-		for i, e := range m.list[1:] {
-			if i == 3 {
-				others = append(others, m.th.Faint.Render("  … "+strconv.Itoa(len(m.list)-4)+" more"))
-				break
-			}
-			s := "  " + termtext.Line(e.a.Call.Name+" "+toolfmt.Short(e.a.Call.Name, e.a.Call.Args))
-			others = append(others, m.th.Faint.Render(ansi.Truncate(s, inner, "…")))
-		}
-	}
-	detailH := bodyH - len(head) - len(foot) - len(others)
-	if detailH < 1 {
-		// Tiny window: drop the list of others, then the header's extras.
-		others = nil
-		detailH = bodyH - len(head) - len(foot)
-		if detailH < 1 && len(head) > 1 {
-			head = head[:1]
-			detailH = bodyH - len(head) - len(foot)
-		}
-	}
-	detail := m.detail(inner)
-	maxScroll := max(len(detail)-max(detailH, 0), 0)
-	m.scroll = min(m.scroll, maxScroll)
-	shown := detail[m.scroll:min(len(detail), m.scroll+max(detailH, 0))]
-	body := append([]string{}, head...)
+	l := m.place()
+	maxScroll := max(len(l.detail)-l.detailH, 0)
+	shown := l.detail[m.scroll:min(len(l.detail), m.scroll+l.detailH)]
+	body := append([]string{}, l.head...)
 	body = append(body, shown...)
-	for len(body) < len(head)+max(detailH, 0) {
+	for len(body) < len(l.head)+l.detailH {
 		body = append(body, "")
 	}
-	body = append(body, others...)
-	body = append(body, foot...)
+	body = append(body, l.others...)
+	body = append(body, l.foot...)
 	footer := ""
 	if maxScroll > 0 {
 		footer = "↑↓ scroll " + strconv.Itoa(m.scroll) + "/" + strconv.Itoa(maxScroll)
@@ -488,7 +565,9 @@ func hidesIn(v any) bool {
 	return false
 }
 
-func (m *Model) footer(w int) []string {
+// footer is the keys, and a note when left rows of the details have not
+// been on screen.
+func (m *Model) footer(w, left int) []string {
 	th := m.th
 	if m.rejecting {
 		return []string{th.Warn.Render("Reject · esc to cancel"), m.reason.View()}
@@ -511,6 +590,17 @@ func (m *Model) footer(w int) []string {
 	// The "always" choices are listed above with their keys; when there
 	// are none, nothing can be saved and "a" would only act once.
 	keys := th.Key.Render(Keys.Allow.Keys()[0]) + " allow once · " + th.Key.Render(Keys.Reject.Keys()[0]) + " reject"
+	if left > 0 {
+		// Allow waits for the end (see Unseen); say so where the keys
+		// are, with what is left, so a key that does nothing is
+		// explained.
+		rows := strconv.Itoa(left) + " more lines"
+		if left == 1 {
+			rows = "1 more line"
+		}
+		lines = append(lines, chat.Wrap(th.Warn.Render("⚠ "+rows+" below: scroll to allow"), w)...)
+		keys = th.Key.Render("↓ pgdn end") + " scroll · " + th.Key.Render(Keys.Reject.Keys()[0]) + " reject"
+	}
 	if !m.focused {
 		keys = th.Faint.Render("tab here to answer · ") + keys
 	}
@@ -542,7 +632,19 @@ func (m *Model) detail(w int) []string {
 	case args == nil:
 		field("args: ", call.Args)
 	case call.Name == "Bash":
-		field("$ ", toolfmt.Str(args, "command"))
+		const label = "$ "
+		for i, l := range commandRows(toolfmt.Str(args, "command")) {
+			for j, r := range chat.Wrap(l.text, max(w-len(label), 8)) {
+				if l.note {
+					r = th.Warn.Render(r)
+				}
+				if i == 0 && j == 0 {
+					out = append(out, th.Faint.Render(label)+r)
+				} else {
+					out = append(out, strings.Repeat(" ", len(label))+r)
+				}
+			}
+		}
 		if d := toolfmt.Str(args, "description"); d != "" {
 			field("about: ", d)
 		}
@@ -617,4 +719,77 @@ func (m *Model) diffLines(a, b []string, w int) []string {
 		}
 	}
 	return out
+}
+
+// commandRow is one row of a command as the approval box shows it: a
+// line of the command, or a note standing for what would not show.
+type commandRow struct {
+	text string
+	note bool
+}
+
+// minBlankRun and minSpaceRun are the shortest runs of blank lines and of
+// spaces that are drawn as a note with their count instead.
+const (
+	minBlankRun = 2
+	minSpaceRun = 8
+)
+
+// commandRows lays out a command so that nothing in it can hide: every
+// line is shown with its control characters and tabs escaped (termtext
+// Line: \x1b, \r, \t), a run of blank lines (or lines of only spaces)
+// becomes one note with its count, and a long run of spaces inside a
+// line becomes a note too. Without this, `echo hi` followed by sixty
+// newlines and a curl showed as `echo hi` and an empty box.
+func commandRows(cmd string) []commandRow {
+	var rows []commandRow
+	blank := 0
+	flush := func() {
+		switch {
+		case blank >= minBlankRun:
+			rows = append(rows, commandRow{text: "⟨" + strconv.Itoa(blank) + " blank lines⟩", note: true})
+		case blank > 0:
+			rows = append(rows, commandRow{})
+		}
+		blank = 0
+	}
+	// One newline at the end only ends the last line.
+	for _, line := range strings.Split(strings.TrimSuffix(cmd, "\n"), "\n") {
+		if strings.Trim(line, " ") == "" {
+			blank++
+			continue
+		}
+		flush()
+		rows = append(rows, commandRow{text: spaceRuns(termtext.Line(line))})
+	}
+	flush()
+	return rows
+}
+
+// spaceRuns replaces each run of at least minSpaceRun spaces with a note
+// of its length, so spaces cannot push the rest of a line out of sight
+// or make it look like a separate, harmless row.
+func spaceRuns(s string) string {
+	if !strings.Contains(s, strings.Repeat(" ", minSpaceRun)) {
+		return s
+	}
+	var b strings.Builder
+	for i := 0; i < len(s); {
+		if s[i] != ' ' {
+			b.WriteByte(s[i])
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && s[j] == ' ' {
+			j++
+		}
+		if n := j - i; n >= minSpaceRun {
+			b.WriteString(" ⟨" + strconv.Itoa(n) + " spaces⟩ ")
+		} else {
+			b.WriteString(s[i:j])
+		}
+		i = j
+	}
+	return b.String()
 }

@@ -396,7 +396,7 @@ var codeRunners = map[string]bool{
 	"env": true, "xargs": true, "nohup": true, "nice": true, "timeout": true, "time": true,
 	"sudo": true, "doas": true, "su": true, "setsid": true, "stdbuf": true, "chroot": true,
 	"flock": true, "watch": true, "parallel": true, "trap": true, "alias": true,
-	"unbuffer": true, "ionice": true, "taskset": true, "strace": true, "script": true,
+	"unbuffer": true, "ionice": true, "taskset": true, "strace": true, "ltrace": true, "script": true,
 }
 
 // runsOtherCode says why a literal command runs code its words do not

@@ -495,6 +495,10 @@ func (c *autoChecker) words(args []*syntax.Word, depth int, fed bool) {
 		c.deny("%s", why)
 		return
 	}
+	if why := pushRisk(words); why != "" {
+		c.deny("%s", why)
+		return
+	}
 	if _, ok := runners[runnerName(name)]; ok || name == "source" || name == "." || name == "awk" || name == "gawk" || name == "mawk" || name == "nawk" || name == "sed" || name == "gsed" {
 		for _, w := range args[1:] {
 			for _, p := range w.Parts {

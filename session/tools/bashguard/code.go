@@ -278,8 +278,12 @@ func codeRisk(words []string) string {
 	}
 	// An interpreter further along the words may be run by a wrapper the
 	// guard does not know (uv run, poetry run, docker exec): its code
-	// options count too.
+	// options count too, and so do the options of the tools optionRisk
+	// knows (poetry run tar --to-command=…).
 	for i := 1; i < len(words); i++ {
+		if why := optionRisk(words[i:]); why != "" {
+			return why
+		}
 		name := runnerName(words[i])
 		if !scanned[name] {
 			continue
@@ -295,6 +299,9 @@ func codeRisk(words []string) string {
 func directRisk(words []string) string {
 	if len(words) == 0 {
 		return ""
+	}
+	if why := optionRisk(words); why != "" {
+		return why
 	}
 	name := runnerName(words[0])
 	args := words[1:]
@@ -719,7 +726,13 @@ func sedScript(s string) (string, []string) {
 			}
 			d := s[i]
 			i++
-			if !delimited(d) || !delimited(d) {
+			// Both parts are read in turn, the pattern and then the
+			// replacement (for y, the two character lists); delimited
+			// moves i past each.
+			if pattern := delimited(d); !pattern {
+				return unreadable, nil
+			}
+			if replacement := delimited(d); !replacement {
 				return unreadable, nil
 			}
 			if cmd == 'y' {
@@ -825,4 +838,5 @@ var codeEnv = map[string]bool{
 	"LESSCLOSE": true, "TAR_OPTIONS": true, "PYTHONSTARTUP": true, "PYTHONINSPECT": true,
 	"GIT_CONFIG": true, "GIT_CONFIG_GLOBAL": true, "GIT_CONFIG_SYSTEM": true, "GIT_EXEC_PATH": true,
 	"GIT_TEMPLATE_DIR": true, "GIT_DIFF_OPTS": true, "SHELLOPTS": true, "BASHOPTS": true,
+	"RSYNC_RSH": true, "RSYNC_CONNECT_PROG": true, "BROWSER": true, "MAKEFLAGS": true, "MFLAGS": true,
 }

@@ -272,7 +272,8 @@ var wrapperArgs = map[string]struct {
 	"ionice":   {"cnp", 0},
 	"taskset":  {"", 1},
 	"unbuffer": {"", 0},
-	"strace":   {"eoEpsuU", 0},
+	"strace":   {"abeEIoOpPsSuUX", 0},
+	"ltrace":   {"aADeFlnopsuwx", 0},
 	"watch":    {"nd", 0},
 	"busybox":  {"", 0},
 }

@@ -6,8 +6,9 @@ import (
 	"testing"
 )
 
-// fdDup matches a redirection that duplicates a file descriptor.
-var fdDup = regexp.MustCompile(`[0-9]*[<>]&[0-9]+`)
+// fdDup matches a redirection that duplicates a file descriptor. Bash
+// allows blanks between the operator and the descriptor (ls >& 0).
+var fdDup = regexp.MustCompile(`[0-9]*[<>]&[ \t]*[0-9]+`)
 
 // FuzzGuard feeds arbitrary command lines to the guard. It must never
 // panic, and whatever it approves without asking must be exactly one

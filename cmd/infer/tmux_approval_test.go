@@ -1,0 +1,67 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestTmuxApprovalShowsTheWholeCommand is finding 9 of issue 21 in a real
+// terminal: a command pasted with sixty blank lines and forty more lines
+// before its payload. The box names the blank run and its count, takes no
+// allow key while the payload has not been on screen, and allows once the
+// person has scrolled to the end.
+func TestTmuxApprovalShowsTheWholeCommand(t *testing.T) {
+	needTmux(t)
+	d := newTmuxDirs(t)
+	exitFile := filepath.Join(d.base, "exit-code")
+	tm := startTmux(t, d.project, d.env, exitFile, inferBinary(t), "--model", "offline/demo", "--mode", "standard")
+	tm.waitFor("Message the agent")
+
+	var b strings.Builder
+	b.WriteString("run echo hi" + strings.Repeat("\n", 61))
+	for i := range 40 {
+		fmt.Fprintf(&b, "echo step %d\n", i)
+	}
+	b.WriteString("touch payload.txt")
+	// Pasted, as a person would bring in a long command: tmux wraps the
+	// buffer in bracketed-paste marks, so the newlines stay in the message.
+	if out, err := tm.run("set-buffer", "--", b.String()); err != nil {
+		t.Fatalf("tmux set-buffer: %v\n%s", err, out)
+	}
+	if out, err := tm.run("paste-buffer", "-p", "-t", "infer"); err != nil {
+		t.Fatalf("tmux paste-buffer: %v\n%s", err, out)
+	}
+	tm.press("Enter")
+	tm.waitFor("⚠ Bash · from the agent", "$ echo hi", "⟨60 blank lines⟩", "more lines below")
+	tm.waitUntil("the approval ready for keys", func(sc string) bool {
+		return strings.Contains(sc, "⚠ Bash · from the agent") && !strings.Contains(sc, "keys wait a moment")
+	})
+
+	// y before the end: nothing. The arrow after it shows that the pane
+	// has read both keys, in order.
+	tm.press("y")
+	tm.press("Down")
+	tm.waitFor("scroll 1/")
+	if _, err := os.Stat(filepath.Join(d.project, "payload.txt")); err == nil {
+		t.Fatal("the command ran before its end was shown")
+	}
+	if sc := tm.screen(); !strings.Contains(sc, "⚠ Bash · from the agent") {
+		t.Fatalf("the request was answered before its end was shown:\n%s", sc)
+	}
+
+	tm.press("End")
+	tm.waitFor("touch payload.txt", "y allow once")
+	tm.press("y")
+	tm.waitFor("No tool calls waiting for you.")
+	tm.waitUntil("the command's result", func(string) bool {
+		_, err := os.Stat(filepath.Join(d.project, "payload.txt"))
+		return err == nil
+	})
+	tm.typeLine("/quit")
+	if code := tm.exitCode(exitFile); code != "0" {
+		t.Fatalf("infer exited %s after /quit", code)
+	}
+}
