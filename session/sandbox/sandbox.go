@@ -171,6 +171,15 @@ type Sandbox struct {
 	version string
 }
 
+// Program is the full path of the sandbox program in force (bwrap or
+// sandbox-exec), for doctor; "" when there is none.
+func (s *Sandbox) Program() string {
+	if s == nil || !s.Confines() {
+		return ""
+	}
+	return s.program
+}
+
 // Kind is the mechanism in force.
 func (s *Sandbox) Kind() Kind {
 	if s == nil || s.kind == "" {

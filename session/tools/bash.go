@@ -189,9 +189,13 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 
 // bashCommandFor builds the command for c: confined in env's sandbox, or
 // plain bash when a person approved the call or no sandbox was set up.
-// inSandbox says which.
+// inSandbox says which. Either way bash is the system's own, from a fixed
+// root-owned path (sandbox.Shell), never whatever PATH finds first.
 func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inSandbox bool, err error) {
-	shell := "bash"
+	shell, err := sandbox.Shell()
+	if err != nil {
+		return nil, false, fmt.Errorf("refused to run the command: %v", err)
+	}
 	if c == unconfined || env.Sandbox == nil || env.Sandbox.Kind() == sandbox.Off {
 		cmd = exec.Command(shell, "-c", command)
 		cmd.Dir = env.Root

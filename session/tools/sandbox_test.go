@@ -217,6 +217,31 @@ func TestConfinedCommandsGetNoSecretsOrServiceAddresses(t *testing.T) {
 	}
 }
 
+// TestAPlantedBashIsNotUsed: a bash first on PATH (an activated
+// virtualenv's bin folder a command can write) runs neither confined nor
+// approved commands.
+func TestAPlantedBashIsNotUsed(t *testing.T) {
+	env := sandboxedEnv(t)
+	dir := filepath.Join(env.Root, ".venv", "bin") // seen inside the sandbox too
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(env.Root, "ran")
+	if err := os.WriteFile(filepath.Join(dir, "bash"), []byte("#!/bin/sh\necho planted >> "+mark+"\necho planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, c := range []confinement{confined, unconfined} {
+		res, err := bashTool{}.runConfined(context.Background(), env, json.RawMessage(`{"command": "echo real"}`), c)
+		if err != nil || !res.Success || strings.TrimSpace(res.Text) != "real" {
+			t.Errorf("confinement %v: %+v %v", c, res, err)
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the bash planted on PATH ran")
+	}
+}
+
 // TestThePipelineSaysWhereACommandRan: the outcome and the approval box
 // say whether the sandbox applies.
 func TestThePipelineSaysWhereACommandRan(t *testing.T) {
