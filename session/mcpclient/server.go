@@ -262,7 +262,7 @@ func (s *server) transport() (mcp.Transport, *process, error) {
 	var cmd *exec.Cmd
 	if confine {
 		if !sb.Confines() {
-			return nil, proc, fmt.Errorf("it runs in the sandbox, and no sandbox is available here (%v); set sandbox: false under mcp.servers.%s to run it with your full permissions", sb.Problem(), s.name)
+			return nil, proc, fmt.Errorf("it runs in the sandbox, and no sandbox is available here (%v); set sandbox: false under mcp.servers.%s in your own config.yaml (a project's cannot) to run it with your full permissions", sb.Problem(), s.name)
 		}
 		pol := opts.Confine
 		pol.Root = opts.Root
