@@ -21,6 +21,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -380,9 +381,10 @@ func SandboxFor(cfg config.Config) *sandbox.Sandbox {
 }
 
 // ConfinePolicy is the sandbox's policy from config.yaml: what may be
-// written beside the project, and what may never be read — infer's home
-// (the bridge token, conversations, grants), the person's secret stores
-// and sandbox.deny_read.
+// written beside the project, what may never be read — infer's home
+// (the bridge token, conversations, grants), its state and cache (the
+// log, the browser profile), the person's secret stores and
+// sandbox.deny_read — and the variables sandbox.env lets in.
 func ConfinePolicy(cfg config.Config, home string) sandbox.Policy {
 	userHome, _ := os.UserHomeDir()
 	expand := func(paths []string) []string {
@@ -400,10 +402,12 @@ func ConfinePolicy(cfg config.Config, home string) sandbox.Policy {
 		}
 		return out
 	}
-	deny := append([]string{home}, sandbox.SecretStores(userHome)...)
+	deny := append([]string{home}, config.OwnDirs()...)
+	deny = append(deny, sandbox.SecretStores(userHome)...)
 	return sandbox.Policy{
 		Writable: expand(cfg.Sandbox.Writable),
 		DenyRead: append(deny, expand(cfg.Sandbox.DenyRead)...),
+		Env:      slices.Clone(cfg.Sandbox.Env),
 		Network:  cfg.Sandbox.NetworkAllowed(),
 		Home:     userHome,
 	}

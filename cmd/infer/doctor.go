@@ -29,7 +29,8 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check the sandbox, this folder's trust, the bridge and the keys",
 		Long: `Check what infer depends on and say what to fix: the sandbox around commands
-nobody approved, whether this folder's .infer/config.yaml is trusted, the
+nobody approved and the full paths of the sandbox program and the bash it
+runs (fixed, root-owned places, never PATH), whether this folder's .infer/config.yaml is trusted, the
 bridge port and whether an extension is connected, the token file's mode,
 whether each MCP server starts and lists its tools, which provider keys are set (never their values), and Chromium for
 infer-sim --browser chrome.
@@ -88,6 +89,7 @@ func runDoctor(ctx context.Context, out io.Writer) bool {
 		add(doctorCheck{name: "config", status: checkFail, text: cerr.Error()})
 	}
 	add(sandboxCheck(cfg))
+	add(shellCheck())
 	if rerr != nil {
 		add(doctorCheck{name: "project", status: checkFail, text: rerr.Error()})
 	} else {
@@ -127,12 +129,22 @@ func sandboxCheck(cfg config.Config) doctorCheck {
 	}
 	switch {
 	case sb.Confines():
-		return doctorCheck{name: "sandbox", status: checkOK, text: fmt.Sprintf("%s (sandbox.mode: %s, %s): commands nobody approved run confined", sb, cfg.Sandbox.Mode, net)}
+		return doctorCheck{name: "sandbox", status: checkOK, text: fmt.Sprintf("%s at %s (sandbox.mode: %s, %s): commands nobody approved run confined", sb, sb.Program(), cfg.Sandbox.Mode, net)}
 	case sb.Kind() == sandbox.Off:
 		return doctorCheck{name: "sandbox", status: checkFail, text: sb.String(), fix: "only inside a container or VM; otherwise remove sandbox.mode: off from config.yaml"}
 	default:
 		return doctorCheck{name: "sandbox", status: checkFail, text: sb.String() + "; every Bash command asks", fix: "install bubblewrap (Debian/Ubuntu: apt-get install bubblewrap) and allow user namespaces"}
 	}
+}
+
+// shellCheck names the bash every command runs with, which, like the
+// sandbox program, comes from a fixed root-owned path and never from PATH.
+func shellCheck() doctorCheck {
+	shell, err := sandbox.Shell()
+	if err != nil {
+		return doctorCheck{name: "shell", status: checkFail, text: err.Error() + "; no command can run", fix: "install bash (it belongs at /bin/bash or /usr/bin/bash, owned by root and writable only by root)"}
+	}
+	return doctorCheck{name: "shell", status: checkOK, text: shell + " runs every command (a fixed, root-owned path; PATH is never searched)"}
 }
 
 func trustCheck(home, root string) doctorCheck {

@@ -54,6 +54,12 @@ type SandboxConfig struct {
 	// Network defaults to true; false cuts sandboxed commands off the
 	// network.
 	Network *bool `yaml:"network"`
+	// Env names environment variables commands inherit beside the
+	// built-in list (PATH, HOME, locale, terminal, toolchains, proxy);
+	// every other variable is dropped, since a secret's name need not
+	// look like one. A project file's list adds to the person's once its
+	// folder is trusted.
+	Env []string `yaml:"env"`
 }
 
 // NetworkAllowed reports whether sandboxed commands keep the network

@@ -162,6 +162,11 @@ func Load(home, projectRoot string) (Loaded, error) {
 			if len(needs) > 0 {
 				out.Warnings = append(out.Warnings, untrustedWarning(out.Trust, needs))
 			}
+		} else {
+			// Lists replace when layered; a project's names add to the
+			// person's rather than drop them.
+			merged.Sandbox.Env = union(userCfg.Sandbox.Env, projCfg.Sandbox.Env)
+			out.Warnings = append(out.Warnings, confineProjectServers(projCfg, &merged, projPath, userPath)...)
 		}
 	}
 	out.Config = merged.WithDefaults()
@@ -410,6 +415,11 @@ func (c Config) validateOver(lower Config) []*FieldError {
 			add(fmt.Sprintf("sandbox.deny_read[%d]", i), "is empty", "remove it or write a file or folder, e.g. ~/.config/secrets")
 		}
 	}
+	for i, name := range sb.Env {
+		if !envNameRE.MatchString(name) {
+			add(fmt.Sprintf("sandbox.env[%d]", i), "is not an environment variable name", "write the variable's name only (e.g. DATABASE_URL), not its value")
+		}
+	}
 	c.validateMCP(lower, add)
 	return ps
 }
@@ -500,6 +510,7 @@ func (c Config) WithDefaults() Config {
 	}
 	c.Sandbox.Writable = append([]string(nil), c.Sandbox.Writable...)
 	c.Sandbox.DenyRead = append([]string(nil), c.Sandbox.DenyRead...)
+	c.Sandbox.Env = append([]string(nil), c.Sandbox.Env...)
 	if c.Providers != nil {
 		providers := make(map[string]ProviderConfig, len(c.Providers))
 		for name, p := range c.Providers {

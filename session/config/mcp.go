@@ -45,7 +45,8 @@ type MCPServerConfig struct {
 	Headers map[string]string `yaml:"headers"`
 	// Sandbox defaults to true: a stdio server runs in the sandbox that
 	// confines unapproved commands (network on). false runs it with the
-	// person's full permissions, for servers that need their files.
+	// person's full permissions, for servers that need their files; only
+	// the person's own config.yaml can say so (confineProjectServers).
 	Sandbox *bool `yaml:"sandbox"`
 	// Timeout bounds one tool call (default tools.timeout).
 	Timeout Duration `yaml:"timeout"`
@@ -197,4 +198,41 @@ func projectMCPProblems(c Config) []*FieldError {
 		}
 	}
 	return ps
+}
+
+// confineProjectServers makes every stdio server that a project file
+// starts or changes run in the sandbox, whatever the files say, and
+// returns a warning for each one that asked otherwise. Trust pins the
+// project file's bytes, not the program it names: a confined command can
+// rewrite ./tools/devserver.sh, and the next start would run it with the
+// person's full rights. So only the person's own config.yaml may set
+// sandbox: false, and only for a server whose command, args and env a
+// project does not touch.
+func confineProjectServers(project Config, merged *Config, projectFile, userFile string) []string {
+	names := make([]string, 0, len(project.MCP.Servers))
+	for name := range project.MCP.Servers {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	var ws []string
+	for _, name := range names {
+		s, ok := merged.MCP.Servers[name]
+		if !ok || s.Confined() {
+			continue
+		}
+		p := project.MCP.Servers[name]
+		why := "sets sandbox: false"
+		if p.Sandbox == nil || *p.Sandbox {
+			if p.Command == "" && len(p.Args) == 0 && len(p.Env) == 0 {
+				continue // the person's own server, untouched
+			}
+			why = "changes the command, args or env of a server your config.yaml runs outside the sandbox"
+		}
+		on := true
+		s.Sandbox = &on
+		merged.MCP.Servers[name] = s
+		ws = append(ws, fmt.Sprintf("%s: mcp.servers.%s %s, which only your own %s may do, so the server runs in the sandbox; to run it with your full permissions, move it to %s",
+			DisplayPath(projectFile), shownKey(name), why, DisplayPath(userFile), DisplayPath(userFile)))
+	}
+	return ws
 }

@@ -1,8 +1,10 @@
 package config
 
 import (
+	"reflect"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestMCPServersValidate(t *testing.T) {
@@ -74,5 +76,53 @@ func TestExpandEnv(t *testing.T) {
 	}
 	if _, err := ExpandEnv("${NOPE} ${TOKEN}", lookup); err == nil || !strings.Contains(err.Error(), "NOPE is not set") || strings.Contains(err.Error(), "abc") {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestAProjectNeverStartsAServerUnconfined is the scenario: a
+// trusted project file declares a server that runs a script in the
+// repository with sandbox: false. A confined command can rewrite the
+// script without touching the trusted bytes, so the server runs in the
+// sandbox anyway, and the person is told to move it to their own file.
+func TestAProjectNeverStartsAServerUnconfined(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	writeFile(t, ConfigPath(home), "mcp:\n  servers:\n    mine:\n      command: my-server\n      sandbox: false\n    shared:\n      command: my-other-server\n      sandbox: false\n", 0o600)
+	writeFile(t, ProjectConfigPath(root), "mcp:\n  servers:\n    dev:\n      command: ./tools/devserver.sh\n      sandbox: false\n    mine:\n      timeout: 5m\n    shared:\n      args: [--evil]\n", 0o600)
+	trust(t, home, root)
+	l, err := Load(home, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	servers := l.Config.MCP.Servers
+	if s := servers["dev"]; s.Command != "./tools/devserver.sh" || !s.Confined() {
+		t.Errorf("the project's server: %+v, want it confined", s)
+	}
+	if s := servers["shared"]; !s.Confined() {
+		t.Errorf("the person's unconfined server with the project's args: %+v, want it confined", s)
+	}
+	if s := servers["mine"]; s.Confined() || s.Timeout.Std() != 5*time.Minute {
+		t.Errorf("the person's own server, only tuned by the project: %+v, want it unconfined", s)
+	}
+	warnings := strings.Join(l.Warnings, "\n")
+	for _, want := range []string{"mcp.servers.dev sets sandbox: false", "mcp.servers.shared changes the command", "runs in the sandbox", "move it to " + DisplayPath(ConfigPath(home))} {
+		if !strings.Contains(warnings, want) {
+			t.Errorf("warnings lack %q:\n%s", want, warnings)
+		}
+	}
+	if strings.Contains(warnings, "mcp.servers.mine") {
+		t.Errorf("a warning about the person's own server:\n%s", warnings)
+	}
+}
+
+// TestSandboxEnvAddsUp: sandbox.env names variables, never values, and a
+// trusted project's names add to the person's.
+func TestSandboxEnvAddsUp(t *testing.T) {
+	if _, err := ParseConfig([]byte("sandbox:\n  env: [\"DATABASE_URL=postgres://u:pw@h/db\"]\n"), "config.yaml"); err == nil ||
+		!strings.Contains(err.Error(), "sandbox.env[0]") || strings.Contains(err.Error(), "pw@h") {
+		t.Errorf("a value in sandbox.env: %v", err)
+	}
+	l, _ := load(t, "sandbox:\n  env: [GH_TOKEN]\n", "sandbox:\n  env: [DATABASE_URL]\n", true)
+	if got, want := l.Config.Sandbox.Env, []string{"GH_TOKEN", "DATABASE_URL"}; !reflect.DeepEqual(got, want) {
+		t.Errorf("sandbox.env = %q, want %q", got, want)
 	}
 }

@@ -188,4 +188,12 @@ func CacheDir(name string) (string, error) {
 	return p, nil
 }
 
+// OwnDirs are the folders outside the home where infer keeps its own
+// files: its state (infer.log, which records tool arguments, URLs and
+// approvals) and its cache (the browser profile it starts, downloaded
+// model lists). Nothing confined may read them.
+func OwnDirs() []string {
+	return []string{filepath.Join(xdg.StateHome, xdgSubdir), filepath.Join(xdg.CacheHome, xdgSubdir)}
+}
+
 func isWindows() bool { return runtime.GOOS == "windows" }

@@ -70,10 +70,11 @@ var keyCases = []keyCase{
 	{"sandbox.writable", "sandbox:\n  writable: [\"~\"]\n", false},
 	{"sandbox.deny_read", "sandbox:\n  deny_read: [~/.netrc]\n", true},
 	{"sandbox.network", "sandbox:\n  network: false\n", true},
+	{"sandbox.env", "sandbox:\n  env: [DATABASE_URL]\n", false},
 	{"mcp.servers.openai.command", "mcp:\n  servers:\n    openai:\n      command: ./evil\n", false},
 	{"mcp.servers.openai.args", "mcp:\n  servers:\n    openai:\n      args: [a]\n", false},
 	{"mcp.servers.openai.url", "mcp:\n  servers:\n    openai:\n      url: http://127.0.0.1:9/mcp\n", false},
-	{"mcp.servers.openai.sandbox", "mcp:\n  servers:\n    openai:\n      sandbox: false\n", false},
+	{"mcp.servers.openai.sandbox", "mcp:\n  servers:\n    openai:\n      sandbox: true\n", false}, // false: TestAProjectNeverStartsAServerUnconfined
 	{"mcp.servers.openai.timeout", "mcp:\n  servers:\n    openai:\n      timeout: 5m\n", false},
 	{"mcp.servers.openai.start_timeout", "mcp:\n  servers:\n    openai:\n      start_timeout: 5m\n", false},
 	{"mcp.servers.openai.disabled", "mcp:\n  servers:\n    openai:\n      disabled: true\n", false},

@@ -342,9 +342,12 @@ func TestSandboxedServer(t *testing.T) {
 	copyFile(t, exe, filepath.Join(root, "server"))
 	cfg := stdio(t, nil)
 	cfg.Command = filepath.Join(root, "server")
+	cfg.Env["GIVEN"] = "given-to-it"
 	free := cfg
 	free.Sandbox = new(bool)
-	m := start(t, Options{Root: root, Sandbox: sb, Confine: sandbox.Policy{Network: true}, Servers: map[string]config.MCPServerConfig{"box": cfg, "free": free}})
+	t.Setenv("DATABASE_URL", "postgres://u:db-secret@h/db")
+	t.Setenv("INFER_TEST_LISTED", "listed")
+	m := start(t, Options{Root: root, Sandbox: sb, Confine: sandbox.Policy{Network: true, Env: []string{"INFER_TEST_LISTED"}}, Servers: map[string]config.MCPServerConfig{"box": cfg, "free": free}})
 	if st := status(t, m, "box"); st.State != Ready || !st.Sandboxed {
 		t.Fatalf("box: %+v", st)
 	}
@@ -352,6 +355,18 @@ func TestSandboxedServer(t *testing.T) {
 		t.Fatalf("free: %+v", st)
 	}
 	p, _ := pipeline(t, m, nil)
+	// Confined, the server inherits what confined commands do (the list
+	// and sandbox.env) and what its own env entries give it.
+	for server, want := range map[string]map[string]string{
+		"box":  {"DATABASE_URL": "DATABASE_URL is not set", "INFER_TEST_LISTED": "INFER_TEST_LISTED=listed", "GIVEN": "GIVEN=given-to-it"},
+		"free": {"DATABASE_URL": "DATABASE_URL=postgres://u:db-secret@h/db", "GIVEN": "GIVEN=given-to-it"},
+	} {
+		for name, w := range want {
+			if o := call(p, "mcp__"+server+"__env", `{"name":"`+name+`"}`, tools.Auto); o.Output != w {
+				t.Errorf("%s's %s: %q, want %q", server, name, o.Output, w)
+			}
+		}
+	}
 	if o := call(p, "mcp__box__write", `{"path":"`+filepath.Join(root, "in.txt")+`","text":"x"}`, tools.Auto); !o.Success {
 		t.Fatalf("write inside: %+v", o)
 	}

@@ -252,17 +252,17 @@ func (s *server) transport() (mcp.Transport, *process, error) {
 		client := &http.Client{Transport: headerTransport{base: http.DefaultTransport, h: h}}
 		return &mcp.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: client, MaxRetries: 1, DisableStandaloneSSE: true}, proc, nil
 	}
-	env, err := s.env()
-	if err != nil {
-		return nil, proc, err
-	}
 	opts := s.m.opts
 	sb := opts.Sandbox
 	confine := s.cfg.Confined() && sb != nil && sb.Kind() != sandbox.Off
+	env, err := s.env(confine)
+	if err != nil {
+		return nil, proc, err
+	}
 	var cmd *exec.Cmd
 	if confine {
 		if !sb.Confines() {
-			return nil, proc, fmt.Errorf("it runs in the sandbox, and no sandbox is available here (%v); set sandbox: false under mcp.servers.%s to run it with your full permissions", sb.Problem(), s.name)
+			return nil, proc, fmt.Errorf("it runs in the sandbox, and no sandbox is available here (%v); set sandbox: false under mcp.servers.%s in your own config.yaml (a project's cannot) to run it with your full permissions", sb.Problem(), s.name)
 		}
 		pol := opts.Confine
 		pol.Root = opts.Root
@@ -284,9 +284,11 @@ func (s *server) transport() (mcp.Transport, *process, error) {
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}, proc, nil
 }
 
-// env is a stdio server's environment: infer's own without its secrets,
-// plus the configured variables with ${VAR} expanded.
-func (s *server) env() ([]string, error) {
+// env is a stdio server's environment: infer's own without its secrets
+// (and, confined, cut down to what confined commands inherit, the same
+// list and sandbox.env), plus the configured variables with ${VAR}
+// expanded, which the person gave this server on purpose.
+func (s *server) env(confine bool) ([]string, error) {
 	hidden := map[string]bool{}
 	for _, n := range s.m.opts.SecretEnv {
 		hidden[n] = true
@@ -297,7 +299,7 @@ func (s *server) env() ([]string, error) {
 	var out []string
 	for _, kv := range os.Environ() {
 		name, _, _ := strings.Cut(kv, "=")
-		if !hidden[name] {
+		if !hidden[name] && (!confine || sandbox.KeepsEnv(name, s.m.opts.Confine.Env)) {
 			out = append(out, kv)
 		}
 	}

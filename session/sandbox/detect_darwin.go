@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"time"
@@ -11,9 +10,10 @@ import (
 const probeTimeout = 5 * time.Second
 
 func detect() *Sandbox {
-	path, err := exec.LookPath("sandbox-exec")
+	// Only the system's own, never one found on PATH (see bwrapCandidates).
+	path, err := firstTrusted("sandbox-exec", []string{"/usr/bin/sandbox-exec"})
 	if err != nil {
-		return Unavailable(errors.New("sandbox-exec is not on PATH"))
+		return Unavailable(err)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()

@@ -3,7 +3,6 @@ package sandbox
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"os/exec"
 	"strings"
@@ -15,9 +14,9 @@ import (
 const probeTimeout = 5 * time.Second
 
 func detect() *Sandbox {
-	path, err := exec.LookPath("bwrap")
+	path, err := firstTrusted("bwrap", bwrapCandidates)
 	if err != nil {
-		return Unavailable(errors.New("bubblewrap is not installed: install the bubblewrap package (apt-get install bubblewrap)"))
+		return Unavailable(fmt.Errorf("bubblewrap is not installed where infer trusts it (%v): install the bubblewrap package (apt-get install bubblewrap)", err))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), probeTimeout)
 	defer cancel()

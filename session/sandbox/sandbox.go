@@ -59,6 +59,9 @@ type Policy struct {
 	DenyRead []string
 	// Network is false to cut the command off the network.
 	Network bool
+	// Env names variables commands inherit beside the built-in list
+	// (sandbox.env; see Environ).
+	Env []string
 	// TempDir is the private temp folder, seen as /tmp inside; empty
 	// means a fresh empty one that is gone when the command ends.
 	TempDir string
@@ -105,9 +108,9 @@ func samePath(a, b string) bool {
 }
 
 // SecretStores are the folders and files of the person's home that hold
-// credentials, which confined commands may never read. gh's own token
-// (~/.config/gh) is not among them: `gh api` must keep working for the
-// extension's GitHub access.
+// credentials, which confined commands may never read. gh's hosts.yml is
+// among them like every other token: a confined `gh` that needs to reach
+// GitHub needs the person (or GH_TOKEN listed in sandbox.env).
 func SecretStores(home string) []string {
 	if home == "" {
 		return nil
@@ -115,21 +118,39 @@ func SecretStores(home string) []string {
 	rel := []string{
 		// Keys and cloud credentials.
 		".ssh", ".aws", ".gnupg", ".netrc", ".docker", ".kube",
-		".config/gcloud", ".azure", ".password-store", ".git-credentials",
-		".config/git/credentials", ".npmrc", ".pypirc", ".cargo/credentials.toml",
-		".cargo/credentials", ".vault-token", ".terraform.d", ".pgpass",
-		".m2/settings.xml", ".gradle/gradle.properties", ".1password",
-		".local/share/keyrings", "Library/Keychains",
-		// Other agents' logins.
-		".claude", ".codex", ".config/github-copilot",
+		".config/gcloud", ".azure", ".oci", ".config/doctl", ".config/hcloud",
+		".config/containers/auth.json", ".vault-token", ".terraform.d", ".pgpass",
+		".my.cnf", ".config/rclone", ".s3cfg", ".boto",
+		// Forges and the command-line tools that hold their tokens.
+		".config/gh", ".config/hub", ".config/glab-cli", ".git-credentials",
+		".config/git/credentials",
+		// Package registries' tokens.
+		".npmrc", ".yarnrc", ".yarnrc.yml", ".pypirc", ".config/pip", ".pip",
+		".cargo/credentials.toml", ".cargo/credentials", ".gem/credentials",
+		".m2/settings.xml", ".gradle/gradle.properties", ".nuget/NuGet",
+		// Model providers' and AI tools' tokens, other agents' logins.
+		".cache/huggingface/token", ".huggingface", ".config/openai",
+		".claude", ".claude.json", ".codex", ".config/github-copilot", ".gemini",
+		// Password managers and keyrings.
+		".password-store", ".local/share/password-store", ".1password",
+		".config/op", ".local/share/keyrings", ".gnome2/keyrings",
+		".local/share/kwalletd", "Library/Keychains",
 		// The display server's key (keystrokes into the person's windows)
 		// and shell histories (tokens typed on command lines).
 		".Xauthority", ".bash_history", ".zsh_history", ".python_history",
 		".psql_history", ".mysql_history", ".node_repl_history",
-		// Browser profiles: the person's sessions on every site.
-		".mozilla", ".config/google-chrome", ".config/chromium",
-		".config/BraveSoftware", ".config/microsoft-edge",
+		".local/share/fish/fish_history",
+		// Browser profiles, native, snap and flatpak: the person's
+		// sessions on every site.
+		".mozilla", ".config/google-chrome", ".config/google-chrome-beta",
+		".config/google-chrome-unstable", ".config/chromium", ".config/BraveSoftware",
+		".config/microsoft-edge", ".config/vivaldi", ".config/opera",
+		"snap/chromium", "snap/firefox", ".var/app/org.chromium.Chromium",
+		".var/app/com.google.Chrome", ".var/app/org.mozilla.firefox",
+		".var/app/com.brave.Browser", ".var/app/com.microsoft.Edge",
 		"Library/Application Support/Google/Chrome", "Library/Application Support/Firefox",
+		"Library/Application Support/Chromium", "Library/Application Support/BraveSoftware",
+		"Library/Application Support/Microsoft Edge", "Library/Cookies", "Library/Safari",
 	}
 	out := make([]string, len(rel))
 	for i, r := range rel {
@@ -148,6 +169,15 @@ type Sandbox struct {
 	program string // bwrap or sandbox-exec
 	problem error
 	version string
+}
+
+// Program is the full path of the sandbox program in force (bwrap or
+// sandbox-exec), for doctor; "" when there is none.
+func (s *Sandbox) Program() string {
+	if s == nil || !s.Confines() {
+		return ""
+	}
+	return s.program
 }
 
 // Kind is the mechanism in force.

@@ -189,10 +189,15 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 
 // bashCommandFor builds the command for c: confined in env's sandbox, or
 // plain bash when a person approved the call or no sandbox was set up.
-// inSandbox says which.
+// inSandbox says which. Either way bash is the system's own, from a fixed
+// root-owned path (sandbox.Shell), never whatever PATH finds first.
 func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inSandbox bool, err error) {
+	shell, err := sandbox.Shell()
+	if err != nil {
+		return nil, false, fmt.Errorf("refused to run the command: %v", err)
+	}
 	if c == unconfined || env.Sandbox == nil || env.Sandbox.Kind() == sandbox.Off {
-		cmd = exec.Command("bash", "-c", command)
+		cmd = exec.Command(shell, "-c", command)
 		cmd.Dir = env.Root
 		cmd.Env = env.commandEnv()
 		return cmd, false, nil
@@ -208,7 +213,7 @@ func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inS
 	if p.TempDir, err = env.privateTemp(); err != nil {
 		return nil, false, err
 	}
-	cmd, err = env.Sandbox.Command(p, confinedEnv(env.commandEnv()), "bash", "-c", command)
+	cmd, err = env.Sandbox.Command(p, confinedEnv(env.commandEnv(), p.Env), shell, "-c", command)
 	if err != nil {
 		return nil, false, err
 	}
@@ -216,47 +221,14 @@ func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inS
 }
 
 // confinedEnv is the environment of a confined command: env (nil means
-// infer's own) without what points at services outside the sandbox (the
-// session bus, ssh and gpg agents, the display, a Docker daemon) and
-// without variables whose names say they hold a secret, except the GitHub
-// tokens gh needs. A person's approval runs a command with all of it.
-func confinedEnv(env []string) []string {
-	if env == nil {
-		env = os.Environ()
-	}
-	out := make([]string, 0, len(env))
-	for _, kv := range env {
-		name, _, _ := strings.Cut(kv, "=")
-		if !hiddenFromSandbox(name) {
-			out = append(out, kv)
-		}
-	}
-	return out
-}
-
-// outsideServices are variables that lead a command to a service which
-// acts outside the sandbox for whoever connects.
-var outsideServices = map[string]bool{
-	"DBUS_SESSION_BUS_ADDRESS": true, "DBUS_SYSTEM_BUS_ADDRESS": true,
-	"SSH_AUTH_SOCK": true, "GPG_AGENT_INFO": true, "DISPLAY": true,
-	"WAYLAND_DISPLAY": true, "XAUTHORITY": true, "DOCKER_HOST": true,
-	"CONTAINER_HOST": true,
-}
-
-func hiddenFromSandbox(name string) bool {
-	if outsideServices[name] {
-		return true
-	}
-	if name == "GH_TOKEN" || name == "GITHUB_TOKEN" {
-		return false // gh api must keep working (the extension relies on it)
-	}
-	upper := strings.ToUpper(name)
-	for _, word := range []string{"SECRET", "TOKEN", "PASSWORD", "PASSWD", "API_KEY", "APIKEY", "PRIVATE_KEY", "CREDENTIAL", "ACCESS_KEY"} {
-		if strings.Contains(upper, word) {
-			return true
-		}
-	}
-	return false
+// infer's own) cut down to the sandbox's list of what builds and tests
+// need plus the names in extra (sandbox.env). Whatever is not listed is
+// dropped, whether or not its name looks secret (DATABASE_URL does not),
+// and with it what points at services outside the sandbox (the session
+// bus, ssh and gpg agents, the display, a Docker daemon). A person's
+// approval runs a command with all of it.
+func confinedEnv(env, extra []string) []string {
+	return sandbox.Environ(env, extra)
 }
 
 // sandboxRefusal reports whether a failed command's output looks like the

@@ -171,15 +171,20 @@ func TestBashRunsInTheSandboxUnlessAPersonApprovedIt(t *testing.T) {
 	}
 }
 
-// TestConfinedCommandsGetNoSecretsOrServiceAddresses: variables that
-// point at services outside the sandbox or whose names say they hold a
-// secret stay out of confined commands; gh's token and the rest pass.
+// TestConfinedCommandsGetNoSecretsOrServiceAddresses: only the listed
+// variables reach a confined command, so neither those that point at
+// services outside the sandbox nor secrets whose names do not look secret
+// (the issue's DATABASE_URL, STRIPE_SK, SENTRY_DSN…) pass; gh's token
+// passes only when sandbox.env names it.
 func TestConfinedCommandsGetNoSecretsOrServiceAddresses(t *testing.T) {
 	env := sandboxedEnv(t)
 	for name, value := range map[string]string{
 		"SSH_AUTH_SOCK": "/run/user/0/agent", "DBUS_SESSION_BUS_ADDRESS": "unix:path=/run/user/0/bus",
 		"DISPLAY": ":0", "HF_TOKEN": "hf-secret", "AWS_SECRET_ACCESS_KEY": "aws-secret",
-		"DB_PASSWORD": "db-secret", "GH_TOKEN": "gh-kept", "EDITOR": "vi-kept",
+		"DB_PASSWORD": "db-secret", "GH_TOKEN": "gh-secret", "EDITOR": "vi-kept",
+		"DATABASE_URL": "postgres://u:database-secret@h/db", "STRIPE_SK": "stripe-secret",
+		"SENTRY_DSN": "https://sentry-secret@o1.example/1", "SLACK_WEBHOOK_URL": "https://hooks.example/slack-secret",
+		"NPM_AUTH": "npm-secret", "MY_APP_KEY": "app-secret", "GOFLAGS": "-mod=mod-kept",
 	} {
 		t.Setenv(name, value)
 	}
@@ -188,20 +193,52 @@ func TestConfinedCommandsGetNoSecretsOrServiceAddresses(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, hidden := range []string{"agent", "unix:path", "DISPLAY=", "hf-secret", "aws-secret", "db-secret"} {
+	for _, hidden := range []string{"agent", "unix:path", "DISPLAY=", "hf-secret", "aws-secret", "db-secret", "gh-secret",
+		"database-secret", "stripe-secret", "sentry-secret", "slack-secret", "npm-secret", "app-secret"} {
 		if strings.Contains(res.Text, hidden) {
 			t.Errorf("%s reached the confined command", hidden)
 		}
 	}
-	for _, kept := range []string{"gh-kept", "vi-kept", "PATH="} {
+	for _, kept := range []string{"vi-kept", "mod-kept", "PATH="} {
 		if !strings.Contains(res.Text, kept) {
 			t.Errorf("%s did not reach the confined command", kept)
 		}
+	}
+	// sandbox.env: [GH_TOKEN, DATABASE_URL] lets those two in, no more.
+	env.Confine.Env = []string{"GH_TOKEN", "DATABASE_URL"}
+	res, err = bashTool{}.runConfined(context.Background(), env, json.RawMessage(script), confined)
+	if err != nil || !strings.Contains(res.Text, "gh-secret") || !strings.Contains(res.Text, "database-secret") || strings.Contains(res.Text, "stripe-secret") {
+		t.Errorf("with sandbox.env: %v\n%s", err, res.Text)
 	}
 	// Approved by a person: their whole environment, as before.
 	res, err = bashTool{}.runConfined(context.Background(), env, json.RawMessage(script), unconfined)
 	if err != nil || !strings.Contains(res.Text, "db-secret") {
 		t.Errorf("unconfined: %v", err)
+	}
+}
+
+// TestAPlantedBashIsNotUsed: a bash first on PATH (an activated
+// virtualenv's bin folder a command can write) runs neither confined nor
+// approved commands.
+func TestAPlantedBashIsNotUsed(t *testing.T) {
+	env := sandboxedEnv(t)
+	dir := filepath.Join(env.Root, ".venv", "bin") // seen inside the sandbox too
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	mark := filepath.Join(env.Root, "ran")
+	if err := os.WriteFile(filepath.Join(dir, "bash"), []byte("#!/bin/sh\necho planted >> "+mark+"\necho planted\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Setenv("PATH", dir+string(os.PathListSeparator)+os.Getenv("PATH"))
+	for _, c := range []confinement{confined, unconfined} {
+		res, err := bashTool{}.runConfined(context.Background(), env, json.RawMessage(`{"command": "echo real"}`), c)
+		if err != nil || !res.Success || strings.TrimSpace(res.Text) != "real" {
+			t.Errorf("confinement %v: %+v %v", c, res, err)
+		}
+	}
+	if _, err := os.Stat(mark); err == nil {
+		t.Error("the bash planted on PATH ran")
 	}
 }
 
