@@ -389,6 +389,13 @@ func (screenshotTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (O
 	}, nil
 }
 
+// artifactIDBytes is how much randomness an artifact's name carries. The
+// bridge serves /artifacts/ to the extension's <img>, which cannot send a
+// token, so the name is the only secret: 128 bits cannot be guessed by a
+// process in the sandbox or another local user, while the 24 bits it once
+// had could be walked in minutes.
+const artifactIDBytes = 16
+
 // saveArtifact writes data to <ArtifactsDir>/<dir>/<time>-<id><ext>, in a
 // directory only the person can enter, and returns the slash-separated
 // path relative to ArtifactsDir and the absolute path.
@@ -397,7 +404,7 @@ func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error
 	if err := os.MkdirAll(full, 0o700); err != nil {
 		return "", "", err
 	}
-	var id [3]byte
+	var id [artifactIDBytes]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return "", "", err
 	}
