@@ -2,8 +2,8 @@ package tools
 
 import (
 	"bytes"
-	"encoding/hex"
 	"context"
+	"encoding/hex"
 	"errors"
 	"image"
 	"image/png"
