@@ -172,7 +172,7 @@ func (navigateTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Out
 	if res.URL == "" {
 		res.URL = a.URL
 	}
-	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true}, nil
+	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true, page: res.URL}, nil
 }
 
 func checkURL(raw string) error {
@@ -222,7 +222,7 @@ func (clickTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 	if err != nil {
 		return Output{}, err
 	}
-	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true, page: res.URL}, nil
 }
 
 type typeTool struct{}
@@ -272,7 +272,7 @@ func (typeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if a.PressEnter {
 		enter = " and pressed Enter"
 	}
-	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true, page: res.URL}, nil
 }
 
 type readPageTool struct{}
