@@ -19,6 +19,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(squatHelperEnv); addr != "" {
+		squatHelper(addr)
+		return
+	}
 	// Started by a script as `infer` (script_test.go), the test binary is
 	// infer and runs main; otherwise it runs the tests, then goleak's check.
 	testscript.Main(leakChecked{m}, scriptCommands)
