@@ -1,0 +1,17 @@
+//go:build !linux
+
+package reaper
+
+import (
+	"os"
+	"syscall"
+)
+
+// supported is false: the reaper needs Linux's child subreaper.
+const supported = false
+
+func selfPath() (string, error) { return os.Executable() }
+
+func armParentDeath(*syscall.SysProcAttr) {}
+
+func serve(statusFD int, args []string) int { return 127 }
