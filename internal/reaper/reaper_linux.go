@@ -23,8 +23,10 @@ func selfPath() (string, error) { return "/proc/self/exe", nil }
 func armParentDeath(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGTERM }
 
 // termGrace is how long the tree gets to end after SIGTERM before the
-// reaper kills what is left.
-const termGrace = 2 * time.Second
+// reaper kills what is left. It is shorter than the grace session/tools
+// gives a stopped command's group (2 s) before killing the group, reaper
+// included, so that the reaper has done its work by then.
+const termGrace = time.Second
 
 // serve is the reaper: statusFD is its status pipe, args the program and
 // its argv.

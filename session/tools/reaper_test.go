@@ -135,3 +135,26 @@ func alive(pid int) bool {
 	i := strings.LastIndexByte(string(b), ')')
 	return i >= 0 && i+2 < len(b) && b[i+2] != 'Z'
 }
+
+// TestStoppedApprovedCommandEndsItsWholeTree times out an approved command
+// that started a process in a session of its own: stopping the command's
+// process group ends that one too.
+func TestStoppedApprovedCommandEndsItsWholeTree(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("the reaper needs Linux")
+	}
+	env := newEnv(t)
+	raw, _ := json.Marshal(bashArgs{Command: "setsid sleep 1000 & echo $! > pid; sleep 30", TimeoutMS: 300})
+	out, err := bashTool{}.runConfined(context.Background(), env, raw, unconfined)
+	if err != nil || !out.TimedOut {
+		t.Fatalf("outcome %+v, %v", out, err)
+	}
+	pids := readPids(filepath.Join(env.Root, "pid"))
+	if len(pids) != 1 {
+		t.Fatalf("pids %v", pids)
+	}
+	t.Cleanup(func() { syscall.Kill(pids[0], syscall.SIGKILL) })
+	if !eventually(func() bool { return !alive(pids[0]) }) {
+		t.Errorf("the command's detached child %d outlived the stopped command", pids[0])
+	}
+}
