@@ -103,7 +103,7 @@ func (w *Watch) Started() {
 		var b [5]byte
 		if n, _ := readFull(w.r, b[:]); n == len(b) {
 			w.exited <- Exit{
-				Status: syscall.WaitStatus(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24),
+				Status: decodeStatus(uint32(b[0]) | uint32(b[1])<<8 | uint32(b[2])<<16 | uint32(b[3])<<24),
 				Left:   b[4] != 0,
 			}
 		}

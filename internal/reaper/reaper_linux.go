@@ -18,6 +18,9 @@ const supported = true
 // when the file on disk was replaced or removed since.
 func selfPath() (string, error) { return "/proc/self/exe", nil }
 
+// decodeStatus turns the reaper's report back into a wait status.
+func decodeStatus(s uint32) syscall.WaitStatus { return syscall.WaitStatus(s) }
+
 // armParentDeath has the kernel send the reaper SIGTERM when infer dies,
 // which it catches; SIGKILL would leave the tree behind.
 func armParentDeath(a *syscall.SysProcAttr) { a.Pdeathsig = syscall.SIGTERM }

@@ -10,6 +10,9 @@ import (
 // supported is false: the reaper needs Linux's child subreaper.
 const supported = false
 
+// decodeStatus is never used here: no reaper reports.
+func decodeStatus(uint32) (ws syscall.WaitStatus) { return ws }
+
 func selfPath() (string, error) { return os.Executable() }
 
 func armParentDeath(*syscall.SysProcAttr) {}
