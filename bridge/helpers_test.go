@@ -6,6 +6,7 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"os"
 	"strconv"
 	"sync"
 	"testing"
@@ -23,6 +24,10 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	if addr := os.Getenv(dialHelperEnv); addr != "" {
+		dialHelper(addr)
+		return
+	}
 	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 

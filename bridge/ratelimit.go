@@ -93,6 +93,8 @@ const (
 	refusedToken  = "token"
 	refusedHost   = "host"
 	refusedBearer = "bearer"
+	// refusedUser is a socket opened by another local user (peers.go).
+	refusedUser = "user"
 )
 
 // defaultRefusalInterval is how often a flood of refusals of one kind is

@@ -123,6 +123,7 @@ func Listen(opts Options) (*Server, error) {
 		status:      browser.Status{State: browser.Waiting, Since: time.Now()},
 		finished:    make(chan struct{}),
 	}
+	s.ln = newOwnerListener(ln, s)
 	digest := sha256.Sum256([]byte(opts.Token))
 	s.tokenDigest.Store(&digest)
 	s.upgrader = websocket.Upgrader{

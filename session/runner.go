@@ -166,6 +166,11 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
 			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
 			rec.ran(call.ID, o)
+			if o.Warning != "" {
+				// For the person, never the model: e.g. a site grant's
+				// navigation that ended on another site.
+				w.notice(o.Warning, Warn, tools.OriginAgent)
+			}
 			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images}
 		},
 	})

@@ -362,5 +362,8 @@ func (w *Workspace) RunTool(ctx context.Context, id, name, args string, origin O
 	w.toolRequested(id, name, args, origin, mode)
 	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
 	w.toolRequestDone(id, name, origin, o)
+	if o.Warning != "" {
+		w.notice(o.Warning, Warn, origin)
+	}
 	return o
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/internal/sockowner"
 
 	"github.com/spf13/cobra"
 
@@ -185,6 +186,10 @@ func bridgeChecks(ctx context.Context, home string) []doctorCheck {
 		return append(out, doctorCheck{name: "bridge", status: checkNote, text: "browser use is off (enabled: false)"})
 	}
 	port := b.Extension.Port
+	if c, held := squatCheck(port); held {
+		// Asking the squatter for /status would hand it the token.
+		return append(out, c)
+	}
 	st, code, err := fetchStatus(ctx, port, b.Extension.Token)
 	switch {
 	case err != nil && errors.Is(err, syscall.ECONNREFUSED):
@@ -212,6 +217,23 @@ func bridgeChecks(ctx context.Context, home string) []doctorCheck {
 		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("infer is running on port %d, but no extension is connected", port), fix: "open the extension's options, check the port and token (infer pair), then click Connect"})
 	}
 	return out
+}
+
+// squatCheck fails when a process of another user listens on port: the
+// extension, which speaks first, would give it the token whenever infer is
+// not running. Root is another user here too; only the person's own
+// listener is theirs. Where the owner cannot be found it says nothing.
+func squatCheck(port int) (doctorCheck, bool) {
+	uid, found, err := sockowner.ListenerUID(port)
+	if err != nil || !found || uid == os.Getuid() {
+		return doctorCheck{}, false
+	}
+	return doctorCheck{
+		name:   "bridge",
+		status: checkFail,
+		text:   fmt.Sprintf("port %d is held by another user (uid %d): while infer is not running, the extension would send it the token", port, uid),
+		fix:    "find it with `ss -ltnp`; until it is gone, disconnect the extension, or set another extension.port in browser_use.yaml and the extension's options and run `infer init --rotate-token`",
+	}, true
 }
 
 // free reports whether port can be bound on the loopback now.

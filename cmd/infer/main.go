@@ -11,9 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/infer-workspace/infer/internal/reaper"
 )
 
 func main() {
+	// A reaper started for an approved command is this binary again; it
+	// runs and exits here, before anything else.
+	reaper.Main()
 	// Subcommands that run until stopped (serve, headless, the TUI) watch
 	// this context, so Ctrl+C, SIGTERM and a hang-up (a closed terminal, a
 	// dropped ssh session) end them cleanly, keeping what was written,

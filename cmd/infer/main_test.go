@@ -14,11 +14,19 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/reaper"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/rogpeppe/go-internal/testscript"
 )
 
 func TestMain(m *testing.M) {
+	// infer (main, run by scripts) starts approved commands under a reaper
+	// that is this binary again: it must run as one, not as the tests.
+	reaper.Main()
+	if addr := os.Getenv(squatHelperEnv); addr != "" {
+		squatHelper(addr)
+		return
+	}
 	// Started by a script as `infer` (script_test.go), the test binary is
 	// infer and runs main; otherwise it runs the tests, then goleak's check.
 	testscript.Main(leakChecked{m}, scriptCommands)

@@ -19,6 +19,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/google/uuid"
@@ -91,6 +92,9 @@ type Config struct {
 	Request llm.Request
 	// MaxSteps bounds model calls in the turn (default 50).
 	MaxSteps int
+	// MaxAnswerBytes bounds the text and reasoning of one model answer
+	// (default DefaultMaxAnswerBytes).
+	MaxAnswerBytes int
 	// ThreadID and RunID identify the run in RUN_* events.
 	ThreadID, RunID string
 }
@@ -104,6 +108,20 @@ type Outcome struct {
 	Usage llm.Usage
 }
 
+// DefaultMaxAnswerBytes is how much text (with reasoning) one streamed
+// answer may carry. A model stuck in a loop, or a provider that is not
+// what it claims, can stream without end; everything kept is stored and
+// sent back with every later turn, so an answer past this is cut, and the
+// stream is not read any further.
+const DefaultMaxAnswerBytes = 8 << 20
+
+// CutNote ends an answer that was cut at the cap, in the stored message
+// (which the model reads again next turn) as in what the person sees.
+const CutNote = "[… the answer was cut here: it passed %s, the most infer keeps of one answer]"
+
+// errAnswerTooLong cancels a stream that passed the cap.
+var errAnswerTooLong = errors.New("the answer passed the size cap")
+
 // InterruptedNotice and the error prefix are the visible notices that close
 // a turn that did not finish normally.
 const InterruptedNotice = "⏹ Interrupted."
@@ -115,6 +133,9 @@ func Run(ctx context.Context, cfg Config, history []llm.Message, h Hooks) Outcom
 	t := &turn{cfg: cfg, hooks: h, history: append([]llm.Message(nil), history...)}
 	if t.cfg.MaxSteps <= 0 {
 		t.cfg.MaxSteps = 50
+	}
+	if t.cfg.MaxAnswerBytes <= 0 {
+		t.cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
 	if t.cfg.ThreadID == "" {
 		t.cfg.ThreadID = uuid.NewString()
@@ -159,25 +180,49 @@ func (t *turn) loop(ctx context.Context) Outcome {
 		req := t.cfg.Request
 		req.Messages = t.history
 		var segmentID string // the text message the tool calls hang off
-		comp, err := t.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
+		// kept is what was shown of this answer, bounded by the cap: what
+		// is stored if the answer is cut, whatever the provider kept.
+		var kept answer
+		sctx, cancel := context.WithCancelCause(ctx)
+		comp, err := t.cfg.Provider.Stream(sctx, req, func(d llm.Delta) {
+			if d.Text == "" || (d.Kind != llm.TextDelta && d.Kind != llm.ReasoningDelta) || kept.cut {
+				return
+			}
+			text := kept.add(d, t.cfg.MaxAnswerBytes)
+			if kept.cut {
+				cancel(errAnswerTooLong)
+			}
+			if text == "" {
+				return
+			}
 			switch d.Kind {
 			case llm.TextDelta:
-				if d.Text == "" {
-					return
-				}
 				t.openText()
 				segmentID = t.textID
-				t.hooks.Emit(events.NewTextMessageContentEvent(t.textID, d.Text))
+				t.hooks.Emit(events.NewTextMessageContentEvent(t.textID, text))
 			case llm.ReasoningDelta:
-				if d.Text == "" {
-					return
-				}
 				t.openReasoning()
-				t.hooks.Emit(events.NewReasoningMessageContentEvent(t.reasoningID, d.Text))
+				t.hooks.Emit(events.NewReasoningMessageContentEvent(t.reasoningID, text))
 			}
 		})
+		cancel(nil)
 		t.closeOpen()
 		t.usage = t.usage.Add(comp.Usage)
+
+		if kept.cut && ctx.Err() == nil {
+			// Tool calls of a cut answer are dropped: the model said too
+			// much to trust that their arguments are whole.
+			note := fmt.Sprintf(CutNote, byteSize(t.cfg.MaxAnswerBytes))
+			content := kept.text.String()
+			if content != "" {
+				content += "\n\n"
+			}
+			if rerr := t.record(llm.Message{Role: llm.RoleAssistant, Content: content + note, Reasoning: kept.reasoning.String()}); rerr != nil {
+				return Outcome{Status: Failed, Err: rerr}
+			}
+			t.notice("⚠ " + note)
+			return Outcome{Status: Finished}
+		}
 
 		if err != nil {
 			// Keep what arrived: the person saw it stream, so it is part of
@@ -365,4 +410,42 @@ func errorCode(err error) string {
 		return c
 	}
 	return "error"
+}
+
+// answer is what one streamed answer showed so far, up to the cap.
+type answer struct {
+	text, reasoning strings.Builder
+	cut             bool
+}
+
+// add keeps d's text while the answer stays within limit bytes and returns
+// what was kept of it, cut at a character boundary; once the cap is
+// reached it sets cut.
+func (a *answer) add(d llm.Delta, limit int) string {
+	room := limit - a.text.Len() - a.reasoning.Len()
+	text := d.Text
+	if len(text) > room {
+		a.cut = true
+		text = text[:max(room, 0)]
+		for len(text) > 0 && !utf8.RuneStart(d.Text[len(text)]) {
+			text = text[:len(text)-1]
+		}
+	}
+	if d.Kind == llm.TextDelta {
+		a.text.WriteString(text)
+	} else {
+		a.reasoning.WriteString(text)
+	}
+	return text
+}
+
+// byteSize writes n bytes as people read it: 8 MiB, 512 KiB, 100 bytes.
+func byteSize(n int) string {
+	switch {
+	case n >= 1<<20 && n%(1<<20) == 0:
+		return fmt.Sprintf("%d MiB", n>>20)
+	case n >= 1<<10 && n%(1<<10) == 0:
+		return fmt.Sprintf("%d KiB", n>>10)
+	}
+	return fmt.Sprintf("%d bytes", n)
 }

@@ -11,6 +11,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/reaper"
 	"github.com/infer-workspace/infer/session/sandbox"
 )
 
@@ -127,7 +128,21 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	// signal stops it when infer itself dies.
 	cmd.SysProcAttr = childProcAttr(inSandbox)
 	cmd.WaitDelay = pipeGrace
-	if err := cmd.Start(); err != nil {
+	// Outside the sandbox no pid namespace ends what the command leaves
+	// running; a reaper makes the whole tree end with infer.
+	var reaped <-chan reaper.Exit
+	var watch *reaper.Watch
+	if !inSandbox && reaper.Enabled() {
+		if watch, err = reaper.Wrap(cmd); err != nil {
+			return Output{}, fmt.Errorf("could not start bash: %w", err)
+		}
+	}
+	err = cmd.Start()
+	if watch != nil {
+		watch.Started()
+		reaped = watch.Exited()
+	}
+	if err != nil {
 		return Output{}, fmt.Errorf("could not start bash: %w", err)
 	}
 	pgid := cmd.Process.Pid
@@ -136,8 +151,25 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 
 	var waitErr error
 	stopped := false
+	// bashStatus is bash's end as the reaper reported it; lingering is set
+	// when what bash left running keeps the reaper past pipeGrace.
+	var bashStatus *syscall.WaitStatus
+	lingering := false
 	select {
 	case waitErr = <-done:
+	case ex, ok := <-reaped:
+		if ok {
+			bashStatus = &ex.Status
+		}
+		if !ok || !ex.Left {
+			waitErr = <-done // the reaper is exiting
+			break
+		}
+		select {
+		case waitErr = <-done:
+		case <-time.After(pipeGrace):
+			lingering = true
+		}
 	case <-ctx.Done():
 		// A command that finished as ctx ended counts as finished.
 		select {
@@ -163,20 +195,28 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 		res.Text = text + "\n\nThe command was interrupted and stopped (its whole process group was killed)."
 		return res, nil
 	}
-	state := cmd.ProcessState
-	if state == nil {
+	var ws syscall.WaitStatus
+	switch {
+	case bashStatus != nil:
+		ws = *bashStatus
+	case cmd.ProcessState != nil:
+		ws, _ = cmd.ProcessState.Sys().(syscall.WaitStatus)
+	default:
 		return Output{}, fmt.Errorf("bash did not run: %v", waitErr)
 	}
-	if ws, ok := state.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	if ws.Signaled() {
 		res.Text = fmt.Sprintf("%s\n\nThe command was killed by signal %s.", text, ws.Signal())
 		return res, nil
 	}
-	code := state.ExitCode()
+	code := ws.ExitStatus()
 	res.ExitCode = &code
 	res.Success = code == 0
 	res.Text = text
-	if errors.Is(waitErr, exec.ErrWaitDelay) {
+	switch {
+	case errors.Is(waitErr, exec.ErrWaitDelay):
 		res.Text += "\n\n[background processes still hold the output and were left running; redirect their output to a file (cmd > log 2>&1 &) to capture it]"
+	case lingering:
+		res.Text += "\n\n[background processes were left running, and are stopped when infer exits; redirect their output to a file (cmd > log 2>&1 &) to capture it]"
 	}
 	if code != 0 {
 		res.Text += fmt.Sprintf("\n\nExit code: %d", code)

@@ -194,7 +194,7 @@ func TestBashBackgroundProcessKeepsRunning(t *testing.T) {
 	}
 	pid, _ := strconv.Atoi(m[1])
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
-	if !out.Success || !strings.Contains(out.Output, "background processes still hold the output") {
+	if !out.Success || !strings.Contains(out.Output, "background processes") || !strings.Contains(out.Output, "left running") {
 		t.Errorf("outcome %+v", out)
 	}
 	if err := syscall.Kill(pid, 0); err != nil {

@@ -172,7 +172,7 @@ func (navigateTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Out
 	if res.URL == "" {
 		res.URL = a.URL
 	}
-	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true}, nil
+	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true, page: res.URL}, nil
 }
 
 func checkURL(raw string) error {
@@ -222,7 +222,7 @@ func (clickTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 	if err != nil {
 		return Output{}, err
 	}
-	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true, page: res.URL}, nil
 }
 
 type typeTool struct{}
@@ -272,7 +272,7 @@ func (typeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if a.PressEnter {
 		enter = " and pressed Enter"
 	}
-	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true}, nil
+	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true, page: res.URL}, nil
 }
 
 type readPageTool struct{}
@@ -389,6 +389,13 @@ func (screenshotTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (O
 	}, nil
 }
 
+// artifactIDBytes is how much randomness an artifact's name carries. The
+// bridge serves /artifacts/ to the extension's <img>, which cannot send a
+// token, so the name is the only secret: 128 bits cannot be guessed by a
+// process in the sandbox or another local user, while the 24 bits it once
+// had could be walked in minutes.
+const artifactIDBytes = 16
+
 // saveArtifact writes data to <ArtifactsDir>/<dir>/<time>-<id><ext>, in a
 // directory only the person can enter, and returns the slash-separated
 // path relative to ArtifactsDir and the absolute path.
@@ -397,7 +404,7 @@ func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error
 	if err := os.MkdirAll(full, 0o700); err != nil {
 		return "", "", err
 	}
-	var id [3]byte
+	var id [artifactIDBytes]byte
 	if _, err := rand.Read(id[:]); err != nil {
 		return "", "", err
 	}

@@ -3,10 +3,12 @@ package tools
 import (
 	"bytes"
 	"context"
+	"encoding/hex"
 	"errors"
 	"image"
 	"image/png"
 	"os"
+	"path"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -197,5 +199,22 @@ func TestBrowserTimeoutAndInterrupt(t *testing.T) {
 	out = p.Run(ctx, Call{Name: "BrowserTabs", Args: `{}`}, Standard)
 	if !out.Interrupted || out.Success || out.Error != "interrupted" {
 		t.Errorf("interrupt: %+v", out)
+	}
+}
+
+// TestArtifactNamesAreUnguessable checks that an artifact's name carries at
+// least 128 random bits: /artifacts/ is served without a token, so the name
+// is what keeps other local users and sandboxed code from walking the folder.
+func TestArtifactNamesAreUnguessable(t *testing.T) {
+	env := newEnv(t)
+	rel, _, err := SaveArtifact(env, "screenshots", ".png", []byte("x"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	name := strings.TrimSuffix(path.Base(rel), ".png")
+	id := name[strings.LastIndexByte(name, '-')+1:]
+	raw, err := hex.DecodeString(id)
+	if err != nil || len(raw)*8 < 128 {
+		t.Fatalf("artifact %q carries %d random bits (id %q, %v), want at least 128", rel, len(raw)*8, id, err)
 	}
 }

@@ -113,6 +113,8 @@ type Outcome struct {
 	Duration time.Duration
 	// Ran is true when the tool was started.
 	Ran bool
+	// page is the tab's URL the browser reported with the result.
+	page string
 }
 
 // PipelineConfig configures a Pipeline.
@@ -273,6 +275,12 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 		out.Approval = perm.Why
 	}
 	p.execute(withResolved(ctx, j), t, args, conf, &out)
+	if _, ok := t.(navigateTool); ok && out.Ran {
+		p.env.navigated()
+	}
+	if perm.Kind == Allow && perm.Site != "" {
+		p.keepOnSite(t, perm.Site, &out)
+	}
 	return out
 }
 
@@ -441,6 +449,7 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, co
 		out.ExitCode = res.ExitCode
 		out.Images = res.Images
 		out.Artifacts = res.Artifacts
+		out.page = res.page
 		if !res.Success {
 			out.Error = "failed"
 			if res.ExitCode != nil {

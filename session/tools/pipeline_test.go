@@ -15,11 +15,18 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
+	"github.com/infer-workspace/infer/internal/reaper"
 
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
 func TestMain(m *testing.M) {
+	// Commands run unconfined start under the reaper, this binary again.
+	reaper.Main()
+	if mode := os.Getenv(playInferEnv); mode != "" {
+		playInfer(mode)
+		return
+	}
 	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 

@@ -102,6 +102,10 @@ type Permission struct {
 	// the browser panel (a web page) cannot approve the call. Writes to
 	// .git and .infer run in-process, where no sandbox could hold them.
 	LocalOnly bool
+	// Site is set on Allow when a site grant let the call through: the
+	// grant covers the call only while the page stays on this site (see
+	// offsite.go).
+	Site string
 }
 
 // GrantOption is one "always allow" choice offered with an approval.
@@ -178,6 +182,9 @@ func (p *policy) decide(t Tool, call Call, args json.RawMessage, mode Mode) Perm
 func (p *policy) decideOn(j resolvedPaths, t Tool, call Call, args json.RawMessage, mode Mode) Permission {
 	if et, ok := t.(ExternalTool); ok {
 		return p.externalDecision(et, mode)
+	}
+	if perm, ok := p.offSitePage(t); ok {
+		return perm
 	}
 	if isBrowser(t) && p.env.Browser == nil && p.env.BrowserOff != "" {
 		// With browser use off the tool fails before it does anything, so
@@ -313,7 +320,7 @@ func (p *policy) standard(t Tool, args json.RawMessage) Permission {
 	case err != nil:
 		return Permission{Kind: Ask, Why: err.Error()}
 	case g != nil:
-		return Permission{Kind: Allow, Why: "saved permission: " + g.String()}
+		return Permission{Kind: Allow, Why: "saved permission: " + g.String(), Site: grantSite(g)}
 	}
 	what := "changes files"
 	if st, ok := t.(siteTool); ok {

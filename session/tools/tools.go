@@ -74,6 +74,9 @@ type Env struct {
 
 	mu      sync.Mutex
 	lastURL string
+	// offSite is the URL of a page a site grant's call ended on, off the
+	// granted site, while the tab still shows it (see offsite.go).
+	offSite string
 	tempDir privateTempDir // made by privateTemp, removed by Close
 }
 
@@ -194,6 +197,9 @@ type Output struct {
 	// Artifacts are files saved under Env.ArtifactsDir, as slash-separated
 	// paths relative to it (served at /artifacts/<path>).
 	Artifacts []string
+	// page is the tab's URL the browser reported with the result, for
+	// site grants (offsite.go); "" for other tools.
+	page string
 }
 
 // Registry is a fixed set of tools with compiled schemas. It is immutable
