@@ -57,6 +57,10 @@ type ApprovalRequest struct {
 	// "Allowed once, it runs outside the sandbox with your permissions;
 	// later matching commands run in the sandbox (network on)".
 	Sandbox string
+	// LocalOnly is set when only an answer at infer's terminal counts;
+	// the browser panel is not offered the request, and its answer would
+	// be a refusal (network hosts).
+	LocalOnly bool
 }
 
 // Approver puts approval requests to the person. Approve blocks until the
@@ -269,7 +273,7 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	default:
 		out.Approval = perm.Why
 	}
-	p.execute(ctx, t, args, conf, &out)
+	p.execute(ctx, t, args, conf, mode, &out)
 	return out
 }
 
@@ -385,7 +389,7 @@ func (p *Pipeline) saveGrant(req ApprovalRequest, d Decision, out *Outcome) {
 
 // execute runs the tool under its timeout and fills in the outcome.
 // Tools that can be confined run as conf says.
-func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, conf confinement, out *Outcome) {
+func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, conf confinement, mode Mode, out *Outcome) {
 	timeout := t.Timeout()
 	if d, ok := p.timeouts[t.Name()]; ok && d > 0 {
 		timeout = d
@@ -406,6 +410,9 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, co
 		err error
 	)
 	if ct, ok := t.(confinable); ok {
+		if conf != unconfined {
+			rctx = withNetGate(rctx, p.netGate(t, out.Call, mode))
+		}
 		res, err = ct.runConfined(rctx, p.env, args, conf)
 		if note := p.ranNote(conf); note != "" && out.Approval != "" {
 			out.Approval += "; " + note
@@ -478,6 +485,18 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 		note += "; \"Always\" lets later matching commands run without asking, inside the sandbox (" + net + ")"
 	}
 	return note + "."
+}
+
+// netGate decides the hosts call's confined command may reach.
+func (p *Pipeline) netGate(t Tool, call Call, mode Mode) *netGate {
+	who := "The command"
+	if isBash(t) {
+		var a bashArgs
+		if json.Unmarshal([]byte(call.Args), &a) == nil && a.Command != "" {
+			who = "The command `" + a.Command + "`"
+		}
+	}
+	return &netGate{env: p.env, grants: p.grants, approver: p.approver, call: call, mode: mode, who: who}
 }
 
 // ranNote is added to an Outcome's Approval to say where a command ran.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,6 +21,9 @@ import (
 )
 
 func TestMain(m *testing.M) {
+	// The test binary is also the network forwarder confined commands
+	// run under, as infer's own binary is.
+	netproxy.MaybeForward()
 	goleak.VerifyTestMain(m, leaks.Options()...)
 }
 
