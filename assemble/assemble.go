@@ -221,6 +221,7 @@ func New(opts Options) (in *Infer, err error) {
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
+		NetAllow: cfg.Network.Allow,
 	}
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff

@@ -11,9 +11,14 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/infer-workspace/infer/session/netproxy"
 )
 
 func main() {
+	// Inside the sandbox infer's own binary is the network forwarder of a
+	// confined command (see session/netproxy); then it is nothing else.
+	netproxy.MaybeForward()
 	// Subcommands that run until stopped (serve, headless, the TUI) watch
 	// this context, so Ctrl+C, SIGTERM and a hang-up (a closed terminal, a
 	// dropped ssh session) end them cleanly, keeping what was written,

@@ -32,7 +32,8 @@ import (
 // Everything else waits for trust: any provider's base_url, api_key_env,
 // api_key, kind and discover, providers the person does not define,
 // agent.mode, agent.judge_model, agent.system_prompt, tools.timeout,
-// tools.bash.allow, tools.bash.timeout, sandbox.writable, and any key added
+// tools.bash.allow, tools.bash.timeout, sandbox.writable, network.allow,
+// and any key added
 // to Config later (filterUntrusted starts from the person's own file, so a
 // new section is ignored until someone decides otherwise). The mcp section
 // waits for trust on purpose: a server is a program infer would start.
@@ -292,6 +293,7 @@ func cloneConfig(c Config) Config {
 	c.Tools.Bash.Deny = slices.Clone(c.Tools.Bash.Deny)
 	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
 	c.Sandbox.DenyRead = slices.Clone(c.Sandbox.DenyRead)
+	c.Network.Allow = slices.Clone(c.Network.Allow)
 	if c.MCP.Servers != nil {
 		ss := make(map[string]MCPServerConfig, len(c.MCP.Servers))
 		for name, s := range c.MCP.Servers {
