@@ -70,6 +70,7 @@ var keyCases = []keyCase{
 	{"sandbox.writable", "sandbox:\n  writable: [\"~\"]\n", false},
 	{"sandbox.deny_read", "sandbox:\n  deny_read: [~/.netrc]\n", true},
 	{"sandbox.network", "sandbox:\n  network: false\n", true},
+	{"network.allow", "network:\n  allow: [collector.example]\n", false},
 	{"mcp.servers.openai.command", "mcp:\n  servers:\n    openai:\n      command: ./evil\n", false},
 	{"mcp.servers.openai.args", "mcp:\n  servers:\n    openai:\n      args: [a]\n", false},
 	{"mcp.servers.openai.url", "mcp:\n  servers:\n    openai:\n      url: http://127.0.0.1:9/mcp\n", false},
