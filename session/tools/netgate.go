@@ -63,6 +63,18 @@ func netDecider(ctx context.Context) netproxy.Decider {
 	}
 }
 
+// NetworkDecider decides the hosts a sandboxed MCP server reaches
+// through its proxy (see mcpclient.Options.Network), as for a confined
+// command: network.allow, host grants, then the person at infer's
+// terminal, remembering answers for the decider's lifetime (one life of
+// the server).
+func (p *Pipeline) NetworkDecider(server string) netproxy.Decider {
+	g := &netGate{env: p.env, grants: p.grants, approver: p.approver,
+		call: Call{ID: "mcp-" + server, Origin: OriginAgent},
+		who:  "The MCP server " + server}
+	return g.decide
+}
+
 // refusal is what a refused command is told, naming the host and how to
 // allow it.
 func refusal(d netproxy.Dest, why string) error {
