@@ -55,7 +55,8 @@ type ApprovalRequest struct {
 	// Sandbox says where the call runs if approved, for commands: outside
 	// the sandbox when approved once, and what "always" would mean, e.g.
 	// "Allowed once, it runs outside the sandbox with your permissions;
-	// later matching commands run in the sandbox (network on)".
+	// later matching commands run in the sandbox (network only through
+	// infer's proxy…)".
 	Sandbox string
 	// LocalOnly is set when only an answer at infer's terminal counts;
 	// the browser panel is not offered the request, and its answer would
@@ -476,7 +477,7 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 	case !sb.Confines():
 		return "No sandbox is available here, so this command runs with your full permissions."
 	}
-	net := "network on"
+	net := "network only through infer's proxy, which asks about new hosts"
 	if !p.env.Confine.Network {
 		net = "network off"
 	}
