@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 )
 
 // Subcommand is the first argument that makes infer's binary (or a test
@@ -88,22 +87,23 @@ func forward(socket, name string, args []string) int {
 	cmd.Stdin, cmd.Stdout, cmd.Stderr = os.Stdin, os.Stdout, os.Stderr
 	cmd.Env = append(withoutProxy(os.Environ()), ProxyVariables(url)...)
 	// Signals meant for the command (a timeout's SIGTERM reaches the
-	// whole group anyway) must not end the forwarder before it.
-	signal.Ignore(syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP, syscall.SIGQUIT)
+	// whole group) must not end the forwarder before it. They are caught,
+	// not ignored: an ignored signal would stay ignored in the command.
+	caught := make(chan os.Signal, 8)
+	signal.Notify(caught, terminating...)
+	go func() {
+		for range caught {
+		}
+	}()
 	if err := cmd.Start(); err != nil {
 		fmt.Fprintln(os.Stderr, "infer:", err)
 		return 127
 	}
-	err = cmd.Wait()
-	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
-		signal.Reset()
-		syscall.Kill(os.Getpid(), ws.Signal())
-		return 128 + int(ws.Signal())
-	}
-	if err != nil && cmd.ProcessState == nil {
+	if cmd.Wait(); cmd.ProcessState == nil {
 		return 125
 	}
-	return cmd.ProcessState.ExitCode()
+	signal.Stop(caught)
+	return exitLike(cmd.ProcessState)
 }
 
 // withoutProxy drops proxy variables the command might have inherited,
