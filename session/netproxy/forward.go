@@ -1,6 +1,7 @@
 package netproxy
 
 import (
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 )
 
 // Subcommand is the first argument that makes infer's binary (or a test
@@ -96,7 +98,14 @@ func forward(socket, name string, args []string) int {
 		}
 	}()
 	if err := cmd.Start(); err != nil {
-		fmt.Fprintln(os.Stderr, "infer:", err)
+		// Worded as bwrap words it, which is what people saw before.
+		why := err.Error()
+		var errno syscall.Errno
+		if errors.As(err, &errno) {
+			why = errno.Error()
+			why = strings.ToUpper(why[:1]) + why[1:]
+		}
+		fmt.Fprintf(os.Stderr, "infer: cannot run %s: %s\n", name, why)
 		return 127
 	}
 	if cmd.Wait(); cmd.ProcessState == nil {
