@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
@@ -331,4 +332,28 @@ func goThroughCapture(t *testing.T, c *netCapture) {
 	t.Setenv("GOMODCACHE", "/tmp/gomod")
 	t.Setenv("GOTOOLCHAIN", "local")
 	t.Setenv("GOSUMDB", "off")
+}
+
+// TestHostAllowed: entries name hosts, subdomains or host:port; the
+// person's own machine is matched only by name, never by a wildcard.
+func TestHostAllowed(t *testing.T) {
+	allow := []string{"proxy.golang.org", "*.npmjs.org", "registry.example:8443", "127.0.0.1:5432", "*.localhost"}
+	for _, tc := range []struct {
+		d    netproxy.Dest
+		want bool
+	}{
+		{netproxy.Dest{Host: "proxy.golang.org", Port: 443}, true},
+		{netproxy.Dest{Host: "registry.npmjs.org", Port: 443}, true},
+		{netproxy.Dest{Host: "npmjs.org", Port: 443}, false},
+		{netproxy.Dest{Host: "evilnpmjs.org", Port: 443}, false},
+		{netproxy.Dest{Host: "registry.example", Port: 8443}, true},
+		{netproxy.Dest{Host: "registry.example", Port: 443}, false},
+		{netproxy.Dest{Host: "127.0.0.1", Port: 5432, Loopback: true}, true},
+		{netproxy.Dest{Host: "127.0.0.1", Port: 9222, Loopback: true}, false},
+		{netproxy.Dest{Host: "app.localhost", Port: 80, Loopback: true}, false},
+	} {
+		if got := HostAllowed(allow, tc.d); got != tc.want {
+			t.Errorf("HostAllowed(%v) = %v, want %v", tc.d, got, tc.want)
+		}
+	}
 }
