@@ -23,6 +23,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infer-workspace/infer/assets"
@@ -35,6 +37,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/mcpclient"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -222,11 +225,31 @@ func New(opts Options) (in *Infer, err error) {
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
+		NetAllow: cfg.Network.Allow,
 	}
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
 	}
-	in.MCP = StartMCP(cfg, home, root, in.Sandbox, opts.Version, log)
+	// Sandboxed MCP servers may start before the workspace exists; until
+	// it does, their hosts are decided without anyone to ask.
+	var pipeline atomic.Pointer[tools.Pipeline]
+	network := func(server string) netproxy.Decider {
+		var (
+			once   sync.Once
+			decide netproxy.Decider
+		)
+		return func(ctx context.Context, d netproxy.Dest) error {
+			once.Do(func() {
+				p := pipeline.Load()
+				if p == nil {
+					p = tools.NewPipeline(tools.PipelineConfig{Env: in.Env, Grants: in.Grants})
+				}
+				decide = p.NetworkDecider(server)
+			})
+			return decide(ctx, d)
+		}
+	}
+	in.MCP = StartMCP(cfg, home, root, in.Sandbox, opts.Version, log, network)
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
 		timeouts["Bash"] = d
@@ -282,6 +305,7 @@ func New(opts Options) (in *Infer, err error) {
 	if err != nil {
 		return in, err
 	}
+	pipeline.Store(in.Workspace.Pipeline())
 	if in.Bridge != nil {
 		in.Panel = panelsync.New(in.Workspace, log)
 	}
@@ -362,9 +386,11 @@ func (in *Infer) Close() error {
 
 // StartMCP starts the MCP servers cfg lists, in the background (see
 // mcpclient): stdio servers confined like commands nobody approved, none
-// of them inheriting the provider keys.
-func StartMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, version string, log *slog.Logger) *mcpclient.Manager {
+// of them inheriting the provider keys, each reaching the network only
+// through a proxy that network decides for (nil refuses every host).
+func StartMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, version string, log *slog.Logger, network func(server string) netproxy.Decider) *mcpclient.Manager {
 	return mcpclient.Start(mcpclient.Options{
+		Network: network,
 		Servers: cfg.MCP.Servers, Root: root,
 		Sandbox: sb, Confine: ConfinePolicy(cfg, home), SecretEnv: SecretEnv(cfg),
 		CallTimeout: cfg.Tools.Timeout.Std(), Version: version, Logger: log,

@@ -22,7 +22,10 @@ type Approval struct {
 	// Sandbox says where a command runs if approved (see
 	// tools.ApprovalRequest.Sandbox); empty for other tools.
 	Sandbox string
-	Opened  time.Time
+	// LocalOnly is set when only infer's terminal may answer (a network
+	// host): the browser panel is not shown it.
+	LocalOnly bool
+	Opened    time.Time
 	// Decision and By are set on ApprovalResolved events.
 	Decision tools.Decision
 	By       Origin
@@ -85,7 +88,7 @@ func (b *approvals) take(id string) *Approval {
 // Approve opens a request and waits for its first answer, or for ctx (the
 // turn) to end, which withdraws it as denied.
 func (b *approvals) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Sandbox: req.Sandbox, Opened: time.Now(), answer: make(chan answer, 1)}
+	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Sandbox: req.Sandbox, LocalOnly: req.LocalOnly, Opened: time.Now(), answer: make(chan answer, 1)}
 	b.mu.Lock()
 	b.pending = append(b.pending, a)
 	b.mu.Unlock()

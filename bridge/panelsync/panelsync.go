@@ -169,6 +169,9 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 			return snd.SendInterrupted()
 		}
 	case session.ApprovalOpened:
+		if ev.Approval.LocalOnly {
+			return nil // the panel's answer could not count
+		}
 		return snd.SendApprovalRequest(approvalFrame(ev.Approval))
 	case session.ApprovalResolved:
 		if err := snd.SendApprovalResolved(ev.Approval.ID); err != nil {
@@ -176,7 +179,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		}
 		// opentask shows one request at a time, each new one replacing the
 		// last: bring the oldest still-pending request back into view.
-		if p := s.w.PendingApprovals(); len(p) > 0 {
+		if p := panelApprovals(s.w.PendingApprovals()); len(p) > 0 {
 			return snd.SendApprovalRequest(approvalFrame(p[0]))
 		}
 	case session.SettingsChanged:
@@ -267,6 +270,18 @@ func (s *Sync) reopen(snd bridge.Sender, e events.Event) error {
 	return nil
 }
 
+// panelApprovals are the pending requests the panel may answer: not those
+// only infer's terminal can (network hosts).
+func panelApprovals(all []session.Approval) []session.Approval {
+	out := all[:0:0]
+	for _, a := range all {
+		if !a.LocalOnly {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
 func approvalFrame(a session.Approval) wire.ApprovalRequest {
 	return wire.ApprovalRequest{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args}
 }
@@ -309,7 +324,7 @@ func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 	if err := snd.SendMode(string(s.w.Mode())); err != nil {
 		return
 	}
-	for _, a := range s.w.PendingApprovals() {
+	for _, a := range panelApprovals(s.w.PendingApprovals()) {
 		if snd.SendApprovalRequest(approvalFrame(a)) != nil {
 			return
 		}

@@ -13,12 +13,16 @@ import (
 	"syscall"
 
 	"github.com/infer-workspace/infer/internal/reaper"
+	"github.com/infer-workspace/infer/session/netproxy"
 )
 
 func main() {
 	// A reaper started for an approved command is this binary again; it
 	// runs and exits here, before anything else.
 	reaper.Main()
+	// Inside the sandbox infer's own binary is the network forwarder of a
+	// confined command (see session/netproxy); then it is nothing else.
+	netproxy.MaybeForward()
 	// Subcommands that run until stopped (serve, headless, the TUI) watch
 	// this context, so Ctrl+C, SIGTERM and a hang-up (a closed terminal, a
 	// dropped ssh session) end them cleanly, keeping what was written,

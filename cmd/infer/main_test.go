@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -29,6 +30,8 @@ func TestMain(m *testing.M) {
 	}
 	// Started by a script as `infer` (script_test.go), the test binary is
 	// infer and runs main; otherwise it runs the tests, then goleak's check.
+	// As the network forwarder of a confined command, it is only that.
+	netproxy.MaybeForward()
 	testscript.Main(leakChecked{m}, scriptCommands)
 }
 

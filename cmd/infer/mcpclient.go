@@ -11,13 +11,16 @@ import (
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpclient"
 	"github.com/infer-workspace/infer/session/sandbox"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/tui"
 )
 
 // startMCP starts the MCP servers config.yaml lists (mcp.servers) in the
-// background; a workspace offers their tools as they become ready.
+// background; a workspace offers their tools as they become ready. With
+// nobody to ask here, sandboxed servers reach only network.allow's hosts.
 func startMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, log *slog.Logger) *mcpclient.Manager {
-	return assemble.StartMCP(cfg, home, root, sb, versionString(), log)
+	allowOnly := tools.NewPipeline(tools.PipelineConfig{Env: &tools.Env{NetAllow: cfg.Network.Allow}})
+	return assemble.StartMCP(cfg, home, root, sb, versionString(), log, allowOnly.NetworkDecider)
 }
 
 // mcpChecks starts each configured MCP server, as a workspace would, and

@@ -55,7 +55,7 @@ func TestDoctorReportsMCPServers(t *testing.T) {
 	if code == 0 {
 		t.Fatalf("doctor passed with a broken MCP server:\n%s", out)
 	}
-	for _, want := range []string{"ok    mcp       t (stdio): ready, 10 tools", "FAIL  mcp       broken (stdio, sandboxed): failed: could not start", "missing: No such file", "note  mcp       off: disabled"} {
+	for _, want := range []string{"ok    mcp       t (stdio): ready, 11 tools", "FAIL  mcp       broken (stdio, sandboxed): failed: could not start", "missing: No such file", "note  mcp       off: disabled"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("doctor output lacks %q:\n%s", want, out)
 		}

@@ -103,6 +103,10 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 			err = cerr
 		}
 	}()
+	// Only here is a person at infer's own terminal to say whether a
+	// confined command may reach a host; serve, headless and mcp refuse
+	// hosts that are neither allowed nor granted.
+	a.Env.SetHostApprovals(true)
 
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()

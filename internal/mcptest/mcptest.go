@@ -9,7 +9,9 @@ package mcptest
 import (
 	"context"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -121,6 +123,36 @@ func NewServer() *mcp.Server {
 				return text(a.Name + " is not set"), nil, nil
 			}
 			return text(a.Name + "=" + v), nil, nil
+		})
+	type fetchArgs struct {
+		URL string `json:"url"`
+	}
+	mcp.AddTool(s, &mcp.Tool{Name: "fetch", Description: "GETs a URL through the proxy in HTTP_PROXY, if any.", Annotations: ro},
+		func(ctx context.Context, _ *mcp.CallToolRequest, a fetchArgs) (*mcp.CallToolResult, any, error) {
+			// Go's own proxy lookup skips loopback hosts, which tests use
+			// to stand for the internet; this one does not.
+			tr := &http.Transport{Proxy: func(*http.Request) (*url.URL, error) {
+				if p := os.Getenv("HTTP_PROXY"); p != "" {
+					return url.Parse(p)
+				}
+				return nil, nil
+			}}
+			defer tr.CloseIdleConnections()
+			req, err := http.NewRequestWithContext(ctx, http.MethodGet, a.URL, nil)
+			if err != nil {
+				return nil, nil, err
+			}
+			resp, err := (&http.Client{Transport: tr, Timeout: 30 * time.Second}).Do(req)
+			if err != nil {
+				r := text("fetch failed: " + err.Error())
+				r.IsError = true
+				return r, nil, nil
+			}
+			defer resp.Body.Close()
+			body, _ := io.ReadAll(io.LimitReader(resp.Body, 4096))
+			r := text(fmt.Sprintf("%d %s", resp.StatusCode, strings.TrimSpace(string(body))))
+			r.IsError = resp.StatusCode != http.StatusOK
+			return r, nil, nil
 		})
 	mcp.AddTool(s, &mcp.Tool{Name: "grow", Description: "Adds a tool named grown, which announces a changed tool list."},
 		func(context.Context, *mcp.CallToolRequest, none) (*mcp.CallToolResult, any, error) {

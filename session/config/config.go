@@ -28,6 +28,20 @@ type Config struct {
 	Sandbox SandboxConfig `yaml:"sandbox"`
 	// MCP lists the person's MCP servers and the policy of `infer mcp`.
 	MCP MCPConfig `yaml:"mcp"`
+	// Network says which hosts sandboxed commands may reach through
+	// infer's proxy without asking.
+	Network NetworkConfig `yaml:"network"`
+}
+
+// NetworkConfig configures infer's network proxy, the only way out for
+// sandboxed commands and MCP servers (when sandbox.network is true).
+type NetworkConfig struct {
+	// Allow lists hosts reached without asking: "example.com",
+	// "*.example.com" (its subdomains), either with ":port", or an
+	// address. A service on the person's own machine (localhost, 127.x)
+	// is allowed only by an entry naming that very host. A project's
+	// list counts only once its folder is trusted.
+	Allow []string `yaml:"allow"`
 }
 
 // Sandbox modes.

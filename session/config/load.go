@@ -420,6 +420,11 @@ func (c Config) validateOver(lower Config) []*FieldError {
 			add(fmt.Sprintf("sandbox.env[%d]", i), "is not an environment variable name", "write the variable's name only (e.g. DATABASE_URL), not its value")
 		}
 	}
+	for i, h := range c.Network.Allow {
+		if bad := checkAllowHost(h); bad != "" {
+			add(fmt.Sprintf("network.allow[%d]", i), bad, `write a host such as "proxy.golang.org", "*.npmjs.org" or "registry.example.com:8443"`)
+		}
+	}
 	c.validateMCP(lower, add)
 	return ps
 }
@@ -511,6 +516,7 @@ func (c Config) WithDefaults() Config {
 	c.Sandbox.Writable = append([]string(nil), c.Sandbox.Writable...)
 	c.Sandbox.DenyRead = append([]string(nil), c.Sandbox.DenyRead...)
 	c.Sandbox.Env = append([]string(nil), c.Sandbox.Env...)
+	c.Network.Allow = append([]string(nil), c.Network.Allow...)
 	if c.Providers != nil {
 		providers := make(map[string]ProviderConfig, len(c.Providers))
 		for name, p := range c.Providers {
@@ -551,4 +557,19 @@ func readSmallFile(path string) ([]byte, error) {
 		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("larger than %d bytes", maxConfigBytes)}
 	}
 	return data, nil
+}
+
+// checkAllowHost says what is wrong with a network.allow entry, or "".
+// The message never repeats the entry: it is a value from a file.
+func checkAllowHost(h string) string {
+	h = strings.TrimSpace(h)
+	switch {
+	case h == "":
+		return "is empty"
+	case h == "*" || strings.HasPrefix(h, "*") && !strings.HasPrefix(h, "*."):
+		return "is a wildcard for every host; name the hosts instead"
+	case strings.Contains(h, "://") || strings.ContainsAny(h, "/ \t@?#"):
+		return "is not a host name (a URL or a path?)"
+	}
+	return ""
 }

@@ -412,3 +412,27 @@ func TestConfigErrorsNameLinesNotValues(t *testing.T) {
 		})
 	}
 }
+
+// TestNetworkAllowIsCheckedWithoutEchoingIt: a network.allow entry that is
+// no host is an error naming the key, never the value.
+func TestNetworkAllowIsCheckedWithoutEchoingIt(t *testing.T) {
+	home, root := t.TempDir(), t.TempDir()
+	writeFile(t, ConfigPath(home), "network:\n  allow: [proxy.golang.org, \"*.npmjs.org\", \"127.0.0.1:8080\"]\n", 0o600)
+	cfg, _, err := LoadConfig(home, root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := cfg.Network.Allow; len(got) != 3 || got[1] != "*.npmjs.org" {
+		t.Fatalf("network.allow = %q", got)
+	}
+	for _, bad := range []string{"\"*\"", "https://sk-live-secret0123/x", "\"\""} {
+		writeFile(t, ConfigPath(home), "network:\n  allow: ["+bad+"]\n", 0o600)
+		_, _, err := LoadConfig(home, root)
+		if err == nil || !strings.Contains(err.Error(), "network.allow[0]") {
+			t.Fatalf("network.allow [%s]: err = %v, want one naming network.allow[0]", bad, err)
+		}
+		if strings.Contains(err.Error(), "sk-live") {
+			t.Fatalf("the error echoes the value: %v", err)
+		}
+	}
+}

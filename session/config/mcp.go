@@ -44,9 +44,10 @@ type MCPServerConfig struct {
 	// repository, and headers carry credentials.
 	Headers map[string]string `yaml:"headers"`
 	// Sandbox defaults to true: a stdio server runs in the sandbox that
-	// confines unapproved commands (network on). false runs it with the
-	// person's full permissions, for servers that need their files; only
-	// the person's own config.yaml can say so (confineProjectServers).
+	// confines unapproved commands (the network only through infer's
+	// proxy). false runs it with the person's full permissions, for
+	// servers that need their files; only the person's own config.yaml
+	// can say so (confineProjectServers).
 	Sandbox *bool `yaml:"sandbox"`
 	// Timeout bounds one tool call (default tools.timeout).
 	Timeout Duration `yaml:"timeout"`

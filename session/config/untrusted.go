@@ -33,7 +33,7 @@ import (
 // api_key, kind and discover, providers the person does not define,
 // agent.mode, agent.judge_model, agent.system_prompt, tools.timeout,
 // tools.bash.allow, tools.bash.timeout, sandbox.writable, sandbox.env (it
-// lets variables into confined commands), and any key added
+// lets variables into confined commands), network.allow, and any key added
 // to Config later (filterUntrusted starts from the person's own file, so a
 // new section is ignored until someone decides otherwise). The mcp section
 // waits for trust on purpose: a server is a program infer would start; and
@@ -296,6 +296,7 @@ func cloneConfig(c Config) Config {
 	c.Sandbox.Writable = slices.Clone(c.Sandbox.Writable)
 	c.Sandbox.DenyRead = slices.Clone(c.Sandbox.DenyRead)
 	c.Sandbox.Env = slices.Clone(c.Sandbox.Env)
+	c.Network.Allow = slices.Clone(c.Network.Allow)
 	if c.MCP.Servers != nil {
 		ss := make(map[string]MCPServerConfig, len(c.MCP.Servers))
 		for name, s := range c.MCP.Servers {

@@ -71,6 +71,7 @@ var keyCases = []keyCase{
 	{"sandbox.deny_read", "sandbox:\n  deny_read: [~/.netrc]\n", true},
 	{"sandbox.network", "sandbox:\n  network: false\n", true},
 	{"sandbox.env", "sandbox:\n  env: [DATABASE_URL]\n", false},
+	{"network.allow", "network:\n  allow: [collector.example]\n", false},
 	{"mcp.servers.openai.command", "mcp:\n  servers:\n    openai:\n      command: ./evil\n", false},
 	{"mcp.servers.openai.args", "mcp:\n  servers:\n    openai:\n      args: [a]\n", false},
 	{"mcp.servers.openai.url", "mcp:\n  servers:\n    openai:\n      url: http://127.0.0.1:9/mcp\n", false},

@@ -27,6 +27,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
 )
@@ -89,6 +90,10 @@ type Options struct {
 	// Confine is the sandbox policy (infer's home and the secret stores
 	// hidden, the network as configured); Root is filled in.
 	Confine sandbox.Policy
+	// Network gives the decider for a sandboxed stdio server's network
+	// proxy, its only way out (see package netproxy), by server name; it
+	// is called at each start. nil refuses every host.
+	Network func(server string) netproxy.Decider
 	// SecretEnv names variables stdio servers do not inherit (provider
 	// keys, the bridge token) unless their env names them.
 	SecretEnv []string

@@ -14,11 +14,15 @@ import (
 
 	"github.com/infer-workspace/infer/internal/mcptest"
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
 func TestMain(m *testing.M) {
+	// First: the forwarder runs sandboxed servers, and inherits their
+	// environment, ServeEnv included.
+	netproxy.MaybeForward()
 	mcptest.MaybeServe()
 	goleak.VerifyTestMain(m)
 }
@@ -104,7 +108,7 @@ func TestStdioServerStartsListsAndCalls(t *testing.T) {
 	for _, ti := range st.Tools {
 		names = append(names, ti.Name)
 	}
-	if got := strings.Join(names, ","); got != "mcp__t__add,mcp__t__crash,mcp__t__echo,mcp__t__env,mcp__t__fail,mcp__t__grow,mcp__t__image,mcp__t__resource,mcp__t__sleep,mcp__t__write" {
+	if got := strings.Join(names, ","); got != "mcp__t__add,mcp__t__crash,mcp__t__echo,mcp__t__env,mcp__t__fail,mcp__t__fetch,mcp__t__grow,mcp__t__image,mcp__t__resource,mcp__t__sleep,mcp__t__write" {
 		t.Fatalf("tools = %s", got)
 	}
 	p, env := pipeline(t, m, nil)
@@ -144,7 +148,7 @@ func TestStdioServerStartsListsAndCalls(t *testing.T) {
 		t.Fatalf("grow: %+v", o)
 	}
 	deadline := time.After(guard)
-	for len(status(t, m, "t").Tools) != 11 {
+	for len(status(t, m, "t").Tools) != 12 {
 		select {
 		case <-ch:
 			ch = m.Changed()

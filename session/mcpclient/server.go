@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 )
 
@@ -144,7 +145,7 @@ func (s *server) run() {
 	if why == "" {
 		<-ended
 	}
-	proc.kill()
+	proc.end()
 
 	m.mu.Lock()
 	defer m.mu.Unlock()
@@ -179,13 +180,13 @@ func (s *server) start() (*mcp.ClientSession, *process, error) {
 	}
 	cs, err := s.m.client.Connect(ctx, transport, nil)
 	if err != nil {
-		proc.kill()
+		proc.end()
 		return nil, proc, s.startError(ctx, "could not start", err, proc)
 	}
 	ts, err := s.listTools(ctx, cs)
 	if err != nil {
 		_ = cs.Close()
-		proc.kill()
+		proc.end()
 		return nil, proc, s.startError(ctx, "could not list its tools", err, proc)
 	}
 	s.m.mu.Lock()
@@ -266,7 +267,20 @@ func (s *server) transport() (mcp.Transport, *process, error) {
 		}
 		pol := opts.Confine
 		pol.Root = opts.Root
+		if pol.Network && sb.Kind() == sandbox.Bubblewrap {
+			// Its only way out is a proxy of its own, deciding for it.
+			decide := refuseHosts
+			if opts.Network != nil {
+				decide = opts.Network(s.name)
+			}
+			px, err := netproxy.Start(decide)
+			if err != nil {
+				return nil, proc, fmt.Errorf("its network proxy could not start: %w", err)
+			}
+			pol.NetProxy, proc.closeNet = px.Socket(), func() { px.Close() }
+		}
 		if cmd, err = sb.Command(pol, env, s.cfg.Command, s.cfg.Args...); err != nil {
+			proc.end()
 			return nil, proc, err
 		}
 	} else {
@@ -337,6 +351,19 @@ func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 type process struct {
 	cmd    *exec.Cmd
 	stderr *tail
+	// closeNet stops the server's network proxy; nil when it has none.
+	closeNet func()
+}
+
+// end kills the server's process group and stops its network proxy.
+func (p *process) end() {
+	if p == nil {
+		return
+	}
+	p.kill()
+	if p.closeNet != nil {
+		p.closeNet()
+	}
 }
 
 func (p *process) stderrTail() string {
@@ -371,4 +398,9 @@ func (t *tail) String() string {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	return strings.ToValidUTF8(string(t.b), "�")
+}
+
+// refuseHosts is the decider of a server whose Options give none.
+func refuseHosts(_ context.Context, d netproxy.Dest) error {
+	return fmt.Errorf("infer blocked the connection to %s: nobody can allow hosts for this MCP server; add %q to network.allow in ~/.infer/config.yaml", d, d.Host)
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+
+	"github.com/infer-workspace/infer/session/netproxy"
 )
 
 // bwrapArgs turns p into bubblewrap's arguments, up to the command. Later
@@ -22,11 +24,22 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 		// Other processes, infer's included, are not there to read.
 		"--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-cgroup-try",
 	}
-	if !p.Network {
+	// Through the proxy or not at all: either way the command gets a
+	// network namespace of its own, with only loopback (bwrap brings it
+	// up), no route out and no resolver.
+	if !p.Network || p.NetProxy != "" {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	a = append(a, hideRuntime()...)
+	var netBinds []string
+	if p.NetProxy != "" && p.Network {
+		helper, err := netproxy.Helper()
+		if err != nil {
+			return nil, err
+		}
+		netBinds = []string{"--ro-bind", helper, netHelperInside, "--bind", p.NetProxy, netSocketInside}
+	}
+	a = append(a, hideRuntime(netBinds)...)
 	if p.TempDir != "" && !p.ReadOnly {
 		a = append(a, "--bind", resolved(p.TempDir), "/tmp")
 	} else {
@@ -74,8 +87,10 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 // connects — the session bus (systemd-run starts programs outside any
 // sandbox), the system bus and systemd (which trust uid 0), gpg and ssh
 // agents, Wayland, rootless container engines. Only the resolver's folders
-// come back, read-only, because /etc/resolv.conf often links into them.
-func hideRuntime() []string {
+// come back, read-only, because /etc/resolv.conf often links into them,
+// and netBinds, which put the network forwarder and its proxy's socket
+// into /run/infer-net.
+func hideRuntime(netBinds []string) []string {
 	var a []string
 	for _, dir := range []string{"/run", "/var/run"} {
 		if fi, err := os.Lstat(dir); err != nil || !fi.IsDir() {
@@ -88,11 +103,22 @@ func hideRuntime() []string {
 			a = append(a, "--ro-bind", keep, keep)
 		}
 	}
+	if len(netBinds) > 0 && len(a) == 0 {
+		a = append(a, "--tmpfs", "/run")
+	}
+	a = append(a, netBinds...)
 	if len(a) > 0 {
 		a = append(a, "--remount-ro", "/run")
 	}
 	return a
 }
+
+// Where the network forwarder and its proxy's socket are inside the
+// sandbox; /run is the sandbox's own tmpfs, so nothing is left behind.
+const (
+	netHelperInside = "/run/infer-net/forward"
+	netSocketInside = "/run/infer-net/proxy.sock"
+)
 
 // writableRoot reports whether a project at root may be bound writable.
 // Not when it is / or the person's home or above it: infer started in the

@@ -24,6 +24,8 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+
+	"github.com/infer-workspace/infer/session/netproxy"
 )
 
 // Kind names the mechanism in force.
@@ -62,6 +64,13 @@ type Policy struct {
 	// Env names variables commands inherit beside the built-in list
 	// (sandbox.env; see Environ).
 	Env []string
+	// NetProxy is the Unix socket of the proxy (see package netproxy)
+	// that is the command's only way out when Network is true. With
+	// bubblewrap, the command gets a network namespace of its own and
+	// runs under the forwarder, which offers the socket on a loopback
+	// port and sets the proxy variables. Empty with Network true leaves
+	// the host's network (for embedders; infer always sets it).
+	NetProxy string
 	// TempDir is the private temp folder, seen as /tmp inside; empty
 	// means a fresh empty one that is gone when the command ends.
 	TempDir string
@@ -264,7 +273,12 @@ func (s *Sandbox) Command(p Policy, env []string, name string, args ...string) (
 			return nil, err
 		}
 		argv = append([]string{s.program}, args...)
-		argv = append(argv, "--", name)
+		argv = append(argv, "--")
+		if p.NetProxy != "" && p.Network {
+			argv = append(argv, netproxy.Argv(netHelperInside, netSocketInside, name)...)
+		} else {
+			argv = append(argv, name)
+		}
 	case Seatbelt:
 		argv = []string{s.program, "-p", seatbeltProfile(p), name}
 	default:

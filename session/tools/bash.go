@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/internal/reaper"
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 )
 
@@ -118,10 +119,11 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	defer cancel()
 
 	out := newCapture(bashOutputLimit)
-	cmd, inSandbox, err := bashCommandFor(env, a.Command, c)
+	cmd, inSandbox, closeNet, err := bashCommandFor(ctx, env, a.Command, c)
 	if err != nil {
 		return Output{}, err
 	}
+	defer closeNet()
 	cmd.Stdout, cmd.Stderr = out, out
 	// A process group of its own lets a timeout or interrupt stop
 	// everything the command started, not just bash; the parent-death
@@ -231,33 +233,55 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 // plain bash when a person approved the call or no sandbox was set up.
 // inSandbox says which. Either way bash is the system's own, from a fixed
 // root-owned path (sandbox.Shell), never whatever PATH finds first.
-func bashCommandFor(env *Env, command string, c confinement) (cmd *exec.Cmd, inSandbox bool, err error) {
+// closeNet stops the command's network proxy once it has ended (a no-op
+// when it has none).
+func bashCommandFor(ctx context.Context, env *Env, command string, c confinement) (cmd *exec.Cmd, inSandbox bool, closeNet func(), err error) {
+	closeNet = func() {}
 	shell, err := sandbox.Shell()
 	if err != nil {
-		return nil, false, fmt.Errorf("refused to run the command: %v", err)
+		return nil, false, closeNet, fmt.Errorf("refused to run the command: %v", err)
 	}
 	if c == unconfined || env.Sandbox == nil || env.Sandbox.Kind() == sandbox.Off {
 		cmd = exec.Command(shell, "-c", command)
 		cmd.Dir = env.Root
 		cmd.Env = env.commandEnv()
-		return cmd, false, nil
+		return cmd, false, closeNet, nil
 	}
 	if !env.Sandbox.Confines() {
 		// The policy asks for every command where there is no sandbox;
 		// reaching here is a bug, and the answer is still no.
-		return nil, false, fmt.Errorf("refused to run the command: it needs the sandbox, and %s", env.Sandbox)
+		return nil, false, closeNet, fmt.Errorf("refused to run the command: it needs the sandbox, and %s", env.Sandbox)
 	}
 	p := env.Confine
 	p.Root = env.Root
 	p.ReadOnly = c == confinedReadOnly
 	if p.TempDir, err = env.privateTemp(); err != nil {
-		return nil, false, err
+		return nil, false, closeNet, err
+	}
+	if p.NetProxy, closeNet, err = startNetProxy(ctx, env, p); err != nil {
+		return nil, false, func() {}, err
 	}
 	cmd, err = env.Sandbox.Command(p, confinedEnv(env.commandEnv(), p.Env), shell, "-c", command)
 	if err != nil {
-		return nil, false, err
+		closeNet()
+		return nil, false, func() {}, err
 	}
-	return cmd, true, nil
+	return cmd, true, closeNet, nil
+}
+
+// startNetProxy starts the proxy that is the only way out for one
+// confined command, deciding with the gate the pipeline put in ctx, when
+// the network is on and the sandbox can give the command a network of
+// its own (bubblewrap). It returns the proxy's socket and how to stop it.
+func startNetProxy(ctx context.Context, env *Env, p sandbox.Policy) (string, func(), error) {
+	if !p.Network || env.Sandbox.Kind() != sandbox.Bubblewrap {
+		return "", func() {}, nil
+	}
+	px, err := netproxy.Start(netDecider(ctx))
+	if err != nil {
+		return "", func() {}, fmt.Errorf("refused to run the command: its network proxy could not start: %w", err)
+	}
+	return px.Socket(), func() { px.Close() }, nil
 }
 
 // confinedEnv is the environment of a confined command: env (nil means

@@ -55,8 +55,13 @@ type ApprovalRequest struct {
 	// Sandbox says where the call runs if approved, for commands: outside
 	// the sandbox when approved once, and what "always" would mean, e.g.
 	// "Allowed once, it runs outside the sandbox with your permissions;
-	// later matching commands run in the sandbox (network on)".
+	// later matching commands run in the sandbox (network only through
+	// infer's proxy…)".
 	Sandbox string
+	// LocalOnly is set when only an answer at infer's terminal counts;
+	// the browser panel is not offered the request, and its answer would
+	// be a refusal (network hosts).
+	LocalOnly bool
 }
 
 // Approver puts approval requests to the person. Approve blocks until the
@@ -274,7 +279,7 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	default:
 		out.Approval = perm.Why
 	}
-	p.execute(withResolved(ctx, j), t, args, conf, &out)
+	p.execute(withResolved(ctx, j), t, args, conf, mode, &out)
 	if _, ok := t.(navigateTool); ok && out.Ran {
 		p.env.navigated()
 	}
@@ -396,7 +401,7 @@ func (p *Pipeline) saveGrant(req ApprovalRequest, d Decision, out *Outcome) {
 
 // execute runs the tool under its timeout and fills in the outcome.
 // Tools that can be confined run as conf says.
-func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, conf confinement, out *Outcome) {
+func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, conf confinement, mode Mode, out *Outcome) {
 	timeout := t.Timeout()
 	if d, ok := p.timeouts[t.Name()]; ok && d > 0 {
 		timeout = d
@@ -417,6 +422,9 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, co
 		err error
 	)
 	if ct, ok := t.(confinable); ok {
+		if conf != unconfined {
+			rctx = withNetGate(rctx, p.netGate(t, out.Call, mode))
+		}
 		res, err = ct.runConfined(rctx, p.env, args, conf)
 		if note := p.ranNote(conf); note != "" && out.Approval != "" {
 			out.Approval += "; " + note
@@ -481,7 +489,7 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 	case !sb.Confines():
 		return "No sandbox is available here, so this command runs with your full permissions."
 	}
-	net := "network on"
+	net := "network only through infer's proxy, which asks about new hosts"
 	if !p.env.Confine.Network {
 		net = "network off"
 	}
@@ -490,6 +498,18 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 		note += "; \"Always\" lets later matching commands run without asking, inside the sandbox (" + net + ")"
 	}
 	return note + "."
+}
+
+// netGate decides the hosts call's confined command may reach.
+func (p *Pipeline) netGate(t Tool, call Call, mode Mode) *netGate {
+	who := "The command"
+	if isBash(t) {
+		var a bashArgs
+		if json.Unmarshal([]byte(call.Args), &a) == nil && a.Command != "" {
+			who = "The command `" + a.Command + "`"
+		}
+	}
+	return &netGate{env: p.env, grants: p.grants, approver: p.approver, call: call, mode: mode, who: who}
 }
 
 // ranNote is added to an Outcome's Approval to say where a command ran.

@@ -16,13 +16,16 @@ import (
 
 	"github.com/infer-workspace/infer/internal/leaks"
 	"github.com/infer-workspace/infer/internal/reaper"
-
+	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
 
 func TestMain(m *testing.M) {
 	// Commands run unconfined start under the reaper, this binary again.
 	reaper.Main()
+	// The test binary is also the network forwarder confined commands
+	// run under, as infer's own binary is.
+	netproxy.MaybeForward()
 	if mode := os.Getenv(playInferEnv); mode != "" {
 		playInfer(mode)
 		return

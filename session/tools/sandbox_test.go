@@ -262,7 +262,7 @@ func TestThePipelineSaysWhereACommandRan(t *testing.T) {
 		t.Errorf("approved touch: %+v", out)
 	}
 	req := approver.last()
-	if !strings.Contains(req.Sandbox, "outside the sandbox") || !strings.Contains(req.Sandbox, "network on") {
+	if !strings.Contains(req.Sandbox, "outside the sandbox") || !strings.Contains(req.Sandbox, "network only through infer's proxy") {
 		t.Errorf("the approval box's sandbox line: %q", req.Sandbox)
 	}
 	out = p.Run(ctx, Call{ID: "3", Name: "Bash", Args: `{"command": "ls"}`}, Plan)

@@ -19,6 +19,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/infer-workspace/infer/session/browser"
@@ -72,6 +73,14 @@ type Env struct {
 	// ErrNoWebSearch when that provider has none. nil: no search at all.
 	WebSearch func(ctx context.Context, query string) (llm.SearchResult, error)
 
+	// NetAllow is network.allow: hosts confined commands reach through
+	// infer's proxy without asking (see HostAllowed).
+	NetAllow []string
+
+	// hostApprovals is set while a person at infer's terminal can answer
+	// network approvals (see SetHostApprovals).
+	hostApprovals atomic.Bool
+
 	mu      sync.Mutex
 	lastURL string
 	// offSite is the URL of a page a site grant's call ended on, off the
@@ -79,6 +88,16 @@ type Env struct {
 	offSite string
 	tempDir privateTempDir // made by privateTemp, removed by Close
 }
+
+// SetHostApprovals says whether a person at infer's own terminal can
+// answer "may this command reach this host?". Only the TUI sets it: in
+// serve, headless and mcp a host that is neither allowed nor granted is
+// refused at once, because the only other answerer, the browser panel,
+// is a web page and may not open the network.
+func (e *Env) SetHostApprovals(on bool) { e.hostApprovals.Store(on) }
+
+// HostApprovals reports what SetHostApprovals last set.
+func (e *Env) HostApprovals() bool { return e.hostApprovals.Load() }
 
 // unaskedBashOK reports whether Bash commands may run without a person at
 // all: a sandbox is in force to confine them, the person turned it off,

@@ -674,6 +674,13 @@ func (m *Model) detail(w int) []string {
 			}
 			out = append(out, d...)
 		}
+	case call.Name == tools.NetworkTool:
+		// A confined command asks to reach a host through infer's proxy.
+		field("host: ", toolfmt.Str(args, "host"))
+		field("for: ", toolfmt.Str(args, "command"))
+		if toolfmt.Bool(args, "loopback") {
+			out = append(out, th.Warn.Render(ansi.Truncate("a service on your own machine", w, "…")))
+		}
 	case call.Name == "BrowserNavigate":
 		field("url: ", toolfmt.Str(args, "url"))
 	case call.Name == "BrowserClick":

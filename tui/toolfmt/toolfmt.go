@@ -50,6 +50,9 @@ func Short(name, raw string) string {
 	switch name {
 	case "Bash":
 		return OneLine(Str(a, "command"))
+	case "Network":
+		// A confined command's request to reach a host (tools.NetworkTool).
+		return OneLine(Str(a, "host") + " for " + Str(a, "command"))
 	case "BrowserNavigate":
 		return Str(a, "url")
 	case "BrowserClick":

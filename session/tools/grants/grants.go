@@ -1,8 +1,9 @@
 // Package grants stores a project's "always allow" decisions: permissions a
 // person gave once so that matching tool calls stop asking. Each grant is
 // either a whole tool (Write), a Bash command prefix (git commit), a
-// browser action on one site (BrowserClick on https://github.com), or every
-// tool of one MCP server.
+// browser action on one site (BrowserClick on https://github.com), every
+// tool of one MCP server, or the network host confined commands may reach
+// through infer's proxy.
 //
 // Grants live in one JSON file per project so that a person can read them,
 // and `infer permissions list|revoke` can change them while infer runs.
@@ -41,6 +42,11 @@ const (
 	// KindServer covers every tool of one MCP server, named by Server;
 	// Tool is that server's tool-name prefix, for people reading the file.
 	KindServer Kind = "server"
+	// KindHost lets confined commands reach one network host through
+	// infer's proxy, named by Host ("example.com", or "127.0.0.1:8080"
+	// for a service on the person's own machine, which is granted one
+	// port at a time).
+	KindHost Kind = "host"
 )
 
 // Grant is one saved permission.
@@ -51,12 +57,13 @@ type Grant struct {
 	Prefix    string    `json:"prefix,omitempty"`
 	Site      string    `json:"site,omitempty"`
 	Server    string    `json:"server,omitempty"`
+	Host      string    `json:"host,omitempty"`
 	CreatedAt time.Time `json:"created_at"`
 }
 
 // Same reports whether g and o grant the same thing, ignoring ID and time.
 func (g Grant) Same(o Grant) bool {
-	return g.Kind == o.Kind && g.Tool == o.Tool && g.Prefix == o.Prefix && g.Site == o.Site && g.Server == o.Server
+	return g.Kind == o.Kind && g.Tool == o.Tool && g.Prefix == o.Prefix && g.Site == o.Site && g.Server == o.Server && g.Host == o.Host
 }
 
 // String describes the grant for people, e.g. "Bash commands starting
@@ -69,6 +76,8 @@ func (g Grant) String() string {
 		return g.Tool + " on " + g.Site
 	case KindServer:
 		return "every tool of the MCP server " + g.Server
+	case KindHost:
+		return "network connections to " + g.Host + " from sandboxed commands"
 	default:
 		return "every " + g.Tool + " call"
 	}
@@ -92,8 +101,12 @@ func (g Grant) validate() error {
 		if g.Server == "" {
 			return errors.New("a server grant needs the MCP server's name")
 		}
+	case KindHost:
+		if g.Host == "" {
+			return errors.New("a host grant needs a host")
+		}
 	default:
-		return fmt.Errorf("unknown grant kind %q (use tool, bash, site or server)", g.Kind)
+		return fmt.Errorf("unknown grant kind %q (use tool, bash, site, server or host)", g.Kind)
 	}
 	return nil
 }

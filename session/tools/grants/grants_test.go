@@ -227,3 +227,31 @@ func TestGrantString(t *testing.T) {
 		}
 	}
 }
+
+// TestHostGrants: a host grant needs its host, lists like any other and
+// says what it lets through.
+func TestHostGrants(t *testing.T) {
+	s, err := Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Add(Grant{Kind: KindHost, Tool: "Network"}); err == nil {
+		t.Fatal("a host grant without a host was saved")
+	}
+	g, err := s.Add(Grant{Kind: KindHost, Tool: "Network", Host: "proxy.golang.org"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := s.Add(Grant{Kind: KindHost, Tool: "Network", Host: "proxy.golang.org"}); again.ID != g.ID {
+		t.Fatal("the same host was granted twice")
+	}
+	if other, _ := s.Add(Grant{Kind: KindHost, Tool: "Network", Host: "127.0.0.1:8080"}); other.ID == g.ID {
+		t.Fatal("two hosts share a grant")
+	}
+	if !strings.Contains(g.String(), "proxy.golang.org") {
+		t.Fatalf("String() = %q", g.String())
+	}
+	if err := s.Revoke(g.ID); err != nil {
+		t.Fatal(err)
+	}
+}
