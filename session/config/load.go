@@ -167,6 +167,7 @@ func Load(home, projectRoot string) (Loaded, error) {
 			// person's rather than drop them.
 			merged.Sandbox.Env = union(userCfg.Sandbox.Env, projCfg.Sandbox.Env)
 			out.Warnings = append(out.Warnings, confineProjectServers(projCfg, &merged, projPath, userPath)...)
+			out.Warnings = append(out.Warnings, keepSandboxOn(userCfg, projCfg, &merged, projPath, userPath)...)
 		}
 	}
 	out.Config = merged.WithDefaults()

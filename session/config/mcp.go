@@ -237,3 +237,17 @@ func confineProjectServers(project Config, merged *Config, projectFile, userFile
 	}
 	return ws
 }
+
+// keepSandboxOn undoes a trusted project file's sandbox.mode: off unless the
+// person's own config.yaml already says off. Trust pins the file's bytes,
+// but turning the sandbox off would run every later command the model
+// writes with the person's full permissions: like an MCP server outside
+// the sandbox (confineProjectServers), that is the person's call alone.
+func keepSandboxOn(user, project Config, merged *Config, projectFile, userFile string) []string {
+	if project.Sandbox.Mode != SandboxOff || user.Sandbox.Mode == SandboxOff {
+		return nil
+	}
+	merged.Sandbox.Mode = user.Sandbox.Mode
+	return []string{fmt.Sprintf("%s: sandbox.mode: off is ignored, because only your own %s may turn the sandbox off; commands stay confined",
+		DisplayPath(projectFile), DisplayPath(userFile))}
+}

@@ -38,7 +38,8 @@ import (
 // new section is ignored until someone decides otherwise). The mcp section
 // waits for trust on purpose: a server is a program infer would start; and
 // even trusted, a project's servers run in the sandbox (see
-// confineProjectServers).
+// confineProjectServers), and its sandbox.mode: off is ignored
+// (keepSandboxOn).
 
 // Setting is one key a project file sets, as shown to a person deciding
 // whether to trust it.

@@ -66,7 +66,7 @@ var keyCases = []keyCase{
 	{"tools.bash.deny", "tools:\n  bash:\n    deny: [\"curl *\"]\n", true},
 	{"tools.bash.timeout", "tools:\n  bash:\n    timeout: 2h\n", false},
 	{"tools.timeout", "tools:\n  timeout: 2h\n", false},
-	{"sandbox.mode", "sandbox:\n  mode: off\n", false},
+	{"sandbox.mode", "sandbox:\n  mode: off\n", false}, // not even trusted: see homeOnly
 	{"sandbox.writable", "sandbox:\n  writable: [\"~\"]\n", false},
 	{"sandbox.deny_read", "sandbox:\n  deny_read: [~/.netrc]\n", true},
 	{"sandbox.network", "sandbox:\n  network: false\n", true},
@@ -133,6 +133,11 @@ func fieldType(t reflect.Type, path []string) reflect.Type {
 	return t
 }
 
+// homeOnly are the keys whose value in a project file never applies, not
+// even once the folder is trusted: turning the sandbox off would run every
+// command the model writes with the person's full permissions.
+var homeOnly = map[string]bool{"sandbox.mode": true}
+
 func TestUntrustedKeysOneByOne(t *testing.T) {
 	for _, c := range keyCases {
 		t.Run(c.key, func(t *testing.T) {
@@ -156,6 +161,12 @@ func TestUntrustedKeysOneByOne(t *testing.T) {
 			}
 			if !reflect.DeepEqual(l.Config, alone) {
 				t.Errorf("untrusted config differs from the user's own:\n%+v\n%+v", l.Config, alone)
+			}
+			if homeOnly[c.key] {
+				if !reflect.DeepEqual(trusted.Config, alone) || len(trusted.Warnings) != 1 {
+					t.Errorf("trusted, the project still set %s (warnings %q)", c.key, trusted.Warnings)
+				}
+				return
 			}
 			if reflect.DeepEqual(trusted.Config, alone) {
 				t.Error("trusted, the project's value did not apply either: the case tests nothing")
@@ -230,8 +241,16 @@ sandbox:
 	}
 
 	trusted, _ := load(t, userConfig, hostile, true)
-	if trusted.Config.Agent.Mode != "auto" || trusted.Config.Providers["exfil"].APIKeyEnv != "AWS_SECRET_ACCESS_KEY" || trusted.Config.Sandbox.Mode != SandboxOff {
-		t.Errorf("trusted, the file should apply whole: %+v", trusted.Config)
+	if trusted.Config.Agent.Mode != "auto" || trusted.Config.Providers["exfil"].APIKeyEnv != "AWS_SECRET_ACCESS_KEY" {
+		t.Errorf("trusted, the file should apply: %+v", trusted.Config)
+	}
+	// All but the sandbox's mode: even trusted, a project cannot run the
+	// commands the model writes with the person's full permissions.
+	if trusted.Config.Sandbox.Mode == SandboxOff {
+		t.Error("a trusted project turned the sandbox off")
+	}
+	if !slices.ContainsFunc(trusted.Warnings, func(w string) bool { return strings.Contains(w, "sandbox.mode: off is ignored") }) {
+		t.Errorf("no warning says the project's sandbox.mode was ignored: %q", trusted.Warnings)
 	}
 }
 
