@@ -124,9 +124,16 @@ func printChecks(out io.Writer, checks []doctorCheck) bool {
 
 func sandboxCheck(cfg config.Config) doctorCheck {
 	sb := assemble.SandboxFor(cfg)
-	net := "network on"
-	if !cfg.Sandbox.NetworkAllowed() {
+	var net string
+	switch {
+	case !cfg.Sandbox.NetworkAllowed():
 		net = "network off"
+	case sb.Kind() == sandbox.Bubblewrap:
+		// The proxy is the only way out; say how much it lets through
+		// without asking, since that is what a person may want to check.
+		net = fmt.Sprintf("network only through infer's proxy, %d in network.allow", len(cfg.Network.Allow))
+	default:
+		net = "network on, not proxied here"
 	}
 	switch {
 	case sb.Confines():

@@ -32,7 +32,7 @@ func TestDoctorPassesOnAHealthySetup(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
-	for _, want := range []string{"sandbox", "bubblewrap", "bwrap (sandbox.mode", "shell", "bash runs every command", "network on", "no .infer/config.yaml", "mode 0600", "is free", "OPENAI_API_KEY", "All checks passed"} {
+	for _, want := range []string{"sandbox", "bubblewrap", "bwrap (sandbox.mode", "shell", "bash runs every command", "network only through infer's proxy, 0 in network.allow", "no .infer/config.yaml", "mode 0600", "is free", "OPENAI_API_KEY", "All checks passed"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("the report lacks %q:\n%s", want, out)
 		}
