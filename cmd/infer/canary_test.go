@@ -153,7 +153,9 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 	defer fb.Close()
 	var panel canaryCollector
 	rg := startFaultRig(t, home, project, faultRigOptions{
-		Config:  m.providerConfig("    api_key_env: OPENAI_API_KEY\n") + "agent:\n  mode: auto\n",
+		// CANARY_VISIBLE reaches confined commands only because it is
+		// listed; listing a provider's key does not let it through.
+		Config:  m.providerConfig("    api_key_env: OPENAI_API_KEY\n") + "agent:\n  mode: auto\nsandbox:\n  env: [CANARY_VISIBLE, OPENAI_API_KEY, INFER_TOKEN]\n",
 		Browser: fb, OnFrame: panel.add,
 	})
 	watch := rg.watch(t)
