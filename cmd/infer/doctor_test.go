@@ -18,9 +18,8 @@ import (
 // answer nobody gives and fail with a symptom instead of the reason.
 func needSandbox(t *testing.T) {
 	t.Helper()
-	if sb := sandbox.Detect(); !sb.Confines() {
-		testreq.Lacking(t, testreq.Bubblewrap, sb.Problem())
-	}
+	sb := sandbox.Detect()
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 }
 
 func TestDoctorPassesOnAHealthySetup(t *testing.T) {

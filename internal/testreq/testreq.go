@@ -62,10 +62,30 @@ func (n Need) Find() string {
 	return ""
 }
 
+// MachineEnv names the environment variable `make test` sets to what the
+// report's state says of this machine. Every check here reads it, and go
+// test keys its cache on the variables a test read: so a test that skipped
+// for want of bubblewrap runs again once bubblewrap is installed, where
+// otherwise the cache, which ignores files outside the module such as
+// /usr/bin/bwrap, would replay the skip.
+const MachineEnv = "INFER_TEST_MACHINE"
+
+// Check ends t through Lacking unless ok; problem says what is wrong.
+// It is for needs found by other means than PATH, such as the sandbox,
+// which sandbox.Detect probes.
+func Check(t testing.TB, n Need, ok bool, problem any) {
+	t.Helper()
+	os.Getenv(MachineEnv)
+	if !ok {
+		Lacking(t, n, problem)
+	}
+}
+
 // Program returns the path of n's program, or ends t through Lacking when
 // none is on PATH.
 func Program(t testing.TB, n Need) string {
 	t.Helper()
+	os.Getenv(MachineEnv)
 	p := n.Find()
 	if p == "" {
 		Lacking(t, n, fmt.Sprintf("none of %s on PATH", strings.Join(n.Programs, ", ")))
@@ -77,6 +97,7 @@ func Program(t testing.TB, n Need) string {
 // skips outside CI and fails under CI.
 func Lacking(t testing.TB, n Need, problem any) {
 	t.Helper()
+	os.Getenv(MachineEnv)
 	msg := Message(n, problem)
 	if InCI() {
 		t.Fatalf("%s (CI must have it: .ci/run installs it)", msg)

@@ -333,9 +333,7 @@ func TestHTTPServer(t *testing.T) {
 
 func TestSandboxedServer(t *testing.T) {
 	sb := sandbox.Detect()
-	if !sb.Confines() {
-		testreq.Lacking(t, testreq.Bubblewrap, sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	root, outside := t.TempDir(), t.TempDir()
 	// The sandbox gives the server a private /tmp, where the test binary
 	// lives: run a copy from inside the project.

@@ -21,9 +21,7 @@ import (
 func confined(t *testing.T) *Sandbox {
 	t.Helper()
 	sb := Detect()
-	if !sb.Confines() {
-		testreq.Lacking(t, testreq.Bubblewrap, sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	return sb
 }
 

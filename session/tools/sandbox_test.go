@@ -24,9 +24,7 @@ import (
 func sandboxedEnv(t *testing.T) *Env {
 	t.Helper()
 	sb := sandbox.Detect()
-	if !sb.Confines() {
-		testreq.Lacking(t, testreq.Bubblewrap, sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	env := newEnv(t)
 	env.Sandbox = sb
 	env.Confine = sandbox.Policy{Network: true}

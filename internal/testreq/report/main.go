@@ -2,7 +2,9 @@
 // here. `report needs` runs first: it finds which test packages ask
 // testreq for each need and says which of those needs this machine lacks,
 // so a person knows before the run what will skip (or, under CI, fail) and
-// how to install it. `report summary` reads `go test -json` on stdin,
+// how to install it. `report state` prints a line that changes when one of
+// those needs comes or goes, for make test to put in testreq.MachineEnv so
+// that go test's cache does not replay a skip. `report summary` reads `go test -json` on stdin,
 // prints what plain `go test` would (failures whole, one line a package)
 // and ends with every skipped test grouped by why; it exits 1 when
 // anything failed, so the pipe stays as honest as go test itself.
@@ -13,6 +15,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"strings"
 
 	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/sandbox"
@@ -30,6 +33,8 @@ func main() {
 			os.Exit(1)
 		}
 		printNeeds(os.Stdout, users, lacking(), testreq.InCI())
+	case "state":
+		fmt.Println(state(lacking()))
 	case "summary":
 		failed, err := summarize(os.Stdin, os.Stdout)
 		if err != nil {
@@ -45,7 +50,7 @@ func main() {
 }
 
 func usage() {
-	fmt.Fprintln(os.Stderr, "usage: report needs | report summary < go-test-json")
+	fmt.Fprintln(os.Stderr, "usage: report needs | report state | report summary < go-test-json")
 	os.Exit(2)
 }
 
@@ -66,6 +71,20 @@ func lacking() map[string]string {
 		}
 	}
 	return out
+}
+
+// state is one line naming each need and whether it is here, with the
+// path of its program, so that installing, removing or moving one changes it.
+func state(lack map[string]string) string {
+	var parts []string
+	for _, n := range testreq.Needs {
+		if why, missing := lack[n.Name]; missing {
+			parts = append(parts, n.Name+"=missing:"+why)
+			continue
+		}
+		parts = append(parts, n.Name+"="+n.Find())
+	}
+	return strings.Join(parts, ";")
 }
 
 // printNeeds says, for each lacking need, which packages' tests skip (or

@@ -159,3 +159,11 @@ func TestNeedsSaysWhatSkipsAndHowToInstall(t *testing.T) {
 		t.Fatalf("nothing lacking: %q", out.String())
 	}
 }
+
+func TestStateChangesWhenANeedGoesMissing(t *testing.T) {
+	here := state(nil)
+	gone := state(map[string]string{"tmux": "not on PATH"})
+	if here == gone || !strings.Contains(gone, "tmux=missing:not on PATH") {
+		t.Fatalf("state with tmux %q, without %q", here, gone)
+	}
+}
