@@ -53,7 +53,9 @@ build:
 # too, so that it and the tests share one build of every dependency: a
 # first run on a fresh machine compiles the module's large dependency
 # tree once, not twice. See the README for how long it takes.
-TESTREPORT := $(GO) run -race ./internal/testreq/report
+# RACE= (empty) runs it without the race detector, for a quicker look.
+RACE ?= -race
+TESTREPORT := $(GO) run $(RACE) ./internal/testreq/report
 # go test's cache ignores files outside the module, such as /usr/bin/bwrap:
 # the machine's state goes into an environment variable the tests read, so
 # that a skip is not replayed from the cache once the program is installed.
@@ -61,8 +63,8 @@ TESTREQ_STATE = INFER_TEST_MACHINE="$$($(TESTREPORT) state)"
 
 test:
 	@$(TESTREPORT) needs
-	$(GO) vet -race ./...
-	$(TESTREQ_STATE) $(GO) test -race -json ./... | $(TESTREPORT) summary
+	$(GO) vet $(RACE) ./...
+	$(TESTREQ_STATE) $(GO) test $(RACE) -json ./... | $(TESTREPORT) summary
 
 e2e:
 	$(GO) test -race -run 'E2E' -count=1 ./...
