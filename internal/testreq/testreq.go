@@ -43,10 +43,13 @@ var (
 	Bubblewrap = Need{Name: "bubblewrap", Ident: "Bubblewrap", Install: "apt-get install -y bubblewrap", Programs: []string{"bwrap"}}
 	Chromium   = Need{Name: "Chromium", Ident: "Chromium", Install: "apt-get install -y chromium", Programs: []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"}}
 	Tmux       = Need{Name: "tmux", Ident: "Tmux", Install: "apt-get install -y tmux", Programs: []string{"tmux"}}
+	// Procps is for the tests that count processes with pgrep to see that
+	// none outlives infer; without it they could only time out.
+	Procps = Need{Name: "pgrep", Ident: "Procps", Install: "apt-get install -y procps", Programs: []string{"pgrep"}}
 )
 
 // Needs is every Need above, in the order the report lists them.
-var Needs = []Need{Bubblewrap, Chromium, Tmux}
+var Needs = []Need{Bubblewrap, Chromium, Tmux, Procps}
 
 // InCI reports whether the tests run under CI, where nothing may be
 // skipped for want of a program.

@@ -72,7 +72,7 @@ func TestNeedsListsEveryNeed(t *testing.T) {
 		}
 		seen[n.Ident] = true
 	}
-	for _, n := range []Need{Bubblewrap, Chromium, Tmux} {
+	for _, n := range []Need{Bubblewrap, Chromium, Tmux, Procps} {
 		if !seen[n.Ident] {
 			t.Errorf("%s is not in Needs", n.Ident)
 		}

@@ -382,6 +382,7 @@ func TestNetworkCanBeCutOff(t *testing.T) {
 
 func TestCommandsDieWithTheirParent(t *testing.T) {
 	sb := confined(t)
+	testreq.Program(t, testreq.Procps)
 	w := newWorld(t)
 	cmd, err := sb.Command(w.policy(), []string{"PATH=" + os.Getenv("PATH")}, "bash", "-c", "sleep 60 & sleep 60 & wait")
 	if err != nil {

@@ -335,6 +335,7 @@ func TestBashChildrenDieWithInfer(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
+	testreq.Program(t, testreq.Procps)
 	for _, c := range []struct {
 		name, command string
 		sandboxed     bool

@@ -91,7 +91,11 @@ func state(lack map[string]string) string {
 // fail, under CI) for want of it.
 func printNeeds(w io.Writer, users map[string][]string, lack map[string]string, ci bool) {
 	if len(lack) == 0 {
-		fmt.Fprintln(w, "make test: bubblewrap, Chromium and tmux are all here; no test skips for want of them.")
+		var names []string
+		for _, n := range testreq.Needs {
+			names = append(names, n.Name)
+		}
+		fmt.Fprintf(w, "make test: %s are all here; no test skips for want of them.\n", strings.Join(names, ", "))
 		return
 	}
 	verb := "skipped"
