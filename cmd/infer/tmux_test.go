@@ -363,6 +363,7 @@ func TestTUIStartupNotices(t *testing.T) {
 // port, instead of running on with nobody to see it.
 func TestTmuxHungUpTerminalEndsInfer(t *testing.T) {
 	needTmux(t)
+	needHangups(t)
 	infer := inferBinary(t)
 	d := newTmuxDirs(t)
 	port := freePort(t)
