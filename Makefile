@@ -47,9 +47,24 @@ BENCH_PKGS ?= $(shell $(GO) list ./... | grep -v -e '/perf' -e '/bridge/panelsyn
 build:
 	$(GO) build -ldflags '$(LDFLAGS)' -o bin/ ./cmd/...
 
+# make test says first which tests this machine cannot run (no bubblewrap,
+# Chromium or tmux: they skip, or fail under CI), and last which tests
+# skipped and why; the exit status is go test's. vet is built with -race
+# too, so that it and the tests share one build of every dependency: a
+# first run on a fresh machine compiles the module's large dependency
+# tree once, not twice. See the README for how long it takes.
+# RACE= (empty) runs it without the race detector, for a quicker look.
+RACE ?= -race
+TESTREPORT := $(GO) run $(RACE) ./internal/testreq/report
+# go test's cache ignores files outside the module, such as /usr/bin/bwrap:
+# the machine's state goes into an environment variable the tests read, so
+# that a skip is not replayed from the cache once the program is installed.
+TESTREQ_STATE = INFER_TEST_MACHINE="$$($(TESTREPORT) state)"
+
 test:
-	$(GO) vet ./...
-	$(GO) test -race ./...
+	@$(TESTREPORT) needs
+	$(GO) vet $(RACE) ./...
+	$(TESTREQ_STATE) $(GO) test $(RACE) -json ./... | $(TESTREPORT) summary
 
 e2e:
 	$(GO) test -race -run 'E2E' -count=1 ./...

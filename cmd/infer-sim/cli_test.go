@@ -16,8 +16,8 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/internal/syncbuf"
+	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/browser"
-	"github.com/infer-workspace/infer/sim/chrome"
 	"github.com/infer-workspace/infer/sim/infertest"
 )
 
@@ -250,9 +250,7 @@ func TestBadPortOrURLIsAUsageError(t *testing.T) {
 }
 
 func TestChromeFromTheCommandLine(t *testing.T) {
-	if chrome.FindExecPath() == "" {
-		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")
-	}
+	testreq.Program(t, testreq.Chromium)
 	in := infertest.Start(t, infertest.Options{})
 	r := startSim(t, nil, "--browser", "chrome", "--url", in.URL, "--token", in.Token)
 	deadline := time.After(guard)

@@ -85,6 +85,7 @@ func (c *canaryCollector) await(s string) bool {
 // secrets may appear anywhere infer writes or sends; the one the person
 // types must.
 func TestCanarySecretsReachNoOutput(t *testing.T) {
+	needSandbox(t)
 	pw := "canary-pw-" + randomHex(t)
 	tok := "canary-tok-" + randomHex(t)
 	key := "sk-canary-" + randomHex(t)

@@ -904,6 +904,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 // is sent and the socket dropped at once: whichever way that races, the
 // command runs exactly once and the turn ends once.
 func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
+	needSandbox(t)
 	rg := startFaultRig(t, "", "", faultRigOptions{})
 	watch := rg.watch(t)
 	count := func(name string) int {
@@ -1153,6 +1154,7 @@ func faultReadPID(t *testing.T, path string) int {
 // once by an interrupt. Either way the turn ends, the result says why, and
 // the child is dead, not orphaned.
 func TestFaultBashCommandThatNeverEnds(t *testing.T) {
+	needSandbox(t)
 	rg := startFaultRig(t, "", "", faultRigOptions{Config: "tools:\n  bash:\n    timeout: 1s\n"})
 	rg.setMode("auto")
 	watch := rg.watch(t)
@@ -1191,6 +1193,7 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 // model, the store and the panel get a capped result with the omission
 // marker, and infer's heap does not grow with the flood.
 func TestFaultBashFloodsOutput(t *testing.T) {
+	needSandbox(t)
 	const flood = 200_000_000
 	var chatBytes sync.Map // the largest TOOL_CALL_RESULT the panel saw
 	rg := startFaultRig(t, "", "", faultRigOptions{OnFrame: func(f wire.Frame) {

@@ -485,6 +485,7 @@ func TestHeadlessSessionIDResumesWithASnapshot(t *testing.T) {
 var requestIDLine = regexp.MustCompile(`"type":"approval_request","request_id":"([^"]+)"`)
 
 func TestHeadlessApprovalsOnStdin(t *testing.T) {
+	needSandbox(t)
 	_, project := hlProject(t)
 	exists := func(name string) bool {
 		_, err := os.Stat(filepath.Join(project, name))
@@ -709,6 +710,7 @@ func TestHeadlessBinaryExitCodes(t *testing.T) {
 }
 
 func TestHeadlessBusyBridgePortOnlyWarns(t *testing.T) {
+	needSandbox(t)
 	home, _ := hlProject(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -768,6 +770,7 @@ func (w *watcher) received() []string {
 }
 
 func TestHeadlessBridgeLetsThePanelWatchAndAnswer(t *testing.T) {
+	needSandbox(t)
 	home, project := hlProject(t)
 	token := withBridge(t, home, config.DefaultPort)
 	c := startHL(t, "--port", "0", "--verbose", "-o", "json", "run touch panel.txt")
@@ -809,6 +812,7 @@ func TestHeadlessBridgeLetsThePanelWatchAndAnswer(t *testing.T) {
 // frames the extension received, and every file under the home, the
 // project and the model cache.
 func TestHeadlessSecretsNeverLeak(t *testing.T) {
+	needSandbox(t)
 	home, project := hlProject(t)
 	openaiKey := "sk-canary-" + randomHex(t)
 	anthropicKey := "sk-ant-canary-" + randomHex(t)

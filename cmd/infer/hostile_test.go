@@ -974,6 +974,7 @@ func TestHostilePanelFloodOfUserMessages(t *testing.T) {
 // not exist or were already answered: nothing happens, and the real
 // pending approval is unaffected.
 func TestHostileApprovalResponsesForIDsNeverIssued(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch first.txt")
 	first := s.nextApproval()
@@ -1042,6 +1043,7 @@ func TestHostileApprovalResponsesForIDsNeverIssued(t *testing.T) {
 // first request runs (ignored) and after it finished (runs again): one
 // tool_result per accepted request.
 func TestHostileReusedToolRequestIDs(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	results := s.client.Subscribe()

@@ -20,6 +20,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
@@ -202,9 +203,7 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 				t.Cleanup(func() { fb.Close() })
 				b = fb
 			} else {
-				if chrome.FindExecPath() == "" {
-					t.Skip("no Chromium on PATH: apt-get install -y chromium")
-				}
+				testreq.Program(t, testreq.Chromium)
 				cb, err := chrome.New(context.Background(), chrome.Options{})
 				if err != nil {
 					t.Fatalf("starting Chromium: %v", err)

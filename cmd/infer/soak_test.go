@@ -94,6 +94,7 @@ func TestSoak(t *testing.T) {
 	if testing.Short() {
 		t.Skip("the soak runs for a minute or more")
 	}
+	needSandbox(t)
 	set := readSoakSettings(t)
 	br := &faultDroppingBrowser{every: 2000}
 	faults := &sim.Faults{DropResults: 0.002, DuplicateResults: 0.01, Malformed: 0.01, Seed: uint64(time.Now().UnixNano())}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/config"
 )
 
@@ -177,9 +178,7 @@ func newTmuxDirs(t *testing.T) tmuxDirs {
 
 func needTmux(t *testing.T) {
 	t.Helper()
-	if _, err := exec.LookPath("tmux"); err != nil {
-		t.Skip("tmux is not installed: this end-to-end test of the terminal UI needs it (CI installs it)")
-	}
+	testreq.Program(t, testreq.Tmux)
 	if testing.Short() {
 		t.Skip("-short: skipping the tmux end-to-end test")
 	}
@@ -210,6 +209,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // answer, quit.
 func TestTmuxWorkspaceEndToEnd(t *testing.T) {
 	needTmux(t)
+	needSandbox(t)
 	infer, sim := inferBinary(t), simBinary(t)
 	d := newTmuxDirs(t)
 	base, home, project, state, env := d.base, d.home, d.project, d.state, d.env
@@ -363,6 +363,7 @@ func TestTUIStartupNotices(t *testing.T) {
 // port, instead of running on with nobody to see it.
 func TestTmuxHungUpTerminalEndsInfer(t *testing.T) {
 	needTmux(t)
+	needHangups(t)
 	infer := inferBinary(t)
 	d := newTmuxDirs(t)
 	port := freePort(t)

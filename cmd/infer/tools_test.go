@@ -135,6 +135,7 @@ func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
 }
 
 func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch after-reconnect.txt")
 	first := s.nextApproval()
@@ -220,6 +221,7 @@ func TestPlanModeRefusesAWriteWithoutAsking(t *testing.T) {
 }
 
 func TestAutoModeObeysTheDenyList(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	s.client.SendUserMessage(s.ctx(), "run sudo ls")
@@ -241,6 +243,7 @@ func TestAutoModeObeysTheDenyList(t *testing.T) {
 }
 
 func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "!touch bang.txt")
 	req := s.nextApproval()
@@ -255,6 +258,7 @@ func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
 }
 
 func TestToolRequestsFromThePanel(t *testing.T) {
+	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	os.WriteFile(filepath.Join(s.project, "present.txt"), []byte("hello file\n"), 0o644)
 

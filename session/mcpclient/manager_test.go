@@ -13,6 +13,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/mcptest"
+	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
@@ -336,9 +337,7 @@ func TestHTTPServer(t *testing.T) {
 
 func TestSandboxedServer(t *testing.T) {
 	sb := sandbox.Detect()
-	if !sb.Confines() {
-		t.Skip("no sandbox here:", sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	root, outside := t.TempDir(), t.TempDir()
 	// The sandbox gives the server a private /tmp, where the test binary
 	// lives: run a copy from inside the project.

@@ -7,11 +7,12 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/infer-workspace/infer/internal/testreq"
 )
 
 // confined returns the system's sandbox, skipping where there is none
@@ -20,12 +21,7 @@ import (
 func confined(t *testing.T) *Sandbox {
 	t.Helper()
 	sb := Detect()
-	if !sb.Confines() {
-		if os.Getenv("CI") != "" && runtime.GOOS == "linux" {
-			t.Fatalf("CI has no sandbox: %v", sb.Problem())
-		}
-		t.Skipf("no sandbox here: %v", sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	return sb
 }
 
@@ -386,6 +382,7 @@ func TestNetworkCanBeCutOff(t *testing.T) {
 
 func TestCommandsDieWithTheirParent(t *testing.T) {
 	sb := confined(t)
+	testreq.Program(t, testreq.Procps)
 	w := newWorld(t)
 	cmd, err := sb.Command(w.policy(), []string{"PATH=" + os.Getenv("PATH")}, "bash", "-c", "sleep 60 & sleep 60 & wait")
 	if err != nil {

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools/grants"
 )
@@ -23,12 +24,7 @@ import (
 func sandboxedEnv(t *testing.T) *Env {
 	t.Helper()
 	sb := sandbox.Detect()
-	if !sb.Confines() {
-		if os.Getenv("CI") != "" && runtime.GOOS == "linux" {
-			t.Fatalf("CI has no sandbox: %v", sb.Problem())
-		}
-		t.Skipf("no sandbox here: %v", sb.Problem())
-	}
+	testreq.Check(t, testreq.Bubblewrap, sb.Confines(), sb.Problem())
 	env := newEnv(t)
 	env.Sandbox = sb
 	env.Confine = sandbox.Policy{Network: true}
@@ -376,6 +372,7 @@ func TestBashChildrenDieWithInfer(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
+	testreq.Program(t, testreq.Procps)
 	for _, c := range []struct {
 		name, command string
 		sandboxed     bool

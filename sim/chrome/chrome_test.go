@@ -22,6 +22,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
+	"github.com/infer-workspace/infer/internal/testreq"
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
@@ -107,9 +108,7 @@ const secretsPage = `<!doctype html><title>Secrets</title>
 // browserForTest is one Chromium shared by the package's tests.
 func browserForTest(t testing.TB) *Browser {
 	t.Helper()
-	if FindExecPath() == "" {
-		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")
-	}
+	testreq.Program(t, testreq.Chromium)
 	sharedOnce.Do(func() {
 		shared, sharedErr = New(context.Background(), Options{})
 	})
@@ -122,9 +121,7 @@ func browserForTest(t testing.TB) *Browser {
 // newBrowser starts a browser of the test's own.
 func newBrowser(t *testing.T, opts Options) *Browser {
 	t.Helper()
-	if FindExecPath() == "" {
-		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")
-	}
+	testreq.Program(t, testreq.Chromium)
 	b, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatalf("starting Chromium: %v", err)
@@ -434,10 +431,7 @@ func TestOpenTaskProfileAndACrashedBrowser(t *testing.T) {
 var devtoolsLine = regexp.MustCompile(`DevTools listening on (ws://\S+)`)
 
 func TestAttachToARunningBrowser(t *testing.T) {
-	path := FindExecPath()
-	if path == "" {
-		t.Skip("no Chromium on PATH: apt-get install -y chromium to run the Chromium tests")
-	}
+	path := testreq.Program(t, testreq.Chromium)
 	dir, err := os.MkdirTemp("", "infer-sim-attach-")
 	if err != nil {
 		t.Fatal(err)

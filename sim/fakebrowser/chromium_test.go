@@ -16,17 +16,8 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/internal/testreq"
 )
-
-// chromiumPath finds a Chromium to compare against, or "".
-func chromiumPath() string {
-	for _, name := range []string{"chromium", "chromium-browser", "google-chrome", "google-chrome-stable"} {
-		if p, err := exec.LookPath(name); err == nil {
-			return p
-		}
-	}
-	return ""
-}
 
 // innerTextProbe is injected into each page served to Chromium: once the
 // page has loaded it removes itself and stores document.body.innerText on
@@ -77,10 +68,10 @@ var allAttr = regexp.MustCompile(`data-all="([^"]*)"`)
 // body text from both. The demo site keeps its layout rules out of the
 // style sheet's display properties precisely so that this holds.
 func TestDemoSiteReadsLikeChromium(t *testing.T) {
-	chromium := chromiumPath()
-	if chromium == "" || testing.Short() {
-		t.Skip("no Chromium on PATH (or -short): apt-get install -y chromium to compare with it")
+	if testing.Short() {
+		t.Skip("-short: skipping the comparison with Chromium")
 	}
+	chromium := testreq.Program(t, testreq.Chromium)
 	pages := []string{
 		"", "search.html", "login.html", "article.html", "table.html", "forms.html",
 		"search?q=sea", "search?q=", "echo?a=1&b=two+words&api_token=x", "account", "nope.html",
