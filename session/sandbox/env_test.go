@@ -1,6 +1,8 @@
 package sandbox
 
 import (
+	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -100,5 +102,38 @@ func TestConfinedCommandsCannotReadCredentialStores(t *testing.T) {
 	}
 	if out, ok := run(t, sb, p, "cat "+filepath.Join(w.home, "notes.txt")); !ok || out != "ordinary notes" {
 		t.Errorf("an ordinary file in the home: %q, %v", out, ok)
+	}
+}
+
+// TestConfinedCommandsCannotReachDaemonSocketsInTheHome: git's credential
+// cache listens on a socket in the home folder and hands its tokens to
+// whoever connects; a read-only mount does not stop connect(), so the
+// folder must be hidden, not only read-only.
+func TestConfinedCommandsCannotReachDaemonSocketsInTheHome(t *testing.T) {
+	sb := confined(t)
+	w := newWorldOffTmp(t)
+	dir := filepath.Join(w.home, ".cache", "git", "credential")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	sock := filepath.Join(dir, "socket")
+	ln, err := net.Listen("unix", sock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			fmt.Fprint(c, "password=cached-token\n")
+			c.Close()
+		}
+	}()
+	script := "import socket; s = socket.socket(socket.AF_UNIX); s.connect('" + sock + "'); print(s.recv(100).decode())"
+	if out, ok := run(t, sb, w.policy(), "python3 -c \""+script+"\""); ok || strings.Contains(out, "cached-token") {
+		t.Errorf("the credential cache's socket answered in the sandbox: %q", out)
 	}
 }

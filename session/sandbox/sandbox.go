@@ -144,6 +144,14 @@ func SecretStores(home string) []string {
 		".password-store", ".local/share/password-store", ".1password",
 		".config/op", ".local/share/keyrings", ".gnome2/keyrings",
 		".local/share/kwalletd", "Library/Keychains",
+		// Sockets of daemons that act for whoever connects: git's
+		// credential cache hands out the tokens it holds, and a VM's or
+		// desktop container engine's socket runs anything outside the
+		// sandbox. A read-only mount does not stop connect(), so they are
+		// hidden like the stores.
+		".cache/git/credential", ".git-credential-cache", ".colima", ".lima",
+		".rd", ".local/share/containers/podman", ".orbstack",
+		".docker/run", ".config/colima",
 		// The display server's key (keystrokes into the person's windows)
 		// and shell histories (tokens typed on command lines).
 		".Xauthority", ".bash_history", ".zsh_history", ".python_history",
