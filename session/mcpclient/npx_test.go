@@ -1,0 +1,114 @@
+package mcpclient
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/infer-workspace/infer/internal/npmregistry"
+	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/sandbox"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// everythingTree is where .ci/run installs @modelcontextprotocol/server-everything
+// (npm install --prefix); INFER_TEST_NPM_EVERYTHING names another.
+func everythingTree() string {
+	if d := os.Getenv("INFER_TEST_NPM_EVERYTHING"); d != "" {
+		return d
+	}
+	return "/var/cache/infer-test/npm-everything"
+}
+
+// require skips the test outside CI when something it needs is missing,
+// and fails it under CI (CI=true), where .ci/run installs everything, so
+// a broken install cannot pass unseen.
+func require(t *testing.T, ok bool, why string) {
+	t.Helper()
+	if ok {
+		return
+	}
+	if os.Getenv("CI") == "true" {
+		t.Fatalf("%s; .ci/run installs it", why)
+	}
+	t.Skip(why)
+}
+
+// TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed runs the real
+// `npx -y @modelcontextprotocol/server-everything` as a sandboxed server,
+// as a person would configure it, with a fresh home and an empty cache.
+// npx downloads the server from the registry, which here is a loopback
+// registry (127.0.0.2, standing for registry.npmjs.org) serving the tree
+// .ci/run installed. With nobody to ask, an ungranted registry is refused
+// and the error says which host and how to allow it; once network.allow
+// lists it, npx downloads into the cache infer gave the server, and the
+// server answers.
+func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
+	sb := sandbox.Detect()
+	require(t, sb.Kind() == sandbox.Bubblewrap, "the network proxy needs bubblewrap")
+	_, err := exec.LookPath("npx")
+	require(t, err == nil, "npx is not installed")
+	_, err = os.Stat(filepath.Join(everythingTree(), "node_modules", "@modelcontextprotocol", "server-everything", "package.json"))
+	require(t, err == nil, "@modelcontextprotocol/server-everything is not installed in "+everythingTree())
+
+	reg, err := npmregistry.Serve(everythingTree(), "127.0.0.2:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reg.Close()
+
+	root := t.TempDir()
+	home := filepath.Join(root, "home")
+	if err := os.Mkdir(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	cache := t.TempDir()
+	cfg := config.MCPServerConfig{
+		Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"},
+		Env:          map[string]string{"HOME": home, "npm_config_registry": reg.URL, "npm_config_update_notifier": "false"},
+		StartTimeout: config.Duration(3 * time.Minute),
+	}
+	run := func(allow []string) *Manager {
+		// The decider an infer without a terminal gives (serve, headless,
+		// infer mcp): network.allow, and nobody to ask.
+		gate := tools.NewPipeline(tools.PipelineConfig{Env: &tools.Env{NetAllow: allow}})
+		return start(t, Options{Root: root, Sandbox: sb, Confine: sandbox.Policy{Network: true}, CacheDir: cache,
+			Network: gate.NetworkDecider, Servers: map[string]config.MCPServerConfig{"everything": cfg}})
+	}
+
+	m := run(nil)
+	st := status(t, m, "everything")
+	if st.State != Failed || !st.Sandboxed {
+		t.Fatalf("with its registry not allowed, the server: %+v", st)
+	}
+	if reg.Requests() != 0 {
+		t.Fatalf("the registry was reached %d times although not allowed", reg.Requests())
+	}
+	if !strings.Contains(st.Err, "infer blocked the connection to "+reg.Host) || !strings.Contains(st.Err, "network.allow") {
+		t.Fatalf("the error does not name the registry and how to allow it: %s", st.Err)
+	}
+	t.Log("the error the person sees: ", st.Err)
+	m.Close()
+
+	m = run([]string{reg.Host})
+	st = status(t, m, "everything")
+	if st.State != Ready || !st.Sandboxed {
+		t.Fatalf("with its registry allowed, the server: %+v", st)
+	}
+	p, _ := pipeline(t, m, nil)
+	if o := call(p, "mcp__everything__echo", `{"message":"through the sandbox"}`, tools.Auto); o.Output != "Echo: through the sandbox" {
+		t.Fatalf("echo: %+v", o)
+	}
+	if reg.Requests() == 0 {
+		t.Fatal("the server started without asking the registry")
+	}
+	if _, err := os.Stat(filepath.Join(cache, "everything", "npm", "_npx")); err != nil {
+		t.Fatalf("npx did not download into the server's own cache: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(home, ".npm")); !os.IsNotExist(err) {
+		t.Fatalf("npx used the home's ~/.npm: %v", err)
+	}
+}
