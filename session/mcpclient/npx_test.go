@@ -112,3 +112,47 @@ func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
 		t.Fatalf("npx used the home's ~/.npm: %v", err)
 	}
 }
+
+// TestASandboxedServerInTheTempFolderIsToldWhy: a server whose program is
+// in /tmp is not found inside, where /tmp is private; the error says so
+// and how to fix it, instead of only "no such file".
+func TestASandboxedServerInTheTempFolderIsToldWhy(t *testing.T) {
+	sb := sandbox.Detect()
+	require(t, sb.Kind() == sandbox.Bubblewrap, "the private /tmp needs bubblewrap")
+	dir, err := os.MkdirTemp("/tmp", "server")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	exe, _ := os.Executable()
+	copyFile(t, exe, filepath.Join(dir, "server"))
+	cfg := stdio(t, nil)
+	cfg.Command = filepath.Join(dir, "server")
+	m := start(t, Options{Root: t.TempDir(), Sandbox: sb, Confine: sandbox.Policy{Network: true},
+		Servers: map[string]config.MCPServerConfig{"tmp": cfg}})
+	st := status(t, m, "tmp")
+	if st.State != Failed {
+		t.Fatalf("a server in /tmp started in the sandbox: %+v", st)
+	}
+	if !strings.Contains(st.Err, cfg.Command+" is in the temp folder") || !strings.Contains(st.Err, "private /tmp") || !strings.Contains(st.Err, "sandbox: false under mcp.servers.tmp") {
+		t.Fatalf("the error does not say that /tmp is private inside, and what to do: %s", st.Err)
+	}
+}
+
+// TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable: a server
+// failing on a read-only folder is told the setting that makes one
+// writable.
+func TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable(t *testing.T) {
+	sb := sandbox.Detect()
+	require(t, sb.Kind() == sandbox.Bubblewrap, "the read-only file system needs bubblewrap")
+	cfg := config.MCPServerConfig{Command: "/bin/sh", Args: []string{"-c", "mkdir /usr/infer-test-cache; exit 1"}}
+	m := start(t, Options{Root: t.TempDir(), Sandbox: sb, Confine: sandbox.Policy{Network: true},
+		Servers: map[string]config.MCPServerConfig{"ro": cfg}})
+	st := status(t, m, "ro")
+	if st.State != Failed || !strings.Contains(st.Err, "Read-only file system") {
+		t.Fatalf("the server did not fail on a read-only folder: %+v", st)
+	}
+	if !strings.Contains(st.Err, "add that folder to sandbox.writable in ~/.infer/config.yaml") {
+		t.Fatalf("the error does not name sandbox.writable: %s", st.Err)
+	}
+}
