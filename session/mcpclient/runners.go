@@ -50,6 +50,11 @@ func ownCache(root, server, name string) (string, error) {
 		}
 		root = filepath.Join(dir, "infer-mcp")
 	}
+	// A server's name is the person's to choose; it names one folder.
+	server = strings.NewReplacer("/", "_", `\`, "_").Replace(server)
+	if server == "." || server == ".." {
+		server = "_" + server
+	}
 	dir := filepath.Join(root, server, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return "", fmt.Errorf("its %s cache: %v", name, err)
