@@ -1,6 +1,7 @@
 package mcpclient
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -39,7 +40,8 @@ func require(t *testing.T, ok bool, why string) {
 
 // TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed runs the real
 // `npx -y @modelcontextprotocol/server-everything` as a sandboxed server,
-// as a person would configure it, with a fresh home and an empty cache.
+// as a person would configure it, with a fresh home (read-only inside, as
+// the person's is) and an empty cache.
 // npx downloads the server from the registry, which here is a loopback
 // registry (127.0.0.2, standing for registry.npmjs.org) serving the tree
 // .ci/run installed. With nobody to ask, an ungranted registry is refused
@@ -61,10 +63,11 @@ func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
 	defer reg.Close()
 
 	root := t.TempDir()
-	home := filepath.Join(root, "home")
-	if err := os.Mkdir(home, 0o700); err != nil {
-		t.Fatal(err)
-	}
+	// A fresh home, outside the project and /tmp, so read-only inside as
+	// the person's own is: npx cannot use its ~/.npm there.
+	home, err := os.MkdirTemp(filepath.Dir(everythingTree()), "home-")
+	require(t, err == nil, fmt.Sprintf("no fresh home beside the installed tree: %v", err))
+	defer os.RemoveAll(home)
 	cache := t.TempDir()
 	cfg := config.MCPServerConfig{
 		Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"},
@@ -146,13 +149,15 @@ func TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable(t *testing.T)
 	sb := sandbox.Detect()
 	require(t, sb.Kind() == sandbox.Bubblewrap, "the read-only file system needs bubblewrap")
 	cfg := config.MCPServerConfig{Command: "/bin/sh", Args: []string{"-c", "mkdir /usr/infer-test-cache; exit 1"}}
+	// What npm printed for a fresh home's ~/.npm, read-only inside.
+	npm := config.MCPServerConfig{Command: "/bin/sh", Args: []string{"-c", "echo \"npm error code ENOENT\nnpm error syscall mkdir\" >&2; exit 1"}}
 	m := start(t, Options{Root: t.TempDir(), Sandbox: sb, Confine: sandbox.Policy{Network: true},
-		Servers: map[string]config.MCPServerConfig{"ro": cfg}})
+		Servers: map[string]config.MCPServerConfig{"ro": cfg, "npm": npm}})
 	st := status(t, m, "ro")
 	if st.State != Failed || !strings.Contains(st.Err, "Read-only file system") {
 		t.Fatalf("the server did not fail on a read-only folder: %+v", st)
 	}
-	if !strings.Contains(st.Err, "add that folder to sandbox.writable in ~/.infer/config.yaml") {
+	if !strings.Contains(st.Err, "add that folder to sandbox.writable in ~/.infer/config.yaml") || !strings.Contains(status(t, m, "npm").Err, "sandbox.writable") {
 		t.Fatalf("the error does not name sandbox.writable: %s", st.Err)
 	}
 }

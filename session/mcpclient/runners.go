@@ -117,3 +117,13 @@ func within(dir, p string) bool {
 	rel, err := filepath.Rel(filepath.Clean(dir), filepath.Clean(p))
 	return err == nil && rel != ".." && !strings.HasPrefix(rel, "../") && !filepath.IsAbs(rel)
 }
+
+// readOnlyHit reports whether a server's stderr shows a write refused by
+// the read-only file system. npm reports some as ENOENT from mkdir (its
+// recursive mkdir on a read-only folder), which is how a fresh home's
+// ~/.npm fails.
+func readOnlyHit(stderr string) bool {
+	low := strings.ToLower(stderr)
+	return strings.Contains(stderr, "EROFS") || strings.Contains(low, "read-only file system") ||
+		strings.Contains(stderr, "ENOENT") && strings.Contains(low, "mkdir")
+}

@@ -221,8 +221,8 @@ func (s *server) hints(proc *process) string {
 		out = append(out, fmt.Sprintf("%s is in the temp folder, and a sandboxed server has a private /tmp of its own where it is not found: move the server's files out of the temp folder, or set sandbox: false under mcp.servers.%s in ~/.infer/config.yaml (a project's config cannot) to run it unconfined", p, s.name))
 	}
 	if proc.stderr != nil {
-		if e := proc.stderr.String(); strings.Contains(e, "EROFS") || strings.Contains(strings.ToLower(e), "read-only file system") {
-			out = append(out, "it tried to write a folder the sandbox keeps read-only: add that folder to sandbox.writable in ~/.infer/config.yaml")
+		if readOnlyHit(proc.stderr.String()) {
+			out = append(out, "it could not write a folder, and in the sandbox all but the project, its private /tmp and sandbox.writable is read-only: add that folder to sandbox.writable in ~/.infer/config.yaml")
 		}
 	}
 	if len(out) == 0 {
