@@ -161,3 +161,34 @@ func TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable(t *testing.T)
 		t.Fatalf("the error does not name sandbox.writable: %s", st.Err)
 	}
 }
+
+// TestPackageRunnersAreKnown: the commands that download a server before
+// running it get a cache of their own and a longer start; others do not.
+func TestPackageRunnersAreKnown(t *testing.T) {
+	for _, c := range []struct {
+		cmd  string
+		args []string
+		env  string
+	}{
+		{"npx", []string{"-y", "pkg"}, "npm_config_cache"},
+		{"/usr/bin/npx", nil, "npm_config_cache"},
+		{"npm", []string{"exec", "pkg"}, "npm_config_cache"},
+		{"uvx", []string{"mcp-server-fetch"}, "UV_CACHE_DIR"},
+		{"uv", []string{"tool", "run", "x"}, "UV_CACHE_DIR"},
+		{"npm", []string{"start"}, ""},
+		{"node", []string{"server.js"}, ""},
+	} {
+		env, _ := runnerCache(c.cmd, c.args)
+		if env != c.env {
+			t.Errorf("%s %v: cache variable %q, want %q", c.cmd, c.args, env, c.env)
+		}
+		s := &server{cfg: config.MCPServerConfig{Command: c.cmd, Args: c.args}}
+		if want := (c.env != ""); (s.startTimeout() == runnerStartTimeout) != want {
+			t.Errorf("%s %v: start timeout %s", c.cmd, c.args, s.startTimeout())
+		}
+	}
+	s := &server{cfg: config.MCPServerConfig{Command: "npx", StartTimeout: config.Duration(time.Second)}}
+	if s.startTimeout() != time.Second {
+		t.Errorf("a configured start_timeout is not kept: %s", s.startTimeout())
+	}
+}

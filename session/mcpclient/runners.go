@@ -6,7 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"time"
 )
+
+// runnerStartTimeout bounds starting a server that a package runner
+// downloads, when its config sets no start_timeout.
+const runnerStartTimeout = 2 * time.Minute
 
 // runnerCache is the variable that moves a package runner's cache (npx,
 // uvx) and the folder name infer gives it, or "" for other commands.

@@ -53,6 +53,11 @@ func (s *server) startTimeout() time.Duration {
 	if d := s.cfg.StartTimeout.Std(); d > 0 {
 		return d
 	}
+	if v, _ := runnerCache(s.cfg.Command, s.cfg.Args); v != "" {
+		// npx and uvx download the server and its dependencies first,
+		// which on a first start takes longer than starting does.
+		return runnerStartTimeout
+	}
 	return config.DefaultMCPStartTimeout
 }
 
