@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/tui/dialog"
@@ -111,11 +112,16 @@ func (m *Model) openMCP() {
 		if s.Transport == "stdio" && !s.Sandboxed {
 			where += ", not sandboxed"
 		}
-		detail := s.Err
+		detail := ""
 		if s.State == "ready" {
 			detail = strconv.Itoa(len(s.Tools)) + " tools"
 		}
-		rows = append(rows, dialog.Row{ID: s.Name, Mark: mark, Title: termtext.Line(s.Name + " (" + where + ") · " + s.State), Detail: termtext.Line(toolfmt.OneLine(detail))})
+		rows = append(rows, dialog.Row{ID: s.Name, Mark: mark, Title: termtext.Line(s.Name + " (" + where + ") · " + s.State), Detail: detail})
+		// The whole error, wrapped: its end (what the server wrote, the
+		// host the sandbox refused and how to allow it) is what helps.
+		for _, l := range wrapLines(s.Err, m.mcpErrWidth()) {
+			rows = append(rows, dialog.Row{ID: s.Name, Title: "  " + l})
+		}
 		for _, t := range s.Tools {
 			d := toolfmt.OneLine(t.Description)
 			if t.ReadOnly {
@@ -129,4 +135,24 @@ func (m *Model) openMCP() {
 		rows = []dialog.Row{{ID: "", Title: "No MCP servers are configured", Detail: "add them under mcp.servers in ~/.infer/config.yaml"}}
 	}
 	m.dialog = dialog.NewPicker(m.th, title, rows, "", dialog.Close, "close")
+}
+
+// mcpErrWidth is the width an error's lines get in /mcp: the picker's
+// (at most 72 cells, less its frame, cursor, mark and indent).
+func (m *Model) mcpErrWidth() int {
+	return max(min(72, m.width-4)-10, 20)
+}
+
+// wrapLines splits text into its lines, each made safe for the terminal
+// and wrapped at width.
+func wrapLines(text string, width int) []string {
+	var out []string
+	for _, l := range strings.Split(strings.TrimSpace(text), "\n") {
+		l = strings.TrimSpace(l)
+		if l == "" {
+			continue
+		}
+		out = append(out, strings.Split(ansi.Wrap(termtext.Line(l), width, " "), "\n")...)
+	}
+	return out
 }

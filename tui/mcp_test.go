@@ -59,3 +59,16 @@ func TestMCPStatusAndList(t *testing.T) {
 	h = newHarness(t, newFakeWS(), 160, 48)
 	mustNotContain(t, h.screen(), "mcp:")
 }
+
+// TestMCPShowsAServersWholeError: a failed server's error is shown whole,
+// wrapped, since its end says what went wrong and how to fix it.
+func TestMCPShowsAServersWholeError(t *testing.T) {
+	f := &fakeMCP{summary: "mcp: 1 failed", warn: true, servers: []MCPServer{{
+		Name: "everything", Transport: "stdio", State: "failed", Sandboxed: true,
+		Err: "could not start: connection closed: calling \"initialize\": client is closing: EOF; infer's network proxy refused it: infer blocked the connection to registry.npmjs.org:443 (no one is at infer's terminal to approve it). To allow it, add \"registry.npmjs.org\" to network.allow in ~/.infer/config.yaml; it wrote: npm error code E403\nnpm error 403 Forbidden - GET https://registry.npmjs.org/x",
+	}}}
+	h := newHarness(t, newFakeWS(), 160, 48, func(o *Options) { o.MCP = f })
+	h.typeText("/mcp")
+	h.key("enter")
+	mustContain(t, h.screen(), "everything (stdio) · failed", "could not start", "network.allow in ~/.infer/config.yaml", "npm error 403 Forbidden")
+}

@@ -94,6 +94,10 @@ type Options struct {
 	// proxy, its only way out (see package netproxy), by server name; it
 	// is called at each start. nil refuses every host.
 	Network func(server string) netproxy.Decider
+	// CacheDir holds the download caches infer gives sandboxed servers
+	// started by npx or uvx, a folder per server; empty is infer-mcp in
+	// the person's cache folder (~/.cache/infer-mcp).
+	CacheDir string
 	// SecretEnv names variables stdio servers do not inherit (provider
 	// keys, the bridge token) unless their env names them.
 	SecretEnv []string

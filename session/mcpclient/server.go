@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"os"
 	"os/exec"
+	"slices"
 	"sort"
 	"strings"
 	"sync"
@@ -51,6 +52,11 @@ func (s *server) statusLocked() Status {
 func (s *server) startTimeout() time.Duration {
 	if d := s.cfg.StartTimeout.Std(); d > 0 {
 		return d
+	}
+	if v, _ := runnerCache(s.cfg.Command, s.cfg.Args); v != "" {
+		// npx and uvx download the server and its dependencies first,
+		// which on a first start takes longer than starting does.
+		return runnerStartTimeout
 	}
 	return config.DefaultMCPStartTimeout
 }
@@ -161,7 +167,7 @@ func (s *server) run() {
 		if closeErr != nil {
 			s.err += " (" + closeErr.Error() + ")"
 		}
-		s.err += proc.stderrTail() + "; its next call starts it again"
+		s.err += s.hints(proc) + proc.stderrTail() + "; its next call starts it again"
 		m.log.Warn("mcp: server crashed", "server", s.name, "err", s.err)
 	default:
 		return // a Restart began the next life
@@ -200,9 +206,34 @@ func (s *server) startError(ctx context.Context, what string, err error, proc *p
 	case s.m.ctx.Err() != nil:
 		return errClosed
 	case errors.Is(ctx.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("%s: it did not answer within %s (mcp.servers.%s.start_timeout)%s", what, s.startTimeout(), s.name, proc.stderrTail())
+		return fmt.Errorf("%s: it did not answer within %s (mcp.servers.%s.start_timeout)%s%s", what, s.startTimeout(), s.name, s.hints(proc), proc.stderrTail())
 	}
-	return fmt.Errorf("%s: %v%s", what, err, proc.stderrTail())
+	return fmt.Errorf("%s: %v%s%s", what, err, s.hints(proc), proc.stderrTail())
+}
+
+// hints says what the sandbox did to a server that failed, and how to
+// change it; a confined server usually only prints a file or network
+// error that does not name the sandbox.
+func (s *server) hints(proc *process) string {
+	if proc == nil || !proc.confined {
+		return ""
+	}
+	var out []string
+	if r := proc.refused.String(); r != "" {
+		out = append(out, "infer's network proxy refused it: "+r)
+	}
+	if p := underTemp(s.m.opts.Root, s.cfg.Command, s.cfg.Args); p != "" {
+		out = append(out, fmt.Sprintf("%s is in the temp folder, and a sandboxed server has a private /tmp of its own where it is not found: move the server's files out of the temp folder, or set sandbox: false under mcp.servers.%s in ~/.infer/config.yaml (a project's config cannot) to run it unconfined", p, s.name))
+	}
+	if proc.stderr != nil {
+		if readOnlyHit(proc.stderr.String()) {
+			out = append(out, "it could not write a folder, and in the sandbox all but the project, its private /tmp and sandbox.writable is read-only: add that folder to sandbox.writable in ~/.infer/config.yaml")
+		}
+	}
+	if len(out) == 0 {
+		return ""
+	}
+	return "; " + strings.Join(out, "; ")
 }
 
 // setTools installs the listed tools; m.mu is held.
@@ -267,13 +298,29 @@ func (s *server) transport() (mcp.Transport, *process, error) {
 		}
 		pol := opts.Confine
 		pol.Root = opts.Root
+		proc.confined, proc.refused = true, &refusals{}
+		if v, name := runnerCache(s.cfg.Command, s.cfg.Args); v != "" && !setsEnv(s.cfg.Env, v) {
+			dir, err := ownCache(opts.CacheDir, s.name, name)
+			if err != nil {
+				return nil, proc, err
+			}
+			env = append(env, v+"="+dir)
+			pol.Writable = append(slices.Clip(pol.Writable), dir)
+		}
 		if pol.Network && sb.Kind() == sandbox.Bubblewrap {
 			// Its only way out is a proxy of its own, deciding for it.
 			decide := refuseHosts
 			if opts.Network != nil {
 				decide = opts.Network(s.name)
 			}
-			px, err := netproxy.Start(decide)
+			refused := proc.refused
+			px, err := netproxy.Start(func(ctx context.Context, d netproxy.Dest) error {
+				err := decide(ctx, d)
+				if err != nil {
+					refused.add(err)
+				}
+				return err
+			})
 			if err != nil {
 				return nil, proc, fmt.Errorf("its network proxy could not start: %w", err)
 			}
@@ -353,6 +400,10 @@ type process struct {
 	stderr *tail
 	// closeNet stops the server's network proxy; nil when it has none.
 	closeNet func()
+	// confined is set for a server in the sandbox; refused collects what
+	// its proxy refused.
+	confined bool
+	refused  *refusals
 }
 
 // end kills the server's process group and stops its network proxy.
