@@ -31,13 +31,15 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	var netBinds []string
+	// The forwarder runs before every command, network or not: it also
+	// gives the command a kernel session keyring of its own.
+	helper, err := netproxy.Helper()
+	if err != nil {
+		return nil, err
+	}
+	netBinds := []string{"--ro-bind", helper, netHelperInside}
 	if p.NetProxy != "" && p.Network {
-		helper, err := netproxy.Helper()
-		if err != nil {
-			return nil, err
-		}
-		netBinds = []string{"--ro-bind", helper, netHelperInside, "--bind", p.NetProxy, netSocketInside}
+		netBinds = append(netBinds, "--bind", p.NetProxy, netSocketInside)
 	}
 	a = append(a, hideRuntime(netBinds)...)
 	if p.TempDir != "" && !p.ReadOnly {
