@@ -145,3 +145,20 @@ func copyFile(t *testing.T, from, to string) {
 		t.Fatal(err)
 	}
 }
+
+// TestACommandThatCannotStartIsReportedWithTheNetworkOff: with no proxy
+// the forwarder executes the command in its place; one that is not there
+// still fails as bwrap said it, with the shell's 127, and nothing runs.
+func TestACommandThatCannotStartIsReportedWithTheNetworkOff(t *testing.T) {
+	sb := confined(t)
+	root := t.TempDir()
+	cmd, err := sb.Command(Policy{Root: root}, []string{"PATH=/usr/bin:/bin"}, filepath.Join(root, "missing"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := cmd.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 127 || !strings.Contains(string(out), "missing: No such file or directory") {
+		t.Fatalf("%v: %s", err, out)
+	}
+}
