@@ -178,12 +178,13 @@ func protect(root string) ([]string, error) {
 // should cover it with an empty tmpfs as it does /tmp: it holds the
 // private temp folders of every infer of this user (another session's
 // files) and their proxies' sockets. Not when it is /tmp or /var/tmp or
-// in them, which are covered already, nor when it is a top-level folder
-// or holds the person's home, whose hiding would take the tools and
-// their configuration away; "" then.
+// in them, which are covered already, nor when it is missing (bwrap
+// would have to make it), a top-level folder or holds the person's home,
+// whose hiding would take the tools and their configuration away; ""
+// then.
 func hostTemp(home string) string {
 	t := resolved(os.TempDir())
-	if replaced(t) || filepath.Dir(t) == string(filepath.Separator) {
+	if replaced(t) || filepath.Dir(t) == string(filepath.Separator) || !isDir(t) {
 		return ""
 	}
 	if home != "" {

@@ -88,3 +88,27 @@ func TestProxiesAreOutOfSightWhenTheTempFolderCannotBeCovered(t *testing.T) {
 		t.Errorf("want the project and not the other proxy's socket: %q", out)
 	}
 }
+
+// TestWhichTempFolderIsCovered: only a TMPDIR that exists, is outside
+// /tmp and /var/tmp, is not a top-level folder and does not hold the home
+// is covered; bwrap could not cover a missing one without making it.
+func TestWhichTempFolderIsCovered(t *testing.T) {
+	base := newWorldOffTmp(t).outside
+	for _, c := range []struct {
+		tmpdir, home string
+		covered      bool
+	}{
+		{base, "", true},
+		{base, "/nonexistent-home", true},
+		{base, filepath.Join(base, "home"), false},
+		{filepath.Join(base, "missing"), "", false},
+		{"/tmp", "", false},
+		{"/", "", false},
+		{"/usr", "", false},
+	} {
+		t.Setenv("TMPDIR", c.tmpdir)
+		if got := hostTemp(c.home); (got != "") != c.covered {
+			t.Errorf("TMPDIR %s, home %q: hostTemp = %q, want covered %v", c.tmpdir, c.home, got, c.covered)
+		}
+	}
+}
