@@ -1,10 +1,14 @@
 package netproxy
 
 import (
+	"errors"
 	"fmt"
+	"net"
 	"os"
 	"path/filepath"
 	"strconv"
+	"strings"
+	"syscall"
 )
 
 // Folder is the one folder under the system's temp folder (read when
@@ -38,4 +42,30 @@ func makeFolder() (string, error) {
 		}
 	}
 	return dir, nil
+}
+
+// removeStale removes the socket folders in parent that an infer killed
+// before its Close left behind: those whose socket is there and refuses
+// connections, which a listening proxy's never does. A folder without a
+// socket may be a proxy between making its folder and listening, and is
+// left alone.
+func removeStale(parent string) {
+	entries, err := os.ReadDir(parent)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		if !e.IsDir() || !strings.HasPrefix(e.Name(), "infer-net-") {
+			continue
+		}
+		dir := filepath.Join(parent, e.Name())
+		c, err := net.Dial("unix", filepath.Join(dir, "proxy.sock"))
+		if err == nil {
+			c.Close()
+			continue
+		}
+		if errors.Is(err, syscall.ECONNREFUSED) {
+			os.RemoveAll(dir)
+		}
+	}
 }

@@ -2,6 +2,7 @@ package netproxy
 
 import (
 	"context"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -34,5 +35,44 @@ func TestProxiesShareOneOwnerOnlyFolder(t *testing.T) {
 	if p, err := Start(func(context.Context, Dest) error { return nil }); err == nil {
 		p.Close()
 		t.Fatal("a proxy started in a folder that is a link")
+	}
+}
+
+// TestStartRemovesWhatKilledInfersLeft: a socket folder whose proxy is
+// gone without its Close (infer was killed) is removed by the next Start;
+// a live proxy's folder, and one not listening yet, are kept.
+func TestStartRemovesWhatKilledInfersLeft(t *testing.T) {
+	t.Setenv("TMPDIR", t.TempDir())
+	allow := func(context.Context, Dest) error { return nil }
+	live, err := Start(allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer live.Close()
+	stale := filepath.Join(Folder(), "infer-net-killed")
+	early := filepath.Join(Folder(), "infer-net-early")
+	for _, d := range []string{stale, early} {
+		if err := os.Mkdir(d, 0o700); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ln, err := net.Listen("unix", filepath.Join(stale, "proxy.sock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln.(*net.UnixListener).SetUnlinkOnClose(false)
+	ln.Close()
+	next, err := Start(allow)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer next.Close()
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the killed proxy's folder is still there: %v", err)
+	}
+	for _, keep := range []string{filepath.Dir(live.Socket()), early} {
+		if _, err := os.Stat(keep); err != nil {
+			t.Errorf("%s was removed: %v", keep, err)
+		}
 	}
 }

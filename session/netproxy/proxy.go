@@ -75,6 +75,7 @@ func Start(decide Decider) (*Proxy, error) {
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
 	}
+	removeStale(parent)
 	dir, err := os.MkdirTemp(parent, "infer-net-")
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
