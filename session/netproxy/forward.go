@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -37,7 +38,9 @@ func Helper() (string, error) {
 }
 
 // Argv is the command line that runs name with args under the forwarder,
-// with helper and socket as the sandbox shows them.
+// with helper and socket as the sandbox shows them. An empty socket is a
+// command cut off the network: the forwarder then only gives it a session
+// keyring of its own (see forward) and runs it.
 func Argv(helper, socket, name string, args ...string) []string {
 	return append([]string{helper, Subcommand, socket, "--", name}, args...)
 }
@@ -64,12 +67,29 @@ func ProxyVariables(url string) []string {
 	return append(env, "NO_PROXY=", "no_proxy=")
 }
 
-// forward runs inside the sandbox's network namespace, where only
-// loopback exists: it listens on a free loopback port, carries each
-// connection to the proxy's socket, and runs the command with the proxy
-// variables pointing at that port. It ends with the command, with its
-// status.
+// forward runs inside the sandbox, before the command. First it leaves
+// the kernel session keyring it inherited from infer for a new, empty
+// one: bubblewrap does not, and keys a login or a launcher put there
+// (tokens, passphrases) would be the command's to read and replace. If
+// that fails, the command does not run. Then, with a socket, in the
+// sandbox's network namespace where only loopback exists, it listens on
+// a free loopback port, carries each connection to the proxy's socket,
+// and runs the command with the proxy variables pointing at that port.
+// It ends with the command, with its status.
 func forward(socket, name string, args []string) int {
+	// The keyring is the calling thread's, and the command inherits the
+	// keyring of the thread that starts it: both must be this one.
+	runtime.LockOSThread()
+	if err := newSessionKeyring(); err != nil {
+		fmt.Fprintln(os.Stderr, "infer: refused to run the command: the sandbox could not give it a keyring of its own:", err)
+		return 125
+	}
+	if socket == "" {
+		// Nothing to carry: the command takes this process's place, so
+		// it is bwrap's child as it was before the forwarder, and signals
+		// and its status need no passing on.
+		return cannotRun(name, replaceWith(name, args))
+	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "infer: the network forwarder could not listen:", err)
@@ -98,21 +118,27 @@ func forward(socket, name string, args []string) int {
 		}
 	}()
 	if err := cmd.Start(); err != nil {
-		// Worded as bwrap words it, which is what people saw before.
-		why := err.Error()
-		var errno syscall.Errno
-		if errors.As(err, &errno) {
-			why = errno.Error()
-			why = strings.ToUpper(why[:1]) + why[1:]
-		}
-		fmt.Fprintf(os.Stderr, "infer: cannot run %s: %s\n", name, why)
-		return 127
+		return cannotRun(name, err)
 	}
 	if cmd.Wait(); cmd.ProcessState == nil {
 		return 125
 	}
 	signal.Stop(caught)
 	return exitLike(cmd.ProcessState)
+}
+
+// cannotRun says why name could not be started, worded as bwrap words it
+// (No such file or directory), which is what people saw before the
+// forwarder, and returns the shell's status for it.
+func cannotRun(name string, err error) int {
+	why := err.Error()
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		why = errno.Error()
+		why = strings.ToUpper(why[:1]) + why[1:]
+	}
+	fmt.Fprintf(os.Stderr, "infer: cannot run %s: %s\n", name, why)
+	return 127
 }
 
 // withoutProxy drops proxy variables the command might have inherited,

@@ -3,7 +3,9 @@
 package netproxy
 
 import (
+	"errors"
 	"os"
+	"os/exec"
 	"syscall"
 )
 
@@ -18,4 +20,14 @@ func exitLike(ps *os.ProcessState) int {
 		return 128 + int(ws.Signal())
 	}
 	return ps.ExitCode()
+}
+
+// replaceWith executes name in this process's place, found in PATH as
+// exec.Command would find it; it returns only when that fails.
+func replaceWith(name string, args []string) error {
+	path, err := exec.LookPath(name)
+	if err != nil && !errors.Is(err, exec.ErrDot) {
+		return err
+	}
+	return syscall.Exec(path, append([]string{name}, args...), os.Environ())
 }

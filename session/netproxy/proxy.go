@@ -66,13 +66,18 @@ type Proxy struct {
 // dialTimeout bounds connecting to a destination once it is allowed.
 const dialTimeout = 30 * time.Second
 
-// Start listens on a fresh socket in a new owner-only folder under the
-// system's temp folder and serves until Close.
+// Start listens on a fresh socket in a new owner-only folder in Folder
+// and serves until Close.
 func Start(decide Decider) (*Proxy, error) {
 	if decide == nil {
 		return nil, errors.New("netproxy: no decider")
 	}
-	dir, err := os.MkdirTemp("", "infer-net-")
+	parent, err := makeFolder()
+	if err != nil {
+		return nil, fmt.Errorf("netproxy: %w", err)
+	}
+	removeStale(parent)
+	dir, err := os.MkdirTemp(parent, "infer-net-")
 	if err != nil {
 		return nil, fmt.Errorf("netproxy: %w", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/infer-workspace/infer/session/netproxy"
 )
@@ -31,13 +32,15 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 		a = append(a, "--unshare-net")
 	}
 	a = append(a, "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc")
-	var netBinds []string
+	// The forwarder runs before every command, network or not: it also
+	// gives the command a kernel session keyring of its own.
+	helper, err := netproxy.Helper()
+	if err != nil {
+		return nil, err
+	}
+	netBinds := []string{"--ro-bind", helper, netHelperInside}
 	if p.NetProxy != "" && p.Network {
-		helper, err := netproxy.Helper()
-		if err != nil {
-			return nil, err
-		}
-		netBinds = []string{"--ro-bind", helper, netHelperInside, "--bind", p.NetProxy, netSocketInside}
+		netBinds = append(netBinds, "--bind", p.NetProxy, netSocketInside)
 	}
 	a = append(a, hideRuntime(netBinds)...)
 	if p.TempDir != "" && !p.ReadOnly {
@@ -47,6 +50,12 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 	}
 	if isDir("/var/tmp") {
 		a = append(a, "--tmpfs", "/var/tmp")
+	}
+	hostTmp := hostTemp(p.Home)
+	if t := hostTmp; t != "" {
+		// Like /tmp, and before the project and sandbox.writable are
+		// bound, in case they are in it.
+		a = append(a, "--tmpfs", t)
 	}
 	rootDir := resolved(p.Root)
 	if p.ReadOnly || !writableRoot(rootDir, p.Home) {
@@ -65,7 +74,14 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 		}
 		a = append(a, prot...)
 	}
-	for _, d := range existing(append(append([]string(nil), p.DenyRead...), hostSockets...)) {
+	hide := append(append([]string(nil), p.DenyRead...), hostSockets...)
+	if f := resolved(netproxy.Folder()); !replaced(f) && (hostTmp == "" || !strings.HasPrefix(f, hostTmp+"/")) {
+		// Every proxy's socket folder, when its temp folder is not
+		// covered already; this command's socket is bound at
+		// /run/infer-net from outside.
+		hide = append(hide, f)
+	}
+	for _, d := range existing(hide) {
 		d = resolved(d)
 		if isDir(d) {
 			a = append(a, "--tmpfs", d, "--remount-ro", d)
@@ -156,6 +172,38 @@ func protect(root string) ([]string, error) {
 		}
 	}
 	return a, nil
+}
+
+// hostTemp is infer's temp folder (TMPDIR), resolved, when the sandbox
+// should cover it with an empty tmpfs as it does /tmp: it holds the
+// private temp folders of every infer of this user (another session's
+// files) and their proxies' sockets. Not when it is /tmp or /var/tmp or
+// in them, which are covered already, nor when it is missing (bwrap
+// would have to make it), a top-level folder or holds the person's home,
+// whose hiding would take the tools and their configuration away; ""
+// then.
+func hostTemp(home string) string {
+	t := resolved(os.TempDir())
+	if replaced(t) || filepath.Dir(t) == string(filepath.Separator) || !isDir(t) {
+		return ""
+	}
+	if home != "" {
+		if rel, err := filepath.Rel(t, resolved(home)); err == nil && (rel == "." || !filepath.IsAbs(rel) && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))) {
+			return ""
+		}
+	}
+	return t
+}
+
+// replaced reports whether p is a path the sandbox covers with a folder of
+// its own whatever the policy: /tmp or /var/tmp or something in them.
+func replaced(p string) bool {
+	for _, d := range []string{"/tmp", "/var/tmp"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
 }
 
 func isDir(p string) bool {

@@ -8,8 +8,8 @@ import (
 
 // TestTheNetworkIsAlwaysANamespaceOfItsOwn: with the proxy the command
 // gets its own network namespace and the forwarder and socket under
-// /run/infer-net; with the network off it gets the namespace and nothing
-// else; only an embedder that sets neither keeps the host's network.
+// /run/infer-net; with the network off it gets the namespace and the
+// forwarder (for its keyring) but no socket; only an embedder that sets neither keeps the host's network.
 func TestTheNetworkIsAlwaysANamespaceOfItsOwn(t *testing.T) {
 	root := t.TempDir()
 	proxied, err := bwrapArgs(Policy{Root: root, Network: true, NetProxy: "/tmp/infer-net-x/proxy.sock"}, false)
@@ -28,7 +28,7 @@ func TestTheNetworkIsAlwaysANamespaceOfItsOwn(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !slices.Contains(off, "--unshare-net") || strings.Contains(strings.Join(off, " "), "infer-net") {
+	if !slices.Contains(off, "--unshare-net") || strings.Contains(strings.Join(off, " "), "proxy.sock") || !slices.Contains(off, netHelperInside) {
 		t.Fatalf("network off: %v", off)
 	}
 }

@@ -281,12 +281,14 @@ func (s *Sandbox) Command(p Policy, env []string, name string, args ...string) (
 			return nil, err
 		}
 		argv = append([]string{s.program}, args...)
-		argv = append(argv, "--")
+		// Always under the forwarder, which gives the command a session
+		// keyring of its own and, with a proxy, its way to the network.
+		socket := ""
 		if p.NetProxy != "" && p.Network {
-			argv = append(argv, netproxy.Argv(netHelperInside, netSocketInside, name)...)
-		} else {
-			argv = append(argv, name)
+			socket = netSocketInside
 		}
+		argv = append(argv, "--")
+		argv = append(argv, netproxy.Argv(netHelperInside, socket, name)...)
 	case Seatbelt:
 		argv = []string{s.program, "-p", seatbeltProfile(p), name}
 	default:
