@@ -3,16 +3,13 @@ package bridge
 import (
 	"bufio"
 	"fmt"
-	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
+
+	"github.com/infer-workspace/infer/internal/asuser"
 )
 
 // dialHelperEnv, when set to an address, makes the test binary a client
@@ -42,39 +39,7 @@ func dialHelper(addr string) {
 // (with the same gid) unless uid is negative, and returns what it printed.
 func runDialHelper(t *testing.T, srv *testServer, uid int) string {
 	t.Helper()
-	// The go tool builds the test binary in a folder only root may enter;
-	// another user needs a copy it can run.
-	dir, err := os.MkdirTemp("", "bridge-peer-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "dial")
-	src, err := os.Open(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	dst, err := os.OpenFile(bin, os.O_WRONLY|os.O_CREATE, 0o755)
-	if err == nil {
-		_, err = io.Copy(dst, src)
-		dst.Close()
-	}
-	src.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = []string{dialHelperEnv + "=127.0.0.1:" + fmt.Sprint(srv.Port())}
-	if uid >= 0 {
-		cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: uint32(uid), Gid: uint32(uid)}}
-	}
+	cmd := asuser.Command(t, uid, dialHelperEnv+"=127.0.0.1:"+fmt.Sprint(srv.Port()))
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("dial helper: %v\n%s", err, out)
@@ -86,17 +51,11 @@ func runDialHelper(t *testing.T, srv *testServer, uid int) string {
 // bridge closes the socket without answering, and says so in its log and
 // status. The same client run as infer's own user is answered.
 func TestOtherUsersAreRefused(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the owner of a socket is found on Linux only")
-	}
-	if os.Getuid() != 0 {
-		t.Skip("starting a process as another user needs root")
-	}
 	srv := startServer(t, nil)
 	if got := runDialHelper(t, srv, -1); !strings.HasPrefix(got, "answered: HTTP/1.1 401") {
 		t.Fatalf("infer's own user: %q, want a 401 answer", got)
 	}
-	got := runDialHelper(t, srv, 65534)
+	got := runDialHelper(t, srv, asuser.Nobody)
 	if !strings.HasPrefix(got, "closed:") {
 		t.Fatalf("another user: %q, want the connection closed unanswered", got)
 	}

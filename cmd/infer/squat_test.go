@@ -6,12 +6,10 @@ import (
 	"io"
 	"net"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"runtime"
 	"strings"
-	"syscall"
 	"testing"
+
+	"github.com/infer-workspace/infer/internal/asuser"
 )
 
 // squatHelperEnv, when set to an address, makes the test binary a squatter
@@ -45,34 +43,9 @@ func squatHelper(addr string) {
 // port: doctor fails the bridge check naming the uid, and sends the squatter
 // nothing (not the token a /status request would carry).
 func TestDoctorWarnsOfAnotherUsersListener(t *testing.T) {
-	if runtime.GOOS != "linux" || os.Getuid() != 0 {
-		t.Skip("needs Linux and root, to listen as another user")
-	}
 	port := freePort(t)
+	cmd := asuser.Command(t, asuser.Nobody, fmt.Sprintf("%s=127.0.0.1:%d", squatHelperEnv, port))
 	token := pairHome(t, port)
-	dir, err := os.MkdirTemp("", "infer-squat-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	self, err := os.Executable()
-	if err != nil {
-		t.Fatal(err)
-	}
-	data, err := os.ReadFile(self)
-	if err != nil {
-		t.Fatal(err)
-	}
-	bin := filepath.Join(dir, "squat")
-	if err := os.WriteFile(bin, data, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin)
-	cmd.Env = []string{fmt.Sprintf("%s=127.0.0.1:%d", squatHelperEnv, port)}
-	cmd.SysProcAttr = &syscall.SysProcAttr{Credential: &syscall.Credential{Uid: 65534, Gid: 65534}}
 	stdin, err := cmd.StdinPipe()
 	if err != nil {
 		t.Fatal(err)
