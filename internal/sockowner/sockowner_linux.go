@@ -27,6 +27,7 @@ type entry struct {
 	local, remote net.TCPAddr
 	state         int
 	uid           int
+	inode         uint64 // 0 for a socket no process holds any more
 }
 
 func peerUID(local, remote *net.TCPAddr) (int, error) {
@@ -103,6 +104,14 @@ func scanTable(r io.Reader, match func(entry) bool) (bool, error) {
 		if err != nil {
 			return false, err
 		}
+		// A socket its owner has already closed (FIN_WAIT2, TIME_WAIT)
+		// is kept by the kernel alone and printed with uid 0 and inode 0:
+		// its row says nothing of who opened it, so it is never a match,
+		// and a peer that wrote its request and hung up is not taken
+		// for root.
+		if e.inode == 0 {
+			continue
+		}
 		if match(e) {
 			return true, nil
 		}
@@ -112,7 +121,7 @@ func scanTable(r io.Reader, match func(entry) bool) (bool, error) {
 
 func parseRow(line string) (entry, error) {
 	f := strings.Fields(line)
-	if len(f) < 8 {
+	if len(f) < 10 {
 		return entry{}, errors.New("short row")
 	}
 	var e entry
@@ -133,6 +142,9 @@ func parseRow(line string) (entry, error) {
 		return entry{}, fmt.Errorf("uid %q: %w", f[7], err)
 	}
 	e.uid = int(uid)
+	if e.inode, err = strconv.ParseUint(f[9], 10, 64); err != nil {
+		return entry{}, fmt.Errorf("inode %q: %w", f[9], err)
+	}
 	return e, nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"net"
 	"os"
+	"strings"
 	"testing"
 )
 
@@ -66,5 +67,25 @@ func TestParseAddr(t *testing.T) {
 	a, err = parseAddr("0000000000000000FFFF00000100007F:0050")
 	if err != nil || !a.IP.Equal(net.IPv4(127, 0, 0, 1)) || a.Port != 80 {
 		t.Errorf("v4-mapped: %v %v", a, err)
+	}
+}
+
+// TestAClosedSocketHasNoOwner: a peer that writes its request and hangs up
+// before the bridge accepts leaves a FIN_WAIT2 or TIME_WAIT row, which the
+// kernel prints with uid 0 and inode 0. That row must not make the peer
+// root (let in): it is skipped, so the peer's owner is not found.
+func TestAClosedSocketHasNoOwner(t *testing.T) {
+	table := "  sl  local_address rem_address   st tx_queue rx_queue tr tm->when retrnsmt   uid  timeout inode\n" +
+		"   0: 0100007F:C350 0100007F:1F90 05 00000000:00000000 03:00000d41 00000000     0        0 0 3 0000000000000000\n" +
+		"   1: 0100007F:C351 0100007F:1F90 01 00000000:00000000 00:00000000 00000000  1002        0 4242 1 0000000000000000 20 4 30 10 -1\n"
+	var found []entry
+	if _, err := scanTable(strings.NewReader(table), func(e entry) bool {
+		found = append(found, e)
+		return false
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if len(found) != 1 || found[0].uid != 1002 || found[0].local.Port != 0xC351 {
+		t.Fatalf("rows taken: %+v, want only the live socket of uid 1002", found)
 	}
 }
