@@ -363,3 +363,18 @@ func TestHostAllowed(t *testing.T) {
 		}
 	}
 }
+
+// TestACrashedConfinedCommandIsReportedPlainly: a confined command that
+// dies of a crash's signal runs under the forwarder, which must not
+// re-raise it on itself (a Go program prints its goroutines and exits 2
+// on SIGSEGV or SIGQUIT), so the person reads the signal, not a traceback.
+func TestACrashedConfinedCommandIsReportedPlainly(t *testing.T) {
+	ap := &netApprover{answer: Decision{Kind: Deny}}
+	p, _, _ := netPipeline(t, ap)
+	for _, sig := range []string{"SEGV", "QUIT", "ABRT"} {
+		out := runBash(t, p, Auto, "kill -"+sig+" $$")
+		if strings.Contains(out.Output, "goroutine") || out.ExitCode == nil || *out.ExitCode == 2 {
+			t.Errorf("kill -%s: %+v", sig, out)
+		}
+	}
+}
