@@ -83,6 +83,9 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 	}
 	for _, d := range existing(hide) {
 		d = resolved(d)
+		if underRuntime(d) {
+			continue // hidden with /run, which is read-only by now
+		}
 		if isDir(d) {
 			a = append(a, "--tmpfs", d, "--remount-ro", d)
 		} else {
@@ -196,9 +199,22 @@ func hostTemp(home string) string {
 }
 
 // replaced reports whether p is a path the sandbox covers with a folder of
-// its own whatever the policy: /tmp or /var/tmp or something in them.
+// its own whatever the policy: /tmp, /var/tmp, /run or /var/run, or
+// something in them. Nothing more is mounted there: /run is read-only by
+// then (bwrap could not make the mount point), and hidden already.
 func replaced(p string) bool {
-	for _, d := range []string{"/tmp", "/var/tmp"} {
+	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/var/run"} {
+		if p == d || strings.HasPrefix(p, d+"/") {
+			return true
+		}
+	}
+	return false
+}
+
+// underRuntime reports whether p is /run or /var/run or in them: covered
+// by hideRuntime's tmpfs whatever the policy.
+func underRuntime(p string) bool {
+	for _, d := range []string{"/run", "/var/run"} {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
 		}

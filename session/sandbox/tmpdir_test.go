@@ -112,3 +112,24 @@ func TestWhichTempFolderIsCovered(t *testing.T) {
 		}
 	}
 }
+
+// TestATempFolderUnderRunStillRuns: /run is an empty read-only tmpfs by
+// the time the temp folder would be covered, so bwrap could not make a
+// mount point there, and with TMPDIR=$XDG_RUNTIME_DIR every confined
+// command failed to start. Such a temp folder is hidden with /run instead.
+func TestATempFolderUnderRunStillRuns(t *testing.T) {
+	sb := confined(t)
+	w := newWorldOffTmp(t)
+	if !isDir("/run") {
+		t.Skip("this system has no /run")
+	}
+	dir, err := os.MkdirTemp("/run", "infer-test-tmp-")
+	if err != nil {
+		t.Skipf("cannot make a folder in /run here: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	t.Setenv("TMPDIR", dir)
+	if out, ok := run(t, sb, w.policy(), "echo ran"); !ok || strings.TrimSpace(out) != "ran" {
+		t.Fatalf("with TMPDIR under /run: %q, %v", out, ok)
+	}
+}
