@@ -22,6 +22,11 @@ func Folder() string {
 	return filepath.Join(os.TempDir(), "infer-net-"+strconv.Itoa(os.Getuid()))
 }
 
+// EnsureFolder makes Folder if it is missing, so that the sandbox can
+// cover it before the first proxy starts: a sandbox started earlier would
+// otherwise keep in sight the sockets of proxies started after it.
+func EnsureFolder() (string, error) { return makeFolder() }
+
 // makeFolder makes Folder, or checks that the one there is this user's
 // own folder (not a link) and no one else's to enter, and returns it.
 func makeFolder() (string, error) {

@@ -75,7 +75,11 @@ func bwrapArgs(p Policy, root bool) ([]string, error) {
 		a = append(a, prot...)
 	}
 	hide := append(append([]string(nil), p.DenyRead...), hostSockets...)
-	if f := resolved(netproxy.Folder()); !replaced(f) && (hostTmp == "" || !strings.HasPrefix(f, hostTmp+"/")) {
+	folder, err := netproxy.EnsureFolder()
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: the folder of infer's network proxies: %w", err)
+	}
+	if f := resolved(folder); !replaced(f) && (hostTmp == "" || !strings.HasPrefix(f, hostTmp+"/")) {
 		// Every proxy's socket folder, when its temp folder is not
 		// covered already; this command's socket is bound at
 		// /run/infer-net from outside.

@@ -3,8 +3,10 @@ package sandbox
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -131,5 +133,30 @@ func TestATempFolderUnderRunStillRuns(t *testing.T) {
 	t.Setenv("TMPDIR", dir)
 	if out, ok := run(t, sb, w.policy(), "echo ran"); !ok || strings.TrimSpace(out) != "ran" {
 		t.Fatalf("with TMPDIR under /run: %q, %v", out, ok)
+	}
+}
+
+// TestTheProxiesFolderIsCoveredBeforeAnyProxyStarts: with a temp folder
+// the sandbox does not cover whole (here one at the top of the tree), the
+// proxies' folder is covered on its own; it is made if missing, or a
+// sandbox started before the first proxy would keep in sight the sockets
+// of every proxy started after it.
+func TestTheProxiesFolderIsCoveredBeforeAnyProxyStarts(t *testing.T) {
+	w := newWorldOffTmp(t)
+	top, err := os.MkdirTemp("/", "infer-test-tmpdir-")
+	if err != nil {
+		t.Skipf("cannot make a folder at the top of the tree here: %v", err)
+	}
+	t.Cleanup(func() { os.RemoveAll(top) })
+	t.Setenv("TMPDIR", top)
+	folder := filepath.Join(top, fmt.Sprintf("infer-net-%d", os.Getuid()))
+	p := w.policy()
+	p.Network = false
+	args, err := bwrapArgs(p, os.Geteuid() == 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(args, folder) || !isDir(folder) {
+		t.Fatalf("the proxies' folder %s is not covered (made: %v): %q", folder, isDir(folder), args)
 	}
 }
