@@ -12,6 +12,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"syscall"
 )
 
@@ -29,8 +30,17 @@ var helperPath, helperErr = func() (string, error) {
 	return filepath.EvalSymlinks(p)
 }()
 
+// serves is set by MaybeForward: only a binary that calls it first can
+// be started as the forwarder. Any other (an embedder's program, a test
+// binary without it) would run as itself inside the sandbox, a Go test
+// binary running its own tests there.
+var serves atomic.Bool
+
 // Helper is the binary to start inside the sandbox as the forwarder.
 func Helper() (string, error) {
+	if !serves.Load() {
+		return "", errors.New("netproxy: this program does not call netproxy.MaybeForward first, so it cannot be started as the sandbox's forwarder")
+	}
 	if helperErr != nil {
 		return "", fmt.Errorf("netproxy: cannot find infer's own binary to forward the network: %w", helperErr)
 	}
@@ -49,6 +59,7 @@ func Argv(helper, socket, name string, args ...string) []string {
 // as one (see Argv); otherwise it returns at once. main and TestMain call
 // it first.
 func MaybeForward() {
+	serves.Store(true)
 	if len(os.Args) < 5 || os.Args[1] != Subcommand || os.Args[3] != "--" {
 		return
 	}
