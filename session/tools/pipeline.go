@@ -490,8 +490,12 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 		return "No sandbox is available here, so this command runs with your full permissions."
 	}
 	net := "network only through infer's proxy, which asks about new hosts"
-	if !p.env.Confine.Network {
+	switch {
+	case !p.env.Confine.Network:
 		net = "network off"
+	case sb.Kind() != sandbox.Bubblewrap:
+		// Seatbelt has no network namespace to put a proxy in front of.
+		net = "network on"
 	}
 	note := "If you allow it here, it runs once outside the sandbox, with your full permissions (allowed from the browser panel, it runs inside)"
 	if len(perm.Options) > 0 {
