@@ -47,12 +47,19 @@ func stdio(t *testing.T, extra map[string]string) config.MCPServerConfig {
 
 func start(t *testing.T, opts Options) *Manager {
 	t.Helper()
+	return startWithin(t, opts, guard)
+}
+
+// startWithin is start with its own hang guard, for servers whose start
+// is slow by nature (npx installing a package tree on a loaded machine).
+func startWithin(t *testing.T, opts Options, bound time.Duration) *Manager {
+	t.Helper()
 	if opts.Root == "" {
 		opts.Root = t.TempDir()
 	}
 	m := Start(opts)
 	t.Cleanup(func() { m.Close() })
-	ctx, cancel := context.WithTimeout(context.Background(), guard)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	defer cancel()
 	if err := m.Wait(ctx); err != nil {
 		t.Fatalf("servers still starting: %+v", m.Statuses())

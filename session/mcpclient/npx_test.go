@@ -78,8 +78,11 @@ func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
 		// The decider an infer without a terminal gives (serve, headless,
 		// infer mcp): network.allow, and nobody to ask.
 		gate := tools.NewPipeline(tools.PipelineConfig{Env: &tools.Env{NetAllow: allow}})
-		return start(t, Options{Root: root, Sandbox: sb, Confine: sandbox.Policy{Network: true}, CacheDir: cache,
-			Network: gate.NetworkDecider, Servers: map[string]config.MCPServerConfig{"everything": cfg}})
+		// A hang guard past the server's own start timeout: npx installs
+		// a tree of some hundred packages, which on a loaded machine has
+		// taken more than the other tests' minute.
+		return startWithin(t, Options{Root: root, Sandbox: sb, Confine: sandbox.Policy{Network: true}, CacheDir: cache,
+			Network: gate.NetworkDecider, Servers: map[string]config.MCPServerConfig{"everything": cfg}}, time.Duration(cfg.StartTimeout)+time.Minute)
 	}
 
 	m := run(nil)
