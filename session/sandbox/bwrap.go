@@ -207,18 +207,16 @@ func hostTemp(home string) string {
 // something in them. Nothing more is mounted there: /run is read-only by
 // then (bwrap could not make the mount point), and hidden already.
 func replaced(p string) bool {
-	for _, d := range []string{"/tmp", "/var/tmp", "/run", "/var/run"} {
-		if p == d || strings.HasPrefix(p, d+"/") {
-			return true
-		}
-	}
-	return false
+	return under(p, "/tmp", "/var/tmp") || underRuntime(p)
 }
 
 // underRuntime reports whether p is /run or /var/run or in them: covered
 // by hideRuntime's tmpfs whatever the policy.
-func underRuntime(p string) bool {
-	for _, d := range []string{"/run", "/var/run"} {
+func underRuntime(p string) bool { return under(p, "/run", "/var/run") }
+
+// under reports whether p is one of dirs or inside one.
+func under(p string, dirs ...string) bool {
+	for _, d := range dirs {
 		if p == d || strings.HasPrefix(p, d+"/") {
 			return true
 		}
