@@ -24,6 +24,15 @@ const (
 	// shorter fails real pages, longer leaves the agent waiting on a dead tab.
 	MinCommandTimeout = time.Second
 	MaxCommandTimeout = 10 * time.Minute
+	// DefaultConnectWait is how long a browser call waits for an
+	// extension to connect: the real one redials after 1, 2, 4, 8 and
+	// 13.5 s, so a call made just after infer starts (or just after
+	// another infer handed the port over) would otherwise fail while the
+	// extension is on its way.
+	DefaultConnectWait = 20 * time.Second
+	// MaxConnectWait bounds extension.connect_wait: a call should fail
+	// with a reason while the person is still there to read it.
+	MaxConnectWait = 10 * time.Minute
 	// BackendExtension is the only browser backend today.
 	BackendExtension = "extension"
 )
@@ -51,6 +60,9 @@ type ExtensionConfig struct {
 	Token string `yaml:"token"`
 	// CommandTimeout bounds one browser command (1s..10m, default 30s).
 	CommandTimeout Duration `yaml:"command_timeout"`
+	// ConnectWait is how long a browser call waits for an extension when
+	// none is connected (0..10m, default 20s; 0 fails at once).
+	ConnectWait Duration `yaml:"connect_wait"`
 }
 
 // NewBrowserUse returns the settings `infer init` writes: enabled, the
@@ -67,6 +79,7 @@ func NewBrowserUse(port int) BrowserUse {
 			Port:           port,
 			Token:          NewToken(),
 			CommandTimeout: Duration(DefaultCommandTimeout),
+			ConnectWait:    Duration(DefaultConnectWait),
 		},
 	}
 }
@@ -84,8 +97,8 @@ func (b BrowserUse) Addr() string {
 // String describes the settings with the token masked, so a stray log line
 // cannot leak it.
 func (b BrowserUse) String() string {
-	return fmt.Sprintf("enabled=%t backend=%s port=%d token=%s command_timeout=%s",
-		b.Enabled, b.Backend, b.Extension.Port, MaskToken(b.Extension.Token), b.Extension.CommandTimeout)
+	return fmt.Sprintf("enabled=%t backend=%s port=%d token=%s command_timeout=%s connect_wait=%s",
+		b.Enabled, b.Backend, b.Extension.Port, MaskToken(b.Extension.Token), b.Extension.CommandTimeout, b.Extension.ConnectWait)
 }
 
 // GoString masks the token under %#v too.
@@ -116,6 +129,10 @@ func (b BrowserUse) validate() []*FieldError {
 	if t := b.Extension.CommandTimeout.Std(); t < MinCommandTimeout || t > MaxCommandTimeout {
 		add("extension.command_timeout", fmt.Sprintf("%s is out of range", b.Extension.CommandTimeout),
 			fmt.Sprintf("use a duration from %s to %s (default %s)", Duration(MinCommandTimeout), Duration(MaxCommandTimeout), Duration(DefaultCommandTimeout)))
+	}
+	if w := b.Extension.ConnectWait.Std(); w < 0 || w > MaxConnectWait {
+		add("extension.connect_wait", fmt.Sprintf("%s is out of range", b.Extension.ConnectWait),
+			fmt.Sprintf("use a duration from 0s (fail at once) to %s (default %s)", Duration(MaxConnectWait), Duration(DefaultConnectWait)))
 	}
 	// The token matters only when the bridge is on, but a bad one is still
 	// worth reporting rather than discovering at the next enable.
@@ -175,6 +192,9 @@ func ParseBrowserUse(data []byte, file string) (BrowserUse, error) {
 	if !doc.has("extension.command_timeout") {
 		b.Extension.CommandTimeout = Duration(DefaultCommandTimeout)
 	}
+	if !doc.has("extension.connect_wait") {
+		b.Extension.ConnectWait = Duration(DefaultConnectWait)
+	}
 	if err := doc.locate(b.validate()); err != nil {
 		return BrowserUse{}, err
 	}
@@ -229,6 +249,7 @@ func encodeBrowserUse(b BrowserUse) ([]byte, error) {
 		comment(ext, "port", "Loopback port infer listens on: ws://127.0.0.1:<port>/ws.\nSet the same port in the extension's options.")
 		comment(ext, "token", "Shared secret the extension sends when it connects. Paste it into the\nextension's options; rotate it with `infer init --rotate-token`.")
 		comment(ext, "command_timeout", "How long one browser command may take (1s to 10m).")
+		comment(ext, "connect_wait", "How long a browser call waits for the extension to connect when none\nis (0s to 10m; 0s fails at once). The extension redials by itself.")
 	}
 	doc := &yaml.Node{
 		Kind:        yaml.DocumentNode,

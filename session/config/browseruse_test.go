@@ -37,7 +37,7 @@ func TestLoadBrowserUseDefaults(t *testing.T) {
 	if len(warnings) != 0 {
 		t.Errorf("warnings: %v", warnings)
 	}
-	want := BrowserUse{Enabled: true, Backend: "extension", Extension: ExtensionConfig{Port: 52789, Token: goodToken, CommandTimeout: Duration(30 * time.Second)}}
+	want := BrowserUse{Enabled: true, Backend: "extension", Extension: ExtensionConfig{Port: 52789, Token: goodToken, CommandTimeout: Duration(30 * time.Second), ConnectWait: Duration(20 * time.Second)}}
 	if b != want {
 		t.Errorf("got %+v, want %+v", b, want)
 	}
@@ -69,6 +69,8 @@ func TestLoadBrowserUseErrors(t *testing.T) {
 		{"timeout short", base(tok + "  command_timeout: 500ms\n"), []string{"extension.command_timeout: 500ms is out of range", "from 1s to 10m (default 30s)"}},
 		{"timeout long", base(tok + "  command_timeout: 11m\n"), []string{"extension.command_timeout: 11m is out of range"}},
 		{"timeout unitless", base(tok + "  command_timeout: 30\n"), []string{"extension.command_timeout: \"30\" has no unit", "30s"}},
+		{"connect wait negative", base(tok + "  connect_wait: -1s\n"), []string{"extension.connect_wait: -1s is out of range", "from 0s (fail at once) to 10m (default 20s)"}},
+		{"connect wait long", base(tok + "  connect_wait: 11m\n"), []string{"extension.connect_wait: 11m is out of range"}},
 		{"timeout garbage", base(tok + "  command_timeout: soon\n"), []string{"extension.command_timeout: \"soon\" is not a duration"}},
 		{"typo nested", base(tok + "  prot: 1234\n"), []string{":5: extension.prot: unknown key", `did you mean "port"?`}},
 		{"typo top", "enable: true\nextension:\n" + tok, []string{":1: enable: unknown key", `did you mean "enabled"?`}},
@@ -244,7 +246,7 @@ extension:
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := BrowserUse{Enabled: true, Backend: "extension", Extension: ExtensionConfig{Port: 6123, Token: fresh, CommandTimeout: Duration(45 * time.Second)}}
+	want := BrowserUse{Enabled: true, Backend: "extension", Extension: ExtensionConfig{Port: 6123, Token: fresh, CommandTimeout: Duration(45 * time.Second), ConnectWait: Duration(20 * time.Second)}}
 	if b != want {
 		t.Fatalf("got %+v, want %+v", b, want)
 	}
@@ -352,5 +354,24 @@ func assertNoTempFiles(t *testing.T, dir string) {
 		if strings.Contains(e.Name(), ".tmp-") {
 			t.Errorf("temporary file left behind: %s", e.Name())
 		}
+	}
+}
+
+// TestConnectWaitZeroFailsAtOnce: 0s is a setting of its own (no wait at
+// all), not an absent key taking the default.
+func TestConnectWaitZeroFailsAtOnce(t *testing.T) {
+	b, err := ParseBrowserUse([]byte("enabled: true\nextension:\n  token: "+goodToken+"\n  connect_wait: 0s\n"), "browser_use.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.Extension.ConnectWait != 0 {
+		t.Errorf("connect_wait = %s, want 0s", b.Extension.ConnectWait)
+	}
+	data, err := encodeBrowserUse(NewBrowserUse(0))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), "connect_wait: 20s") || !strings.Contains(string(data), "How long a browser call waits") {
+		t.Errorf("infer init's file has no commented connect_wait:\n%s", data)
 	}
 }
