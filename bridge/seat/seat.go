@@ -278,7 +278,7 @@ func (s *Seat) Serve(ctx context.Context, h Hooks) error {
 				s.base.Reason = why
 				s.mu.Unlock()
 				if changed {
-					s.log.Warn("browser: "+why)
+					s.log.Warn("browser: " + why)
 					s.changedNow()
 				}
 			}
