@@ -6,11 +6,12 @@
 // tests run is what people run; perf measures the binaries built on it.
 //
 // Every part is complete when New returns: nothing is set afterwards. The
-// one cycle — the bridge is the tools' browser, while the panel sync and
-// the status hook that the bridge reports to are built on the workspace —
-// is broken by order, not by mutation: the bridge listens first, the
-// workspace is built on it, and the bridge is handed its hooks when it
-// starts serving (bridge.Server.ServeWith).
+// one cycle — the browser seat is the tools' browser, while the panel sync
+// and the status hook that it reports to are built on the workspace — is
+// broken by order, not by mutation: the seat takes the bridge's port (or
+// becomes the guest of the infer that holds it) first, the workspace is
+// built on it, and the seat is handed its hooks when it starts serving
+// (seat.Seat.Serve).
 package assemble
 
 import (
@@ -30,6 +31,7 @@ import (
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/panelsync"
+	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
@@ -52,12 +54,17 @@ type Options struct {
 	Home, Root string
 	// Config is config.yaml as loaded (home and trusted project merged).
 	Config config.Config
-	// Bridge starts the browser bridge with BrowserUse's extension
-	// settings; Port replaces their port when PortSet (0 picks a free one).
+	// Bridge gives infer the person's browser with BrowserUse's extension
+	// settings: it holds the bridge's port, or uses the browser of the
+	// infer that holds it (see package seat). Port replaces their port
+	// when PortSet (0 picks a free one, which no other infer shares).
 	Bridge     bool
 	BrowserUse config.BrowserUse
 	Port       int
 	PortSet    bool
+	// Command is how this infer was started ("infer", "infer serve", …),
+	// for the other infers that use its browser to say whose it is.
+	Command string
 	// CloseGrace bounds how long the bridge waits for a peer's close reply
 	// (0: the bridge's default).
 	CloseGrace time.Duration
@@ -100,9 +107,10 @@ type Infer struct {
 	// workspace's too.
 	MCP       *mcpclient.Manager
 	Workspace *session.Workspace
-	// Bridge and Panel are nil when the bridge is off.
-	Bridge *bridge.Server
-	Panel  *panelsync.Sync
+	// Seat is the person's browser, whichever infer holds the bridge;
+	// Seat and Panel are nil when the bridge is off.
+	Seat  *seat.Seat
+	Panel *panelsync.Sync
 	Log    *slog.Logger
 
 	stopDiscovery context.CancelFunc
@@ -264,7 +272,7 @@ func New(opts Options) (in *Infer, err error) {
 		}
 	}
 
-	// The bridge listens before the workspace is built: it is the tools'
+	// The seat is taken before the workspace is built: it is the tools'
 	// browser. What it reports to is given when it serves (see Serve).
 	var driver browser.Driver
 	if opts.Bridge {
@@ -272,17 +280,22 @@ func New(opts Options) (in *Infer, err error) {
 		if opts.PortSet {
 			port = opts.Port
 		}
-		in.Bridge, err = bridge.Listen(bridge.Options{
-			Port: port, Token: ext.Token,
-			CommandTimeout: ext.CommandTimeout.Std(),
-			ArtifactsDir:   in.Env.ArtifactsDir,
-			CloseGrace:     opts.CloseGrace,
-			Logger:         log,
+		in.Seat, err = seat.New(seat.Options{
+			Bridge: bridge.Options{
+				Port: port, Token: ext.Token,
+				CommandTimeout: ext.CommandTimeout.Std(),
+				ArtifactsDir:   in.Env.ArtifactsDir,
+				CloseGrace:     opts.CloseGrace,
+				Logger:         log,
+			},
+			Home: home, Root: root, Command: opts.Command,
+			ConnectWait: ext.ConnectWait.Std(),
+			Logger:      log,
 		})
 		if err != nil {
 			return in, err
 		}
-		driver = in.Bridge
+		driver = in.Seat
 	}
 	judge := session.Judge{Catalog: in.Catalog}
 	if id := cfg.Agent.JudgeModel; id != "" {
@@ -306,7 +319,7 @@ func New(opts Options) (in *Infer, err error) {
 		return in, err
 	}
 	pipeline.Store(in.Workspace.Pipeline())
-	if in.Bridge != nil {
+	if in.Seat != nil {
 		in.Panel = panelsync.New(in.Workspace, log)
 	}
 
@@ -338,14 +351,26 @@ func (in *Infer) DiscoveryDone() <-chan struct{} {
 	return in.discoveryDone
 }
 
-// Serve runs the bridge until ctx ends or Close, reporting the extension's
-// connection to the workspace and its side panel to the panel sync. It
-// returns at once when the bridge is off.
+// Serve runs the browser seat until ctx ends or Close, reporting the
+// browser's state to the workspace and, while this infer holds the
+// bridge, the side panel to the panel sync. It returns at once when the
+// bridge is off.
 func (in *Infer) Serve(ctx context.Context) error {
-	if in.Bridge == nil {
+	return in.ServeHolding(ctx, nil, nil)
+}
+
+// ServeHolding is Serve that also calls onHold when this infer starts
+// holding the bridge (at once, or after taking it over from an infer that
+// stopped) and onRelease when it stops: what only the holder serves
+// starts and stops with them. Either may be nil.
+func (in *Infer) ServeHolding(ctx context.Context, onHold, onRelease func()) error {
+	if in.Seat == nil {
 		return nil
 	}
-	return in.Bridge.ServeWith(ctx, bridge.Hooks{Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus})
+	return in.Seat.Serve(ctx, seat.Hooks{
+		Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus,
+		OnHold: onHold, OnRelease: onRelease,
+	})
 }
 
 // Close shuts down so that nothing is lost: the workspace first (the
@@ -371,8 +396,8 @@ func (in *Infer) Close() error {
 	if in.Panel != nil {
 		in.Panel.Close()
 	}
-	if in.Bridge != nil {
-		in.Bridge.Close()
+	if in.Seat != nil {
+		in.Seat.Close()
 	}
 	var errs []error
 	if in.History != nil {

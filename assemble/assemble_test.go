@@ -56,7 +56,7 @@ func TestAssembledInferIsWiredEndToEnd(t *testing.T) {
 	sub := in.Workspace.Subscribe()
 	defer sub.Close()
 
-	c := sim.NewClient(sim.ClientOptions{URL: in.Bridge.URL(), Token: token, Browser: &sim.Minimal{}})
+	c := sim.NewClient(sim.ClientOptions{URL: in.Seat.URL(), Token: token, Browser: &sim.Minimal{}})
 	cctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	done := make(chan struct{})

@@ -1,17 +1,20 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"strings"
+	"sync"
 
 	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/assemble"
+	"github.com/infer-workspace/infer/bridge/relay"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
 )
@@ -37,15 +40,25 @@ type appOptions struct {
 	// StoreFS carries the conversation store's file operations; nil is
 	// the real filesystem. Tests inject a failing disk through it.
 	StoreFS store.FS
+	// Command is how this infer was started ("infer", "infer serve", …),
+	// for the other infers that use its browser to say whose it is.
+	Command string
 }
 
 // app is one assembled infer (see package assemble) and what only the
-// commands add to it: following a token rotation while the bridge runs.
+// commands add to it: following a token rotation while the bridge runs,
+// and letting `infer mcp` go through this infer while it holds the bridge.
 type app struct {
 	*assemble.Infer
 	tokens *tokenWatch
-	// mcpSocket lets `infer mcp` go through this infer (see mcp.go).
+
+	// mcpSocket lets `infer mcp` go through this infer (see mcp.go). Only
+	// the infer that holds the bridge serves it, so it comes and goes with
+	// the bridge (see Serve); mcpClosed keeps it from coming back once
+	// Close started.
+	mcpMu     sync.Mutex
 	mcpSocket *mcpserver.Listener
+	mcpClosed bool
 }
 
 // openApp finds the project and the configuration, then assembles infer.
@@ -106,6 +119,7 @@ func openApp(opts appOptions) (*app, error) {
 		BrowserOff: browserOff,
 		Model:      opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
 		Version: versionString(), Log: opts.Log, Warn: warn,
+		Command: opts.Command,
 	})
 	var bad *assemble.ModelError
 	if errors.As(err, &bad) && opts.Model != "" {
@@ -117,11 +131,46 @@ func openApp(opts appOptions) (*app, error) {
 		return nil, err
 	}
 	a := &app{Infer: in}
-	if in.Bridge != nil {
-		a.tokens = watchToken(config.BrowserUsePath(home), in.Bridge, bu.Extension.Token, bu.Extension.Port, in.Log, tokenCheckEvery)
-		a.mcpSocket = listenMCP(home, a.tokens.Token, in.Workspace, in.Log)
+	if in.Seat != nil {
+		a.tokens = watchToken(config.BrowserUsePath(home), in.Seat, bu.Extension.Token, bu.Extension.Port, in.Log, tokenCheckEvery)
 	}
 	return a, nil
+}
+
+// Serve runs the browser seat (see assemble.Infer.Serve), serving the MCP
+// socket while this infer holds the bridge: `infer mcp` finds the infer
+// the extension is connected to, also after a takeover.
+func (a *app) Serve(ctx context.Context) error {
+	return a.ServeHolding(ctx, a.holdMCP, a.releaseMCP)
+}
+
+// holdMCP starts serving the MCP socket, unless Close has begun.
+func (a *app) holdMCP() {
+	a.mcpMu.Lock()
+	defer a.mcpMu.Unlock()
+	if a.mcpClosed || a.mcpSocket != nil {
+		return
+	}
+	a.mcpSocket = listenMCP(a.Home, a.tokens.Token, a.Workspace, a.Log)
+}
+
+// releaseMCP stops serving the MCP socket; its calls are cancelled,
+// withdrawing their approvals.
+func (a *app) releaseMCP() {
+	a.mcpMu.Lock()
+	l := a.mcpSocket
+	a.mcpSocket = nil
+	a.mcpMu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+}
+
+// mcpListener is the MCP socket this infer serves now, or nil.
+func (a *app) mcpListener() *mcpserver.Listener {
+	a.mcpMu.Lock()
+	defer a.mcpMu.Unlock()
+	return a.mcpSocket
 }
 
 // Close stops following the token, then closes infer in assemble's order.
@@ -129,9 +178,10 @@ func (a *app) Close() error {
 	if a == nil {
 		return nil
 	}
-	if a.mcpSocket != nil {
-		a.mcpSocket.Close() // cancels its calls, withdrawing their approvals
-	}
+	a.mcpMu.Lock()
+	a.mcpClosed = true
+	a.mcpMu.Unlock()
+	a.releaseMCP()
 	if a.tokens != nil {
 		a.tokens.Close()
 	}
@@ -161,4 +211,14 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 		return slog.New(slog.NewJSONHandler(w, opts)), nil
 	}
 	return nil, usageError{fmt.Errorf("unknown --log-format %q: use text or json", format)}
+}
+
+// describeHolder names the infer whose browser this one uses, for the
+// person to find it: how it was started, its project and its pid.
+func describeHolder(h relay.Holder) string {
+	cmd := h.Command
+	if cmd == "" {
+		cmd = "infer"
+	}
+	return fmt.Sprintf("%s in %s (pid %d)", cmd, config.DisplayPath(h.Root), h.PID)
 }

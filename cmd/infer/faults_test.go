@@ -123,7 +123,7 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 		br = &sim.Minimal{}
 	}
 	s.client = sim.NewClient(sim.ClientOptions{
-		URL: a.Bridge.URL(), Token: a.BrowserUse.Extension.Token,
+		URL: a.Seat.URL(), Token: a.BrowserUse.Extension.Token,
 		Browser: o.Faults.Browser(br), Faults: o.Faults, OnFrame: o.OnFrame,
 		MinBackoff: 5 * time.Millisecond, MaxBackoff: 50 * time.Millisecond,
 	})
@@ -766,7 +766,7 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	rg := startFaultRig(t, "", "", faultRigOptions{CommandTimeout: config.MaxCommandTimeout})
 	watch := rg.watch(t)
 	rg.client.Disconnect()
-	x := dialFaultRawExtension(t, rg.app.Bridge.URL(), rg.token)
+	x := dialFaultRawExtension(t, rg.app.Seat.URL(), rg.token)
 	x.next() // the mode
 	rg.app.Workspace.Send("screenshot", tools.OriginTerminal)
 	cmd, ok := x.next().(wire.BrowserCommand)
@@ -839,7 +839,7 @@ func faultSettles(t *testing.T, what string, limit int, count func() int) int {
 func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	rg := startFaultRig(t, "", "", faultRigOptions{})
 	rg.setMode("auto")
-	addr := strings.TrimSuffix(strings.TrimPrefix(rg.app.Bridge.URL(), "ws://"), "/ws")
+	addr := strings.TrimSuffix(strings.TrimPrefix(rg.app.Seat.URL(), "ws://"), "/ws")
 	runtime.GC()
 	base := runtime.NumGoroutine()
 	connects := rg.client.Connects()
@@ -855,7 +855,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 		c.Close()
 
 		// Upgraded, then gone before saying hello.
-		x := dialFaultRawExtension(t, rg.app.Bridge.URL(), "")
+		x := dialFaultRawExtension(t, rg.app.Seat.URL(), "")
 		x.ws.NetConn().Close()
 	}
 	if got := rg.client.Connects(); got != connects || !rg.client.Connected() {
@@ -868,7 +868,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	for i := 0; i < rounds; i++ {
 		h := http.Header{}
 		h.Set("Origin", "chrome-extension://fault-test")
-		ws, _, err := websocket.DefaultDialer.Dial(rg.app.Bridge.URL(), h)
+		ws, _, err := websocket.DefaultDialer.Dial(rg.app.Seat.URL(), h)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -915,7 +915,7 @@ func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
 	rg.client.SendUserMessage(rg.ctx(), "run echo ran >> cut.txt")
 	req := rg.nextApproval()
 	rg.client.Disconnect()
-	x := dialFaultRawExtension(t, rg.app.Bridge.URL(), rg.token)
+	x := dialFaultRawExtension(t, rg.app.Seat.URL(), rg.token)
 	for {
 		if a, ok := x.next().(wire.ApprovalRequest); ok && a.RequestID == req.RequestID {
 			break // re-sent to the new connection
@@ -1698,7 +1698,7 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 			defer wg.Done()
 			for i := w; ctx.Err() == nil; i++ {
 				start := time.Now()
-				_, err := rg.app.Bridge.Do(context.Background(), actions[i%len(actions)])
+				_, err := rg.app.Seat.Server().Do(context.Background(), actions[i%len(actions)])
 				outcomes.add(err, time.Since(start))
 				if errors.Is(err, browser.ErrNotConnected) {
 					rg.client.WaitConnected(ctx) // not a busy loop while it reconnects

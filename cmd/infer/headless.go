@@ -10,13 +10,13 @@ import (
 	"log/slog"
 	"os"
 	"strings"
-	"syscall"
 
 	"github.com/spf13/cobra"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
 )
@@ -80,11 +80,14 @@ End of stdin rejects what is pending. When PROMPT is "-", stdin is the
 prompt, so approvals cannot be answered and are rejected; use --mode auto.
 
 A connected browser extension watches the run through the bridge when
-browser_use.yaml enables it; a busy port (another infer) only warns.
+browser_use.yaml enables it. When another infer of yours holds the bridge,
+the run uses that infer's browser. A browser call made while no extension
+is connected waits up to extension.connect_wait (20s) for one.
 
 Exit codes: 0 the run finished, 1 it failed, 2 usage error (including an
-unknown --session-id or --model), 130 interrupted (SIGINT, SIGTERM or
-SIGHUP, or stopped from the browser panel).`,
+unknown --session-id or --model), 3 it finished but a browser call failed
+because no browser extension was connected, 130 interrupted (SIGINT,
+SIGTERM or SIGHUP, or stopped from the browser panel).`,
 		Example: `  infer headless "summarise README.md"
   infer headless --output json --mode auto "run go test ./..."
   echo "open example.com" | infer headless --output ag-ui -
@@ -173,7 +176,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	}
 	defer a.Close()
 
-	if a.Bridge != nil {
+	if a.Seat != nil {
 		// The bridge gets a context of its own, so SIGINT stops the run,
 		// not the connection the extension is watching it on.
 		serveCtx, stopServe := context.WithCancel(context.Background())
@@ -185,7 +188,11 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 			}
 		}()
 		defer func() { stopServe(); <-served }()
-		log.Info("browser bridge listening", "url", a.Bridge.URL())
+		if h, ok := a.Seat.Holder(); ok {
+			log.Info("using the browser of another infer", "holder", describeHolder(h))
+		} else if a.Seat.Holding() {
+			log.Info("browser bridge listening", "url", a.Seat.URL())
+		}
 	}
 
 	sub := a.Workspace.Subscribe()
@@ -241,8 +248,21 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	if snap != nil {
 		h.check(r.resumed(*snap))
 	}
-	return h.run(ctx)
+	if err := h.run(ctx); err != nil {
+		return err
+	}
+	if a.Seat != nil && a.Seat.Misses() > 0 {
+		// The run finished, but without what it was asked to do in the
+		// browser: a script must not take that for success.
+		return exitError{exitNoBrowser, errors.New("a browser call failed because no browser extension was connected; connect the extension (`infer pair` shows the steps) and run again")}
+	}
+	return nil
 }
+
+// exitNoBrowser is the exit code of a run that finished although a
+// browser call in it found no browser extension connected, even after
+// waiting for one (docs/headless.md).
+const exitNoBrowser = 3
 
 // readPrompt reads all of stdin, giving up when ctx ends (Ctrl+C while
 // the person is still typing).
@@ -272,10 +292,9 @@ func readPrompt(ctx context.Context, in io.Reader) (string, error) {
 	}
 }
 
-// openHeadlessApp opens the workspace for one run. The bridge starts when
-// browser_use.yaml exists (openApp then honours its enabled flag); when its
-// port is taken, most likely by an infer already running, the run goes on
-// without it, since the run does not need the browser to be useful.
+// openHeadlessApp opens the workspace for one run. The browser is there
+// when browser_use.yaml exists (openApp then honours its enabled flag):
+// this run holds the bridge, or uses the browser of the infer that does.
 func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
 	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
 	if f.noBridge {
@@ -290,14 +309,8 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 			opts.Bridge = true
 		}
 	}
-	a, err := openApp(opts)
-	if err != nil && opts.Bridge && errors.Is(err, syscall.EADDRINUSE) {
-		fmt.Fprintln(warn, "infer: warning: the browser bridge's port is in use (probably by another infer, which keeps the extension), so this run has no browser; use --port to pick another, or --no-bridge to silence this")
-		opts.Bridge = false
-		opts.NoBridgeWhy = "the bridge's port was in use (probably by another infer, which keeps the extension); run again with --port to pick another."
-		a, err = openApp(opts)
-	}
-	return a, err
+	opts.Command = "infer headless"
+	return openApp(opts)
 }
 
 // headlessRun follows the workspace's events for one turn: the one started
@@ -324,6 +337,8 @@ type headlessRun struct {
 
 	interrupted bool // SIGINT (or a failed output) asked the run to stop
 	outErr      error
+
+	browserReason string // the last browser status reason shown
 }
 
 // check records the first output failure and stops the run: nobody can
@@ -452,6 +467,13 @@ func (h *headlessRun) handle(ev session.Event) {
 		}
 	case session.ApprovalResolved:
 		h.desk.resolved(ev.Approval)
+	case session.BrowserStatusChanged:
+		// Said once per reason: that a call waits for the extension, and
+		// why there is none (whose browser this is, a refused token).
+		if r := ev.Status.Reason; ev.Status.State != browser.Connected && r != "" && r != h.browserReason {
+			fmt.Fprintln(h.errOut, "infer: browser:", r)
+			h.browserReason = r
+		}
 	case session.Resync:
 		fmt.Fprintln(h.errOut, "infer: warning: the output fell too far behind the run and some events were lost")
 		if h.started && !h.ws.Busy() {

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpserver"
@@ -99,20 +101,28 @@ func proxy(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn) erro
 	defer conn.Close()
 	stop := context.AfterFunc(ctx, func() { conn.Close() })
 	defer stop()
+	var clientDone atomic.Bool
 	go func() {
 		_, _ = io.Copy(conn, in)
 		// The client is done: tell infer, which ends the session and
 		// closes the connection, ending the copy below.
+		clientDone.Store(true)
 		if uc, ok := conn.(*net.UnixConn); ok {
 			_ = uc.CloseWrite()
 		}
 	}()
 	_, err := io.Copy(out, conn)
-	if ctx.Err() != nil {
+	switch {
+	case ctx.Err() != nil:
 		return nil
-	}
-	if err != nil && !errors.Is(err, net.ErrClosed) {
+	case err != nil && !errors.Is(err, net.ErrClosed):
 		return fmt.Errorf("infer mcp: the connection to the running infer broke: %w", err)
+	case !clientDone.Load():
+		// The infer ended the connection while the client still talks:
+		// it stopped. Its session (and what the client was told at
+		// initialize) is gone with it, so this process cannot go on
+		// quietly; exiting with a reason lets the client start it again.
+		return errors.New("infer mcp: the infer these calls went through stopped; start the MCP client (or this server) again to go through the next infer")
 	}
 	return nil
 }
@@ -151,22 +161,30 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 		port = bu.Extension.Port
 	}
 	artifacts := config.ArtifactsDir(home, root)
-	srv, err := bridge.Listen(bridge.Options{
-		Port: port, Token: bu.Extension.Token, CommandTimeout: bu.Extension.CommandTimeout.Std(),
-		ArtifactsDir: artifacts, Logger: log,
+	// A seat, as every infer has: this one holds the bridge, or uses the
+	// browser of the infer (another standalone `infer mcp`) that holds it.
+	st, err := seat.New(seat.Options{
+		Bridge: bridge.Options{
+			Port: port, Token: bu.Extension.Token, CommandTimeout: bu.Extension.CommandTimeout.Std(),
+			ArtifactsDir: artifacts, Logger: log,
+		},
+		Home: home, Root: root, Command: "infer mcp",
+		ConnectWait: bu.Extension.ConnectWait.Std(), Logger: log,
 	})
 	if err != nil {
 		return err
 	}
 	serveCtx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx) }()
+	// What this seat reports to, all in one place.
+	hooks := seat.Hooks{}
+	go func() { served <- st.Serve(serveCtx, hooks) }()
 	defer func() {
 		cancel()
 		<-served
-		srv.Close()
+		st.Close()
 	}()
-	env := &tools.Env{Root: root, ArtifactsDir: artifacts, Browser: srv, SecretEnv: assemble.SecretEnv(cfg)}
+	env := &tools.Env{Root: root, ArtifactsDir: artifacts, Browser: st, SecretEnv: assemble.SecretEnv(cfg)}
 	defer env.Close()
 	timeouts := map[string]time.Duration{}
 	if d := bu.Extension.CommandTimeout.Std(); d > 0 {
@@ -177,7 +195,11 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	// No Approver: a call the policy would ask about is refused, with
 	// the reason, since nobody is there to answer.
 	pl := tools.NewPipeline(tools.PipelineConfig{Env: env, Grants: gs, Timeouts: timeouts})
-	log.Info("no infer runs for this home: hosting the browser bridge, nobody to ask", "url", srv.URL(), "mode", mode, "project", root)
+	if h, ok := st.Holder(); ok {
+		log.Info("no infer with a workspace runs for this home: using the browser of "+describeHolder(h)+", nobody to ask", "mode", mode, "project", root)
+	} else {
+		log.Info("no infer runs for this home: hosting the browser bridge, nobody to ask", "url", st.URL(), "mode", mode, "project", root)
+	}
 	s := mcpserver.New(func(ctx context.Context, id, name, args string) tools.Outcome {
 		return pl.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: tools.OriginMCP}, mode)
 	}, versionString())

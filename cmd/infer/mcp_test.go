@@ -239,10 +239,10 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 // runs once the person approves.
 func TestMCPServerThroughInferServe(t *testing.T) {
 	s := serveInProcess(t, "", "")
-	if s.app.mcpSocket == nil {
+	if s.app.mcpListener() == nil {
 		t.Fatal("infer serve does not listen for infer mcp")
 	}
-	if fi, err := os.Stat(s.app.mcpSocket.Path()); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(s.app.mcpListener().Path()); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket: %v %v", fi, err)
 	}
 	sub := s.app.Workspace.Subscribe()
@@ -285,7 +285,7 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 	}
 
 	// A client with the wrong token is refused.
-	c, err := net.Dial("unix", s.app.mcpSocket.Path())
+	c, err := net.Dial("unix", s.app.mcpListener().Path())
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,19 @@ import (
 	"github.com/spf13/cobra"
 )
 
+// seatLine says where this infer's browser is: the bridge it listens on,
+// the infer whose browser it uses until that one stops, or why it has
+// neither yet.
+func seatLine(a *app) string {
+	if h, ok := a.Seat.Holder(); ok {
+		return "standing by: this infer uses the browser of " + describeHolder(h) + ", and takes the port over when that one stops"
+	}
+	if a.Seat.Holding() {
+		return "listening on " + a.Seat.URL()
+	}
+	return "waiting for the bridge's port: " + a.Seat.Status().Reason
+}
+
 func newServeCmd() *cobra.Command {
 	var port int
 	var logFormat string
@@ -21,7 +34,10 @@ extension's side panel (or any client of the bridge) chats with the agent,
 approves tool calls and switches models and modes.
 
 It prints one line with the bridge's address once it listens, logs to stderr,
-and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
+and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.
+When another infer of yours already holds the bridge's port, serve stands
+by: it uses that infer's browser, says so, and takes the port over when
+that infer stops.`,
 		Args: usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			log, err := bridgeCommandStart(cmd, port, verbose, logFormat)
@@ -31,7 +47,7 @@ and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 			a, err := openApp(appOptions{
 				Bridge: true, BridgeRequired: true,
 				Port: port, PortSet: cmd.Flags().Changed("port"),
-				Log: log, Warn: cmd.ErrOrStderr(),
+				Log: log, Warn: cmd.ErrOrStderr(), Command: "infer serve",
 			})
 			if err != nil {
 				return err
@@ -44,8 +60,8 @@ and shuts down cleanly on SIGINT, SIGTERM or SIGHUP, finishing every write.`,
 			defer stop()
 			serveErr := make(chan error, 1)
 			go func() { serveErr <- a.Serve(ctx) }()
-			fmt.Fprintf(cmd.OutOrStdout(), "infer: listening on %s (project %s, model %s)\n", a.Bridge.URL(), a.Root, a.Workspace.Model())
-			log.Info("serving", "url", a.Bridge.URL(), "project", a.Root, "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
+			fmt.Fprintf(cmd.OutOrStdout(), "infer: %s (project %s, model %s)\n", seatLine(a), a.Root, a.Workspace.Model())
+			log.Info("serving", "url", a.Seat.URL(), "holding", a.Seat.Holding(), "project", a.Root, "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
 			select {
 			case <-ctx.Done():
 				log.Info("shutting down")

@@ -57,7 +57,7 @@ func serveInProcess(t *testing.T, home, project string) *served {
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &served{t: t, home: home, project: project, app: a, stop: cancel, stopServer: stopServer, done: make(chan struct{})}
 	go func() { a.Serve(srvCtx) }()
-	s.client = sim.NewClient(sim.ClientOptions{URL: a.Bridge.URL(), Token: a.BrowserUse.Extension.Token, Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond})
+	s.client = sim.NewClient(sim.ClientOptions{URL: a.Seat.URL(), Token: a.BrowserUse.Extension.Token, Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond})
 	s.frames = s.client.Subscribe()
 	hello := s.client.Subscribe()
 	defer hello.Close()
@@ -343,7 +343,7 @@ func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
 	s.stop()
 	<-s.done
 
-	_, frames := connect(t, s.app.Bridge.URL(), s.app.BrowserUse.Extension.Token)
+	_, frames := connect(t, s.app.Seat.URL(), s.app.BrowserUse.Extension.Token)
 	started := map[string]bool{}
 	for {
 		f, err := sim.WaitFor[wire.ChatEvent](s.ctx(), frames, nil)

@@ -114,7 +114,7 @@ func TestSoak(t *testing.T) {
 	}
 	command := func(i int) {
 		start := time.Now()
-		_, err := rg.app.Bridge.Do(context.Background(), actions[i%len(actions)])
+		_, err := rg.app.Seat.Server().Do(context.Background(), actions[i%len(actions)])
 		outcomes.add(err, time.Since(start))
 		commands.Add(1)
 		if errors.Is(err, browser.ErrNotConnected) {

@@ -119,7 +119,7 @@ func TestRotateTokenWhileInferRuns(t *testing.T) {
 	s := serveInProcess(t, "", "")
 	s.stop() // the simulated extension goes; a raw one takes its place
 	<-s.done
-	srv := s.app.Bridge
+	srv := s.app.Seat.Server()
 	old := s.app.BrowserUse.Extension.Token
 	ws, code := helloWith(t, srv, old, "1.12.1")
 	if code != 0 {

@@ -84,7 +84,7 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 	if !strings.Contains(msgs[3], filepath.ToSlash(rel)) {
 		t.Fatalf("the model was not told where the screenshot is: %q", msgs[3])
 	}
-	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/artifacts/%s", s.app.Bridge.Port(), filepath.ToSlash(rel)))
+	resp, err := http.Get(fmt.Sprintf("http://127.0.0.1:%d/artifacts/%s", s.app.Seat.Port(), filepath.ToSlash(rel)))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -142,7 +142,7 @@ func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
 	s.stop() // the extension goes away with the request open
 	<-s.done
 
-	c2, frames := connect(t, s.app.Bridge.URL(), s.app.BrowserUse.Extension.Token)
+	c2, frames := connect(t, s.app.Seat.URL(), s.app.BrowserUse.Extension.Token)
 	again, err := sim.WaitFor[wire.ApprovalRequest](s.ctx(), frames, nil)
 	if err != nil || again.RequestID != first.RequestID || again.ToolName != "Bash" {
 		t.Fatalf("re-sent %+v %v (first %+v)", again, err, first)

@@ -92,7 +92,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	a, err := openApp(appOptions{
 		Bridge: true, Port: o.port, PortSet: o.portSet,
 		Model: o.model, Mode: o.mode,
-		Log: log, Warn: &warnings,
+		Log: log, Warn: &warnings, Command: "infer",
 	})
 	if err != nil {
 		io.Copy(stderr, &warnings) // the TUI never started: the terminal is still ours
@@ -116,7 +116,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		log.Warn("the terminal went away (hung up); shutting down")
 		hungUp()
 	})
-	if a.Bridge != nil {
+	if a.Seat != nil {
 		serveCtx, stopServe := context.WithCancel(ctx)
 		served := make(chan error, 1)
 		go func() { served <- a.Serve(serveCtx) }()
@@ -136,15 +136,24 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		Grants: a.Grants,
 		MCP:    mcpView{a.MCP},
 	}
-	if a.Bridge != nil {
-		opts.Port = a.Bridge.Port()
+	var banner string
+	if a.Seat != nil {
+		opts.Port = a.Seat.Port()
 		opts.CurrentToken = a.tokens.Token
-		log.Info("infer started", "project", a.Root, "url", a.Bridge.URL(), "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
+		log.Info("infer started", "project", a.Root, "url", a.Seat.URL(), "holding", a.Seat.Holding(), "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
+		if h, ok := a.Seat.Holder(); ok {
+			// A second infer opens instead of exiting; this says whose
+			// browser it drives, and that it carries on when that one stops.
+			banner = "This infer uses the browser of " + describeHolder(h) + ", which holds the extension's port; it takes the port over when that infer stops."
+		}
 	} else {
 		opts.BrowserOff = bridgeOffReason(a.Home)
 		log.Info("infer started without the browser bridge", "project", a.Root, "why", opts.BrowserOff)
 	}
 	opts.Notices = startupNotices(warnings.String(), opts.BrowserOff)
+	if banner != "" {
+		opts.Notices = append([]string{banner}, opts.Notices...)
+	}
 	switch {
 	case a.Sandbox.Kind() == sandbox.Off:
 		opts.Unconfined = "sandbox off"

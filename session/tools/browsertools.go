@@ -44,6 +44,16 @@ func (e browserOffError) Error() string {
 // Is makes errors.Is(err, ErrNoBrowser) hold.
 func (e browserOffError) Is(target error) bool { return target == ErrNoBrowser }
 
+// noBrowserError is ErrNoBrowser with what the driver knew.
+type noBrowserError struct{ err error }
+
+func (e noBrowserError) Error() string {
+	return "No browser is connected: " + e.err.Error() + ". Tell the person; do not retry browser tools until they say the extension is connected."
+}
+
+// Is makes errors.Is(err, ErrNoBrowser) hold.
+func (e noBrowserError) Is(target error) bool { return target == ErrNoBrowser }
+
 // noBrowser is the error of a browser tool called with no browser.
 func (e *Env) noBrowser() error {
 	if e.BrowserOff != "" {
@@ -82,6 +92,9 @@ func do(ctx context.Context, env *Env, cmd browser.Command) (browser.Result, err
 func browserError(ctx context.Context, err error) error {
 	var ce *browser.CommandError
 	switch {
+	case errors.Is(err, browser.ErrNotConnected) && err != browser.ErrNotConnected:
+		// The driver says more (that it waited, whose browser it is): keep it.
+		return noBrowserError{err}
 	case errors.Is(err, browser.ErrNotConnected):
 		return ErrNoBrowser
 	case ctx.Err() != nil:

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"image"
 	"image/png"
 	"os"
@@ -175,6 +176,18 @@ func TestBrowserErrors(t *testing.T) {
 		if out := run(t, env, "BrowserClick", `{"selector": "a"}`); out.Success || !strings.Contains(out.Output, text) {
 			t.Errorf("%v: %q", err, out.Output)
 		}
+	}
+}
+
+// TestBrowserNotConnectedKeepsTheDriversWord: a driver that waited for
+// the extension says so, and the model reads it rather than the bare
+// "no browser".
+func TestBrowserNotConnectedKeepsTheDriversWord(t *testing.T) {
+	env := newEnv(t)
+	env.Browser = &fakeBrowser{err: fmt.Errorf("waited 20s for the browser extension to connect, but none did: %w", browser.ErrNotConnected)}
+	out := run(t, env, "BrowserRead", `{}`)
+	if out.Success || !strings.HasPrefix(out.Output, "No browser is connected: waited 20s for the browser extension to connect") {
+		t.Fatalf("%+v", out)
 	}
 }
 

@@ -84,7 +84,7 @@ func Start(t testing.TB, opts Options) *Infer {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	ti := &Infer{
-		URL: in.Bridge.URL(), Token: Token, Workspace: in.Workspace, Server: in.Bridge,
+		URL: in.Seat.URL(), Token: Token, Workspace: in.Workspace, Server: in.Seat.Server(),
 		Artifacts: in.Env.ArtifactsDir, Root: dir,
 		infer: in, stop: cancel, served: make(chan struct{}),
 	}
