@@ -579,6 +579,23 @@ func TestGarbageIsDropped(t *testing.T) {
 	}
 }
 
+func TestSilentConnectionIsDroppedAtTheHandshakeDeadline(t *testing.T) {
+	// Put back after the holder below has closed (cleanups run last first).
+	old := handshakeTimeout
+	t.Cleanup(func() { handshakeTimeout = old })
+	handshakeTimeout = 50 * time.Millisecond
+	h := startHolder(t, nil)
+	conn, err := net.Dial("unix", h.path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	// Half a hello, then nothing.
+	fmt.Fprint(conn, `{"token":"sec`)
+	expectHangUp(t, conn)
+	waitFor(t, func() bool { return strings.Contains(h.logs.String(), "did not complete the handshake") })
+}
+
 func TestOtherVersionIsRefusedWithAReason(t *testing.T) {
 	h := startHolder(t, nil)
 	conn, err := net.Dial("unix", h.path)

@@ -22,8 +22,8 @@ import (
 const protocolVersion = 1
 
 // handshakeTimeout bounds the hello and the welcome, so a connection that
-// never speaks cannot hold a goroutine.
-const handshakeTimeout = 5 * time.Second
+// never speaks cannot hold a goroutine. Tests shorten it.
+var handshakeTimeout = 5 * time.Second
 
 // maxHello bounds the hello line: a token and a version.
 const maxHello = 4096
