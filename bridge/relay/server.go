@@ -208,10 +208,12 @@ func (s *Server) serve(c *net.UnixConn) {
 	defer cancel()
 	g := &guest{s: s, conn: c, ctx: ctx, wake: make(chan struct{}, 1), calls: map[uint64]context.CancelFunc{}}
 	// The guest joins the Publish stream and takes its first status under
-	// one lock, so it misses no change and sees none out of order.
+	// one lock, so it misses no change and sees none out of order. The
+	// source is asked first, outside the lock, since its status hook may
+	// call Publish while holding its own.
+	st := s.src.Status()
 	s.mu.Lock()
 	s.guests[g] = struct{}{}
-	st := s.src.Status()
 	if s.published != nil {
 		st = *s.published
 	}
