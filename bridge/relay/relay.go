@@ -30,14 +30,14 @@ func SocketPath(home string) string { return filepath.Join(home, SocketFile) }
 // pid 123").
 type Holder struct {
 	// Root is the holder's project folder.
-	Root string
+	Root string `json:"root"`
 	// PID is the holder's process id.
-	PID int
+	PID int `json:"pid"`
 	// Command is how the holder was started: "infer", "infer serve",
 	// "infer headless" or "infer mcp".
-	Command string
+	Command string `json:"command"`
 	// Port is the bridge's port the extension is connected to.
-	Port int
+	Port int `json:"port"`
 }
 
 // Source is what a holder relays: its bridge, which both performs commands
