@@ -10,7 +10,6 @@ import (
 	"fmt"
 	"io"
 	"io/fs"
-	"net"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -706,26 +705,6 @@ func TestHeadlessBinaryExitCodes(t *testing.T) {
 		if code != tc.code {
 			t.Errorf("%q: exit %d, want %d", tc.args, code, tc.code)
 		}
-	}
-}
-
-func TestHeadlessBusyBridgePortOnlyWarns(t *testing.T) {
-	needSandbox(t)
-	home, _ := hlProject(t)
-	ln, err := net.Listen("tcp4", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ln.Close()
-	withBridge(t, home, ln.Addr().(*net.TCPAddr).Port)
-
-	out, errOut, code := runHL(t, "", "tabs")
-	if code != 0 || !strings.Contains(errOut, "port is in use") || !strings.Contains(out, "✗ BrowserTabs") {
-		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
-	}
-	out, errOut, code = runHL(t, "", "--no-bridge", "tabs")
-	if code != 0 || errOut != "" || !strings.Contains(out, "✗ BrowserTabs") {
-		t.Fatalf("--no-bridge: exit %d\nstderr:\n%s", code, errOut)
 	}
 }
 
