@@ -111,7 +111,7 @@ type Infer struct {
 	// Seat and Panel are nil when the bridge is off.
 	Seat  *seat.Seat
 	Panel *panelsync.Sync
-	Log    *slog.Logger
+	Log   *slog.Logger
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
