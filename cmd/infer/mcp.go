@@ -47,7 +47,10 @@ itself (on extension.port, or --port) with nobody to ask, so it follows
 mcp.standalone.mode in config.yaml: standard (the default) runs the
 read-only tools (read, screenshot, tabs) and the others only where a saved
 "always allow" covers them; plan runs the read-only tools only; auto runs
-everything.
+everything. When another standalone infer mcp already hosts the bridge,
+this one uses its browser, and takes the bridge over when it stops. If the
+infer these calls go through stops, infer mcp exits with a message saying
+so; the MCP client can start it again.
 
 Logs go to stderr; stdout carries only MCP.`,
 		Args: usageArgs(cobra.NoArgs),
