@@ -555,6 +555,7 @@ func (s *Seat) Do(ctx context.Context, cmd browser.Command) (browser.Result, err
 			s.mu.Lock()
 			s.waiting++
 			s.mu.Unlock()
+			s.log.Info("browser: a call waits for the extension to connect", "action", cmd.Action, "up_to", s.opts.ConnectWait)
 			s.changedNow()
 			defer func() {
 				s.mu.Lock()

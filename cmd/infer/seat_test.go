@@ -321,3 +321,62 @@ func TestTmuxTwoWorkspacesShareTheBrowser(t *testing.T) {
 		})
 	}
 }
+
+// mcpWithLog is mcpClient with infer mcp's log kept for the test to read.
+func mcpWithLog(t *testing.T, port int) (*mcp.ClientSession, *hlBuffer) {
+	t.Helper()
+	logs := newHLBuffer()
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		err := runMCP(ctx, inR, outW, slog.New(slog.NewTextHandler(logs, nil)), port, true)
+		outW.CloseWithError(io.EOF)
+		inR.Close()
+		done <- err
+	}()
+	cctx, ccancel := context.WithTimeout(ctx, mcpGuard)
+	defer ccancel()
+	cs, err := mcp.NewClient(&mcp.Implementation{Name: "one-shot", Version: "1"}, nil).Connect(cctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		cancel()
+		t.Fatalf("connect: %v (infer mcp: %v)", err, <-done)
+	}
+	t.Cleanup(func() {
+		cs.Close()
+		cancel()
+		<-done
+	})
+	return cs, logs
+}
+
+// TestMCPStandaloneWaitsAndShares: a one-shot MCP client's first call,
+// made before the extension has redialled, waits for it instead of
+// getting "No browser is connected"; a second standalone infer mcp uses
+// the first one's browser instead of failing on the busy port.
+func TestMCPStandaloneWaitsAndShares(t *testing.T) {
+	port := freePort(t)
+	_, token := mcpHome(t, port, "")
+	first, logs := mcpWithLog(t, port)
+	type answer struct {
+		isErr bool
+		text  string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		res, text := callMCP(t, first, "browser_tabs", nil)
+		got <- answer{res.IsError, text}
+	}()
+	logs.waitFor(t, regexp.MustCompile(`a call waits for the extension to connect`))
+	extension(t, port, token, &sim.Minimal{})
+	if a := <-got; a.isErr || !strings.Contains(a.text, "1 open tab") {
+		t.Fatalf("the one-shot call: %v %q", a.isErr, a.text)
+	}
+
+	second, logs2 := mcpWithLog(t, port)
+	logs2.waitFor(t, regexp.MustCompile(`using the browser of infer mcp in`))
+	if res, text := callMCP(t, second, "browser_tabs", nil); res.IsError || !strings.Contains(text, "1 open tab") {
+		t.Fatalf("tabs through the first infer mcp: %v %q", res.IsError, text)
+	}
+}

@@ -15,7 +15,9 @@ import (
 // token into the extension.
 const tokenCheckEvery = time.Second
 
-// tokenSetter is the bridge's side of a rotation (bridge.Server.SetToken).
+// tokenSetter is the bridge's side of a rotation (seat.Seat.SetToken,
+// which passes it to the bridge while this infer holds it and dials the
+// holder with it otherwise; bridge.Server.SetToken in tests).
 type tokenSetter interface {
 	SetToken(token string) error
 }
