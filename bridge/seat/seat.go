@@ -95,6 +95,9 @@ type Seat struct {
 	gen     *int           // identifies guest's status callbacks
 	guestSt browser.Status
 	base    browser.Status // while neither holder nor guest
+	// strangeTries counts the attempts in a row that found the port taken
+	// and nobody on the relay socket.
+	strangeTries int
 	waiting int            // calls waiting for an extension
 	changed chan struct{}  // closed and replaced at every change
 
@@ -157,7 +160,7 @@ func (s *Seat) acquire(ctx context.Context) error {
 	srv, err := bridge.Listen(bo)
 	if err == nil {
 		s.mu.Lock()
-		s.srv, s.held = srv, srv.Status()
+		s.srv, s.held, s.strangeTries = srv, srv.Status(), 0
 		s.mu.Unlock()
 		s.log.Info("browser: this infer holds the bridge", "url", srv.URL())
 		s.changedNow()
@@ -166,6 +169,13 @@ func (s *Seat) acquire(ctx context.Context) error {
 	if !errors.Is(err, syscall.EADDRINUSE) {
 		return err
 	}
+	defer func() {
+		s.mu.Lock()
+		if s.guest != nil {
+			s.strangeTries = 0
+		}
+		s.mu.Unlock()
+	}()
 	gen := new(int)
 	s.mu.Lock()
 	s.gen = gen
@@ -191,8 +201,18 @@ func (s *Seat) acquire(ctx context.Context) error {
 	var why string
 	switch {
 	case errors.Is(derr, os.ErrNotExist), errors.Is(derr, syscall.ECONNREFUSED):
-		why = "port " + port + " on 127.0.0.1 is in use by a program that is not one of your infers (none answers on " + s.sock +
-			"); run `infer doctor` to see what holds it, or set another extension.port in browser_use.yaml and in the extension's options"
+		s.mu.Lock()
+		s.strangeTries++
+		tries := s.strangeTries
+		s.mu.Unlock()
+		// Right after a takeover the winner holds the port a moment
+		// before its socket answers: only a port that stays so is a
+		// stranger's.
+		why = "port " + port + " on 127.0.0.1 is taken; looking for the infer of yours that holds it…"
+		if tries >= strangerAfter {
+			why = "port " + port + " on 127.0.0.1 is in use by a program that is not one of your infers (none answers on " + s.sock +
+				"); run `infer doctor` to see what holds it, or set another extension.port in browser_use.yaml and in the extension's options"
+		}
 	case errors.Is(derr, relay.ErrRefused):
 		why = "the infer that holds port " + port + " refused this one: " + derr.Error()
 	case ctx.Err() != nil:
@@ -210,6 +230,10 @@ func (s *Seat) acquire(ctx context.Context) error {
 	}
 	return nil
 }
+
+// strangerAfter is how many attempts in a row must find the port taken
+// with nobody on the relay socket before the seat says a stranger holds it.
+const strangerAfter = 3
 
 // guestStatus records a status the holder published, unless it comes from
 // a connection the seat has since left.

@@ -299,7 +299,8 @@ func TestPortHeldByAStranger(t *testing.T) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	a := start(t, home(t), port, 0, token)
-	st := a.statuses.waitFor(t, "naming the stranger", func(st browser.Status) bool { return st.Reason != "" })
+	a.statuses.waitFor(t, "looking for an infer first", func(st browser.Status) bool { return strings.Contains(st.Reason, "looking for the infer of yours") })
+	st := a.statuses.waitFor(t, "naming the stranger", func(st browser.Status) bool { return strings.Contains(st.Reason, "not one of your infers") })
 	for _, want := range []string{"port " + strconv.Itoa(port), "not one of your infers", "infer doctor"} {
 		if !strings.Contains(st.Reason, want) {
 			t.Errorf("reason %q does not say %q", st.Reason, want)
