@@ -98,8 +98,8 @@ type Seat struct {
 	// strangeTries counts the attempts in a row that found the port taken
 	// and nobody on the relay socket.
 	strangeTries int
-	waiting int            // calls waiting for an extension
-	changed chan struct{}  // closed and replaced at every change
+	waiting      int           // calls waiting for an extension
+	changed      chan struct{} // closed and replaced at every change
 
 	misses atomic.Int64
 }
