@@ -265,10 +265,12 @@ func New(opts Options) (in *Infer, err error) {
 	ext := opts.BrowserUse.Extension
 	// A browser tool waits for the extension's answer: give it the
 	// configured command timeout plus a margin, so extension.command_timeout
-	// is what actually bounds a browser command, above or below 30 s.
+	// is what actually bounds a browser command, above or below 30 s; and
+	// the time it may first wait for an extension to connect, so a command
+	// that follows a long wait still has its whole budget.
 	if d := ext.CommandTimeout.Std(); opts.Bridge && d > 0 {
 		for _, name := range []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"} {
-			timeouts[name] = d + 5*time.Second
+			timeouts[name] = ext.ConnectWait.Std() + d + 5*time.Second
 		}
 	}
 

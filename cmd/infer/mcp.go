@@ -192,7 +192,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	timeouts := map[string]time.Duration{}
 	if d := bu.Extension.CommandTimeout.Std(); d > 0 {
 		for _, t := range mcpserver.Tools {
-			timeouts[t.Infer] = d + 5*time.Second
+			timeouts[t.Infer] = bu.Extension.ConnectWait.Std() + d + 5*time.Second
 		}
 	}
 	// No Approver: a call the policy would ask about is refused, with
