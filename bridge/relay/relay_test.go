@@ -195,6 +195,7 @@ func TestErrorsKeepTheirKindAndMessage(t *testing.T) {
 		browser.ErrDisconnected,
 		browser.ErrTimeout,
 		fmt.Errorf("browser read: %w (after 30s)", browser.ErrTimeout),
+		fmt.Errorf("browser read: %w (5 connections replaced in 30s): disconnect one", browser.ErrFlapping),
 		cmdErr,
 		fmt.Errorf("while opening: %w", cmdErr),
 		errors.New("something else went wrong"),
