@@ -317,8 +317,7 @@ func TestSlowGuestBlocksNeitherPublishNorOthers(t *testing.T) {
 	// one below never reads at all.
 	stuck := dial(t, h.path, func(browser.Status) { <-release })
 	defer close(release)
-	raw := rawGuest(t, h.path)
-	_ = raw
+	rawGuest(t, h.path)
 	var last browser.Status
 	for i := range 200 {
 		last = browser.Status{State: browser.Connected, RTT: time.Duration(i+1) * time.Millisecond}
