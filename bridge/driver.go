@@ -23,8 +23,9 @@ import (
 const resultGrace = 500 * time.Millisecond
 
 // Do sends one command to the live extension and waits for its result. It
-// fails at once with browser.ErrNotConnected when no extension is connected,
-// with browser.ErrDisconnected as soon as the connection drops or is
+// fails at once with browser.ErrNotConnected when no extension is connected
+// and with browser.ErrFlapping while two extensions take turns on the
+// socket; with browser.ErrDisconnected as soon as the connection drops or is
 // replaced, with browser.ErrTimeout when the command's budget (plus a short
 // grace) passes, and with ctx's error when ctx ends first. A failure the
 // extension reports is a *browser.CommandError. Safe for concurrent use.
@@ -39,7 +40,15 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 	if err := ctx.Err(); err != nil {
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
 	}
-	c := s.liveConn()
+	// While two browsers take turns on the socket, whichever holds it now
+	// would get the command and the other the next: none is sent. That
+	// holds between turns too, when neither is connected.
+	s.mu.Lock()
+	c, flapping := s.live, s.status.Flapping
+	s.mu.Unlock()
+	if flapping > 0 {
+		return browser.Result{}, s.flappingError(cmd.Action, flapping)
+	}
 	if c == nil {
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, browser.ErrNotConnected)
 	}

@@ -2,7 +2,10 @@ package bridge
 
 import (
 	"context"
+	"errors"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,6 +52,90 @@ func TestTwoExtensionsTakingTurnsAreCalledFlapping(t *testing.T) {
 	}
 	if !strings.Contains(logs, "level=WARN") || !strings.Contains(logs, `within=1h0m0s`) {
 		t.Errorf("no warning with its window:\n%s", logs)
+	}
+}
+
+// TestFlappingPausesCommands: while two browsers take turns on the socket,
+// a command is refused at once with browser.ErrFlapping and a reason that
+// says what to do, and neither browser receives it, whichever holds the
+// socket at that moment. That goes on after one of them is closed, until
+// the window passes (see TestCommandsFlowAgainAfterTheFlapping).
+func TestFlappingPausesCommands(t *testing.T) {
+	ts := startServer(t, func(o *Options) { o.FlapWindow = time.Hour })
+	var received atomic.Int32
+	stops := make([]func(), 2)
+	for i, name := range []string{"browser-a", "browser-b"} {
+		c := sim.NewClient(sim.ClientOptions{
+			URL: ts.URL(), Token: testToken, ExtensionVersion: name,
+			Browser: browserFunc(func(context.Context, wire.BrowserCommand) wire.BrowserResult {
+				received.Add(1)
+				return wire.BrowserResult{URL: "https://" + name + ".test/"}
+			}),
+			MinBackoff: 5 * time.Millisecond, MaxBackoff: 20 * time.Millisecond,
+		})
+		ctx, cancel := context.WithCancel(context.Background())
+		done := make(chan struct{})
+		go func() { defer close(done); c.Run(ctx) }()
+		stops[i] = sync.OnceFunc(func() { cancel(); <-done })
+		t.Cleanup(stops[i])
+	}
+	ts.waitStatus(t, isFlapping)
+	cmd := browser.Command{Action: browser.Read, Selector: "h1", Timeout: guard}
+	for range 20 {
+		_, err := ts.Do(ctxGuard(t), cmd)
+		if !errors.Is(err, browser.ErrFlapping) {
+			t.Fatalf("a command while two browsers take turns: %v, want browser.ErrFlapping", err)
+		}
+		msg := err.Error()
+		for _, want := range []string{"browser read: two browsers with the extension and this token keep replacing each other",
+			"browser commands are paused until one of them is closed", "disconnect the extension in one of them"} {
+			if !strings.Contains(msg, want) {
+				t.Fatalf("the error %q does not say %q", msg, want)
+			}
+		}
+	}
+	// One browser is closed; the other now holds the socket alone, but a
+	// window has not passed yet.
+	stops[0]()
+	for end := time.Now().Add(guard); ; time.Sleep(5 * time.Millisecond) {
+		if st := ts.Status(); st.State == browser.Connected && st.ExtensionVersion == "browser-b" {
+			break
+		}
+		if time.Now().After(end) {
+			t.Fatalf("browser-b did not hold the socket: %+v", ts.Status())
+		}
+	}
+	if _, err := ts.Do(ctxGuard(t), cmd); !errors.Is(err, browser.ErrFlapping) {
+		t.Fatalf("a command within the window: %v, want browser.ErrFlapping", err)
+	}
+	if n := received.Load(); n != 0 {
+		t.Errorf("the browsers received %d commands while paused", n)
+	}
+	if logs := ts.logs.String(); !strings.Contains(logs, "browser commands are paused") {
+		t.Errorf("the log does not say commands are paused:\n%s", logs)
+	}
+}
+
+// TestCommandsFlowAgainAfterTheFlapping: once a window passes without a
+// replacement, commands reach the browser that stayed.
+func TestCommandsFlowAgainAfterTheFlapping(t *testing.T) {
+	ts := startServer(t, func(o *Options) {
+		o.FlapReplacements = 1
+		o.FlapWindow = 100 * time.Millisecond
+	})
+	connectRaw(t, ts, "a")
+	b := connectRaw(t, ts, "b")
+	ts.waitStatus(t, isFlapping)
+	ts.waitStatus(t, func(st browser.Status) bool { return st.Flapping == 0 })
+	out := doAsync(ts.Server, ctxGuard(t), browser.Command{Action: browser.Read, Selector: "h1"})
+	got := b.nextCommand()
+	content := "Hello"
+	b.writeFrame(wire.BrowserResult{ID: got.ID, URL: "https://b.test/", Content: &content})
+	if o := waitOutcome(t, out); o.err != nil || o.res.Content != "Hello" {
+		t.Fatalf("after the flapping: %+v %v", o.res, o.err)
+	}
+	if !strings.Contains(ts.logs.String(), "browser commands flow again") {
+		t.Errorf("the end is not logged with commands flowing again:\n%s", ts.logs)
 	}
 }
 

@@ -410,20 +410,36 @@ func (s *Server) endFlapping() {
 	if s.closed || s.status.Flapping == 0 || s.flappingLocked(time.Now()) > 0 {
 		return
 	}
-	s.log.Info("bridge: connections stopped replacing each other", "quiet_for", s.opts.FlapWindow.String())
+	s.log.Info("bridge: connections stopped replacing each other; browser commands flow again", "quiet_for", s.opts.FlapWindow.String())
 	s.setStatusLocked(func(st *browser.Status) { st.Flapping = 0 })
 }
 
-// FlapWarning says in a sentence what n replacements within window mean and
-// what to do about it, for the log, the browser pane and `infer pair`.
+// FlapWarning says in a sentence what n replacements within window mean,
+// that browser commands are paused meanwhile, and what to do about it, for
+// the log, the browser pane, `infer pair` and `infer doctor` (which cuts it
+// at the first ": " into the problem and the fix).
 func FlapWarning(n int, window time.Duration) string {
-	within := window.String()
+	return fmt.Sprintf("two browsers with the extension and this token keep replacing each other (%d connections replaced in %s); "+
+		"browser commands are paused until one of them is closed: %s", n, windowText(window), flapFix)
+}
+
+// flapFix is what the person can do about flapping.
+const flapFix = "disconnect the extension in one of them, or give it another infer's port and token"
+
+// flappingError is Do's error while the status reports flapping.
+func (s *Server) flappingError(action browser.Action, n int) error {
+	within := windowText(s.opts.FlapWindow)
+	return fmt.Errorf("browser %s: %w (%d connections replaced in %s; commands resume once %s pass without a replacement): %s",
+		action, browser.ErrFlapping, n, within, within, flapFix)
+}
+
+// windowText is the flap window as people write it: 30s, 2m, 1h.
+func windowText(window time.Duration) string {
 	switch {
 	case window >= time.Hour && window%time.Hour == 0:
-		within = fmt.Sprintf("%dh", window/time.Hour)
+		return fmt.Sprintf("%dh", window/time.Hour)
 	case window >= time.Minute && window%time.Minute == 0:
-		within = fmt.Sprintf("%dm", window/time.Minute)
+		return fmt.Sprintf("%dm", window/time.Minute)
 	}
-	return fmt.Sprintf("two browsers with the extension and this token keep replacing each other (%d connections replaced in %s): "+
-		"disconnect the extension in one of them, or give it another infer's port and token", n, within)
+	return window.String()
 }

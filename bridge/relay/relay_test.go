@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -26,6 +27,10 @@ import (
 func TestMain(m *testing.M) {
 	if addr := os.Getenv(dialHelperEnv); addr != "" {
 		dialHelper(addr, os.Getenv(dialHelperTokenEnv))
+		return
+	}
+	if path := os.Getenv(holdHelperEnv); path != "" {
+		holdHelper(path)
 		return
 	}
 	goleak.VerifyTestMain(m, leaks.Options()...)
@@ -195,6 +200,7 @@ func TestErrorsKeepTheirKindAndMessage(t *testing.T) {
 		browser.ErrDisconnected,
 		browser.ErrTimeout,
 		fmt.Errorf("browser read: %w (after 30s)", browser.ErrTimeout),
+		fmt.Errorf("browser read: %w (5 connections replaced in 30s): disconnect one", browser.ErrFlapping),
 		cmdErr,
 		fmt.Errorf("while opening: %w", cmdErr),
 		errors.New("something else went wrong"),
@@ -311,8 +317,7 @@ func TestSlowGuestBlocksNeitherPublishNorOthers(t *testing.T) {
 	// one below never reads at all.
 	stuck := dial(t, h.path, func(browser.Status) { <-release })
 	defer close(release)
-	raw := rawGuest(t, h.path)
-	_ = raw
+	rawGuest(t, h.path)
 	var last browser.Status
 	for i := range 200 {
 		last = browser.Status{State: browser.Connected, RTT: time.Duration(i+1) * time.Millisecond}
@@ -484,6 +489,85 @@ func TestHolderCrashEndsGuests(t *testing.T) {
 	default:
 		t.Fatal("Done is open after the holder went away")
 	}
+}
+
+// holdHelperEnv, when set to a socket path, makes the test binary a holder
+// whose browser never answers, until it is killed. It prints "ready" once
+// it listens and "doing" when a call reaches its browser.
+const holdHelperEnv = "INFER_RELAY_TEST_HOLD"
+
+func holdHelper(path string) {
+	src := &fakeSource{do: func(ctx context.Context, _ browser.Command) (browser.Result, error) {
+		fmt.Println("doing")
+		<-ctx.Done()
+		return browser.Result{}, ctx.Err()
+	}}
+	if _, err := Listen(path, func() string { return "secret" }, src, testHolder, nil); err != nil {
+		fmt.Println("listen:", err)
+		os.Exit(1)
+	}
+	fmt.Println("ready")
+	select {}
+}
+
+// TestHolderKilledEndsGuests kills a holder process with SIGKILL while a
+// guest's call is in flight: the call fails with ErrHolderGone at once,
+// Done closes, and the socket file it left is taken over by the next
+// holder.
+func TestHolderKilledEndsGuests(t *testing.T) {
+	path := SocketPath(t.TempDir())
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command(self)
+	cmd.Env = append(os.Environ(), holdHelperEnv+"="+path)
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	lines := bufio.NewReader(out)
+	if line, err := lines.ReadString('\n'); err != nil || line != "ready\n" {
+		t.Fatalf("the holder did not start: %q %v", line, err)
+	}
+	c := dial(t, path, nil)
+	if c.Holder() != testHolder {
+		t.Fatalf("holder %+v", c.Holder())
+	}
+	errc := make(chan error, 1)
+	go func() {
+		_, err := c.Do(testCtx(t), browser.Command{Action: browser.Screenshot})
+		errc <- err
+	}()
+	if line, err := lines.ReadString('\n'); err != nil || line != "doing\n" {
+		t.Fatalf("the holder did not take the call: %q %v", line, err)
+	}
+	if err := cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-errc:
+		if !errors.Is(err, ErrHolderGone) || !errors.Is(err, browser.ErrDisconnected) {
+			t.Fatalf("call in flight: %v, want ErrHolderGone", err)
+		}
+	case <-time.After(guard):
+		t.Fatal("the call outlived its holder")
+	}
+	select {
+	case <-c.Done():
+	case <-time.After(guard):
+		t.Fatal("Done stayed open after the holder was killed")
+	}
+	cmd.Wait()
+	next, err := Listen(path, func() string { return "secret" }, &fakeSource{}, testHolder, nil)
+	if err != nil {
+		t.Fatalf("taking over the killed holder's socket: %v", err)
+	}
+	next.Close()
 }
 
 func TestGuestCloseEndsItsCalls(t *testing.T) {

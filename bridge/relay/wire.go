@@ -94,6 +94,7 @@ var sentinels = []struct {
 	{"not_connected", browser.ErrNotConnected},
 	{"disconnected", browser.ErrDisconnected},
 	{"timeout", browser.ErrTimeout},
+	{"flapping", browser.ErrFlapping},
 	{"canceled", context.Canceled},
 	{"deadline", context.DeadlineExceeded},
 }

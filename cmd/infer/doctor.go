@@ -211,7 +211,7 @@ func bridgeChecks(ctx context.Context, home string) []doctorCheck {
 		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("port %d answered HTTP %d to this token", port, code), fix: "restart infer; if it persists, another program holds the port"})
 	case st.Connected && st.Flapping != nil && st.Flapping.Replaced > 0:
 		// Connected now, but not for long: the other browser takes the
-		// connection back, and commands fail in between.
+		// connection back, and infer pauses browser commands meanwhile.
 		warn, fix, _ := strings.Cut(bridge.FlapWarning(st.Flapping.Replaced, time.Duration(st.Flapping.WindowSeconds)*time.Second), ": ")
 		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("infer is running on port %d, but %s", port, warn), fix: fix})
 	case st.Connected:

@@ -129,7 +129,7 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 	flappingBridge(t)
 	out, _, code := infer(t, "pair")
 	if code != 0 || !strings.Contains(out, "an extension is connected") ||
-		!strings.Contains(out, "⚠ two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)") ||
+		!strings.Contains(out, "⚠ two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h); browser commands are paused until one of them is closed") ||
 		!strings.Contains(out, "disconnect the extension in one of them") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
@@ -140,7 +140,7 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 func TestDoctorSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 	srv := flappingBridge(t)
 	out, _, code := infer(t, "doctor")
-	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h)\n", srv.Port())
+	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h); browser commands are paused until one of them is closed\n", srv.Port())
 	if code != 1 || !strings.Contains(out, want) ||
 		!strings.Contains(out, "          disconnect the extension in one of them, or give it another infer's port and token\n") {
 		t.Fatalf("exit %d, want a line %q:\n%s", code, want, out)

@@ -85,6 +85,13 @@ var ErrDisconnected = errors.New("browser extension disconnected before answerin
 // command's timeout.
 var ErrTimeout = errors.New("browser extension did not answer in time")
 
+// ErrFlapping is returned at once, instead of sending the command, while two
+// browsers with the extension and the same token keep replacing each
+// other's connection (Status.Flapping): a command would reach whichever
+// one holds the socket at that instant, and its answer could come from
+// the other person's tabs. Commands flow again once the replacements stop.
+var ErrFlapping = errors.New("two browsers with the extension and this token keep replacing each other, so browser commands are paused until one of them is closed")
+
 // CommandError is a failure the extension itself reported (its result's
 // error field), e.g. a navigation error or an inaccessible page.
 type CommandError struct {

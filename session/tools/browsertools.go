@@ -89,9 +89,25 @@ func do(ctx context.Context, env *Env, cmd browser.Command) (browser.Result, err
 	return res, nil
 }
 
+// browserPausedError is what the model hears while two browsers take turns
+// on the bridge (browser.ErrFlapping): retrying cannot help, only the
+// person can, so it says so and what to ask of them.
+type browserPausedError struct{}
+
+func (browserPausedError) Error() string {
+	return "Browser commands are paused: two browsers with the extension and this token keep taking the connection from each other, " +
+		"so infer sends commands to neither. Ask the person to close the extension in one of the browsers " +
+		"(or give it another infer's port and token); do not retry browser tools until they say it is done."
+}
+
+// Is makes errors.Is(err, browser.ErrFlapping) hold.
+func (browserPausedError) Is(target error) bool { return target == browser.ErrFlapping }
+
 func browserError(ctx context.Context, err error) error {
 	var ce *browser.CommandError
 	switch {
+	case errors.Is(err, browser.ErrFlapping):
+		return browserPausedError{}
 	case errors.Is(err, browser.ErrNotConnected) && err != browser.ErrNotConnected:
 		// The driver says more (that it waited, whose browser it is): keep it.
 		return noBrowserError{err}

@@ -171,6 +171,7 @@ func TestBrowserErrors(t *testing.T) {
 		browser.ErrDisconnected: "disconnected before answering",
 		&browser.CommandError{Action: browser.Click, Message: "element is hidden"}: "the browser reported an error: element is hidden",
 		errors.New("strange"): "strange",
+		fmt.Errorf("browser click: %w (4 connections replaced in 30s)", browser.ErrFlapping): "Browser commands are paused: two browsers with the extension and this token keep taking the connection from each other, so infer sends commands to neither. Ask the person to close the extension in one of the browsers",
 	} {
 		env.Browser = &fakeBrowser{err: err}
 		if out := run(t, env, "BrowserClick", `{"selector": "a"}`); out.Success || !strings.Contains(out.Output, text) {

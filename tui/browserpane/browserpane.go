@@ -297,13 +297,14 @@ func (m *Model) statusLines(w int) []string {
 }
 
 // flappingLines warn, while the bridge reports it, that two browsers keep
-// replacing each other's connection; nil otherwise.
+// replacing each other's connection and that the bridge sends neither a
+// command meanwhile; nil otherwise.
 func (m *Model) flappingLines(w int) []string {
 	if m.status.Flapping <= 0 {
 		return nil
 	}
 	return wrap(m.th.Warn.Render("⚠ two browsers with the extension and this token keep replacing each other ("+
-		strconv.Itoa(m.status.Flapping)+" times lately): disconnect it in one of them."), w)
+		strconv.Itoa(m.status.Flapping)+" times lately), so browser commands are paused: disconnect it in one of them."), w)
 }
 
 func wrap(s string, w int) []string {

@@ -162,7 +162,7 @@ func TestFlappingIsSaidPlainly(t *testing.T) {
 	m.SetStatus(browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Flapping: 12})
 	v := ansi.Strip(m.View())
 	flat := strings.Join(strings.Fields(strings.ReplaceAll(v, "│", " ")), " ")
-	if !strings.Contains(flat, "⚠ two browsers with the extension and this token keep replacing each other (12 times lately): disconnect it in one of them.") {
+	if !strings.Contains(flat, "⚠ two browsers with the extension and this token keep replacing each other (12 times lately), so browser commands are paused: disconnect it in one of them.") {
 		t.Fatalf("no flapping warning:\n%s", v)
 	}
 	m.SetStatus(browser.Status{State: browser.Disconnected, Reason: "replaced by a newer connection", Flapping: 13})
