@@ -327,3 +327,28 @@ func TestNewRefusesBadOptions(t *testing.T) {
 		}
 	}
 }
+
+// TestGuestWaitsForTheHoldersExtension: a guest's call made before the
+// holder's extension connected waits, saying whose browser it waits
+// for, and succeeds once the extension connects to the holder.
+func TestGuestWaitsForTheHoldersExtension(t *testing.T) {
+	h, port := home(t), freePort(t)
+	a := start(t, h, port, guard, token)
+	<-a.held
+	b := start(t, h, port, guard, token)
+	got := make(chan error, 1)
+	go func() {
+		_, err := do(t, b.Seat)
+		got <- err
+	}()
+	st := b.statuses.waitFor(t, "saying it waits", func(st browser.Status) bool {
+		return strings.Contains(st.Reason, "waiting up to 30s for the browser extension to connect")
+	})
+	if !strings.Contains(st.Reason, "this infer uses the browser of the infer in /projects/") {
+		t.Errorf("the guest's reason does not say whose browser it waits for: %q", st.Reason)
+	}
+	extension(t, port, token)
+	if err := <-got; err != nil {
+		t.Fatalf("the guest's call failed although the holder's extension connected: %v", err)
+	}
+}
