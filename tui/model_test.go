@@ -899,11 +899,11 @@ func TestStartupNoticesAndBridgeOff(t *testing.T) {
 func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
 	ws := newFakeWS()
 	a := bashApproval()
-	a.Sandbox = "If you allow it, it runs once outside the sandbox, with your full permissions."
+	a.Sandbox = "Runs with your full permissions: there is no sandbox on this machine to run it in."
 	ws.approvals = []session.Approval{a}
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.Unconfined = "no sandbox: commands ask" })
 	h.events(session.Resync{})
-	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Sandbox: If you allow it, it runs once outside the sandbox")
+	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Runs with your full permissions: there is no sandbox")
 	h = newHarness(t, newFakeWS(), 160, 48)
 	mustNotContain(t, h.screen(), "sandbox")
 }
