@@ -62,7 +62,7 @@ type KeyMap struct {
 
 // Keys are the approvals pane's keys.
 var Keys = KeyMap{
-	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once (a command runs in the sandbox)")),
+	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once (a command runs in the sandbox, where there is one)")),
 	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow, when offered (saves a permission; commands run in the sandbox)")),
 	Outside:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "run a command OUTSIDE the sandbox, once, with your full permissions (when offered)")),
 	Reject:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject, with an optional reason")),
