@@ -18,6 +18,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/mcppanel"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpserver"
@@ -160,7 +161,8 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	}
 	serveCtx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx) }()
+	// The panel is answered too: it talks to whoever holds the bridge.
+	go func() { served <- srv.ServeWith(serveCtx, bridge.Hooks{Panel: mcppanel.New(string(mode), log)}) }()
 	defer func() {
 		cancel()
 		<-served
