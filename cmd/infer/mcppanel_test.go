@@ -8,8 +8,9 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
-	"github.com/infer-workspace/infer/sim/fakebrowser"
 )
 
 // panelOnBridge connects a simulated opentask 1.12.1 to the bridge on
@@ -17,14 +18,9 @@ import (
 // after the hello are seen too.
 func panelOnBridge(t *testing.T, port int, token string) (*sim.Client, *sim.Subscription) {
 	t.Helper()
-	fb, err := fakebrowser.New(fakebrowser.Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { fb.Close() })
 	ctx, cancel := context.WithCancel(context.Background())
 	c := sim.NewClient(sim.ClientOptions{URL: "ws://127.0.0.1:" + strconv.Itoa(port) + "/ws", Token: token, Profile: sim.OpenTask,
-		Browser: fb, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
+		Browser: &sim.Minimal{}, MinBackoff: 10 * time.Millisecond, MaxBackoff: 100 * time.Millisecond})
 	sub := c.Subscribe()
 	done := make(chan struct{})
 	go func() { defer close(done); c.Run(ctx) }()
@@ -108,5 +104,57 @@ func TestMCPStandaloneAnswersThePanel(t *testing.T) {
 	// The MCP client is served all the while.
 	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError {
 		t.Fatalf("tabs: %q", text)
+	}
+}
+
+// An MCP client going through infer serve acts in the person's browser in
+// the person's name: the panel's approval says an MCP client asks, and
+// each call shows in the panel's chat once it ended, saying it was an MCP
+// client's, what it did and how it went.
+func TestMCPCallsThroughServeShowInThePanel(t *testing.T) {
+	s := serveInProcess(t, "", "")
+	s.client.Disconnect() // the fixture's contract client makes way for opentask
+	c, sub := panelOnBridge(t, s.app.Bridge.Port(), s.app.BrowserUse.Extension.Token)
+	ws := s.app.Workspace.Subscribe()
+	defer ws.Close()
+	cs := mcpClient(t, 0)
+	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
+	defer cancel()
+
+	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError {
+		t.Fatalf("tabs: %q", text)
+	}
+	if text := runText(t, ctx, sub); !strings.HasPrefix(text, "MCP client · BrowserTabs — ✓") {
+		t.Fatalf("the panel shows %q for the MCP client's tabs call", text)
+	}
+	// The terminal's chat is told the same, as the call starts and ends.
+	waitEvent(t, ws, func(e session.Event) bool {
+		o, ok := e.(session.OutsideCall)
+		return ok && o.Done && o.OK && o.Name == "BrowserTabs" && o.Origin == tools.OriginMCP
+	})
+
+	got := make(chan string, 1)
+	go func() {
+		res, text := callMCP(t, cs, "browser_navigate", map[string]any{"url": "https://example.com/"})
+		if res.IsError {
+			text = "error: " + text
+		}
+		got <- text
+	}()
+	req, err := sim.WaitFor[wire.ApprovalRequest](ctx, sub, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if req.ToolName != "BrowserNavigate for an MCP client" {
+		t.Fatalf("the panel's approval does not say who asks: %+v", req)
+	}
+	if err := c.Approve(ctx, req.RequestID); err != nil {
+		t.Fatal(err)
+	}
+	if text := <-got; !strings.Contains(text, "example.com") {
+		t.Fatalf("navigate: %q", text)
+	}
+	if text := runText(t, ctx, sub); !strings.HasPrefix(text, "MCP client · BrowserNavigate https://example.com/ — ✓") {
+		t.Fatalf("the panel shows %q for the MCP client's navigation", text)
 	}
 }
