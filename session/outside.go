@@ -36,15 +36,23 @@ func (w *Workspace) runOutside(ctx context.Context, id, name, args string, origi
 	conv := w.ActiveConversation()
 	w.publish(OutsideCall{Conversation: conv, ID: id, Name: name, Args: args, Origin: origin})
 	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
-	done := OutsideCall{Conversation: conv, ID: id, Name: name, Args: args, Origin: origin,
-		Done: true, OK: o.Success, Denied: o.Denied, Result: outsideResult(o), Duration: o.Duration}
+	done := OutsideCallEnded(o)
+	done.Conversation = conv
 	w.record(done.Line(), Info, origin)
 	w.publish(done)
 	return o
 }
 
-// outsideResult is what a call answered, in a few words: its output's
-// first line, or why it failed or did not run.
+// OutsideCallEnded is the OutsideCall that ends the call o is the outcome
+// of (its Conversation unset). Standalone infer mcp, which has no
+// workspace, shows its calls in the panel with it too.
+func OutsideCallEnded(o tools.Outcome) OutsideCall {
+	return OutsideCall{ID: o.Call.ID, Name: o.Call.Name, Args: o.Call.Args, Origin: o.Call.Origin,
+		Done: true, OK: o.Success, Denied: o.Denied, Result: outsideResult(o), Duration: o.Duration}
+}
+
+// outsideResult is what a call answered: its output, or why it failed or
+// did not run.
 func outsideResult(o tools.Outcome) string {
 	switch {
 	case o.Success:

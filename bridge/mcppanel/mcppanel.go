@@ -7,7 +7,8 @@
 // with a text message. So every request that expects a reply gets one
 // (empty lists, the mode infer mcp runs in), and a message typed in the
 // panel is answered with a short run saying why nobody can chat here and
-// what to start instead. Nothing the panel sends changes what infer mcp
+// what to start instead. The MCP clients' calls are shown in its chat, as
+// any infer shows them. Nothing the panel sends changes what infer mcp
 // allows its MCP clients.
 package mcppanel
 
@@ -16,12 +17,14 @@ import (
 	"encoding/hex"
 	"log/slog"
 	"strings"
+	"sync"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 // Reply is the text a message typed in the panel is answered with.
@@ -43,6 +46,9 @@ const thread = "infer-mcp"
 type Panel struct {
 	mode string
 	log  *slog.Logger
+
+	mu   sync.Mutex
+	live bridge.Sender // the connection last connected; nil before any
 }
 
 var _ bridge.Panel = (*Panel)(nil)
@@ -60,6 +66,9 @@ func New(mode string, log *slog.Logger) *Panel {
 // infer that has since stopped, which no longer has it) and tells the
 // mode.
 func (p *Panel) Connected(s bridge.Sender, extensionVersion string) {
+	p.mu.Lock()
+	p.live = s
+	p.mu.Unlock()
 	if s.SendSnapshot(empty()) != nil {
 		return
 	}
@@ -95,18 +104,40 @@ func (p *Panel) UserMessage(s bridge.Sender, content string) {
 		return
 	}
 	p.log.Info("the browser panel sent a message; this infer only serves MCP clients, so it was answered with how to chat")
+	p.say(s, Reply)
+}
+
+// Ran shows an MCP client's call, once it ended, in the panel's chat
+// ("MCP client · BrowserNavigate https://… — ✗ not run: …"), as infer does
+// for calls through a workspace, and returns o unchanged: the person sees
+// what another agent did, or tried, in their browser. Nothing is shown
+// while no panel is connected; no turn ever runs here, so nothing can be
+// interleaved with it.
+func (p *Panel) Ran(o tools.Outcome) tools.Outcome {
+	p.mu.Lock()
+	s := p.live
+	p.mu.Unlock()
+	if s == nil {
+		return o
+	}
+	p.say(s, session.OutsideCallEnded(o).Line())
+	return o
+}
+
+// say sends text as a whole run of one assistant message.
+func (p *Panel) say(s bridge.Sender, text string) {
 	run := newID()
 	msg := "mcp-only-" + run
 	for _, e := range []events.Event{
 		events.NewRunStartedEvent(thread, run),
 		events.NewTextMessageStartEvent(msg, events.WithRole("assistant")),
-		events.NewTextMessageContentEvent(msg, Reply),
+		events.NewTextMessageContentEvent(msg, text),
 		events.NewTextMessageEndEvent(msg),
 		events.NewRunFinishedEvent(thread, run),
 	} {
 		b, err := e.ToJSON()
 		if err != nil {
-			p.log.Error("panel: encoding the reply", "err", err)
+			p.log.Error("panel: encoding a chat event", "err", err)
 			return
 		}
 		if s.SendChatEvent(b) != nil {

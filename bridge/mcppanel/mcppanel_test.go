@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 // sender records what the panel would be sent, one line per frame.
@@ -110,5 +111,22 @@ func TestAMessageIsAnsweredWithARun(t *testing.T) {
 		if !slices.Equal(s.frames, []string{"snapshot 0 true"}) {
 			t.Fatalf("%s: %q", cmd, s.frames)
 		}
+	}
+}
+
+// An MCP client's call is shown in the chat of the panel last connected,
+// as a run of its own, and its outcome passes through unchanged.
+func TestCallsAreShownInTheConnectedPanel(t *testing.T) {
+	p := New("standard", nil)
+	o := tools.Outcome{Call: tools.Call{ID: "mcp_1", Name: "BrowserTabs", Args: "{}", Origin: tools.OriginMCP}, Success: true, Output: "1 open tab"}
+	if got := p.Ran(o); got.Output != o.Output || !got.Success {
+		t.Fatalf("outcome changed: %+v", got)
+	}
+	s := &sender{}
+	p.Connected(s, "1.12.1")
+	p.Ran(o)
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	if !slices.Equal(s.events, want) || s.text.String() != "MCP client · BrowserTabs — ✓ 1 open tab" {
+		t.Fatalf("events %q text %q", s.events, s.text.String())
 	}
 }

@@ -101,9 +101,20 @@ func TestMCPStandaloneAnswersThePanel(t *testing.T) {
 		t.Fatalf("/clear: %+v %v", snap, err)
 	}
 
-	// The MCP client is served all the while.
+	// The MCP client is served all the while, and its calls show in the
+	// panel's chat, the refused ones with why.
 	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError {
 		t.Fatalf("tabs: %q", text)
+	}
+	if text := runText(t, ctx, sub); !strings.HasPrefix(text, "MCP client · BrowserTabs — ✓") {
+		t.Fatalf("the panel shows %q for the MCP client's tabs call", text)
+	}
+	if res, _ := callMCP(t, cs, "browser_navigate", map[string]any{"url": "https://example.com/"}); !res.IsError {
+		t.Fatal("a navigation ran in standard mode with nobody to ask")
+	}
+	if text := runText(t, ctx, sub); !strings.HasPrefix(text, "MCP client · BrowserNavigate https://example.com/ — ✗ not run: ") ||
+		!strings.Contains(text, "no one is available to approve it") {
+		t.Fatalf("the panel shows %q for the refused navigation", text)
 	}
 }
 
