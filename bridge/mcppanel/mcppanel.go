@@ -49,6 +49,9 @@ type Panel struct {
 
 	mu   sync.Mutex
 	live bridge.Sender // the connection last connected; nil before any
+	// saying keeps each run's events together: MCP clients' calls end
+	// concurrently, and opentask's reducer mixes interleaved messages.
+	saying sync.Mutex
 }
 
 var _ bridge.Panel = (*Panel)(nil)
@@ -126,6 +129,8 @@ func (p *Panel) Ran(o tools.Outcome) tools.Outcome {
 
 // say sends text as a whole run of one assistant message.
 func (p *Panel) say(s bridge.Sender, text string) {
+	p.saying.Lock()
+	defer p.saying.Unlock()
 	run := newID()
 	msg := "mcp-only-" + run
 	for _, e := range []events.Event{
