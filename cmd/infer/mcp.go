@@ -18,6 +18,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/mcppanel"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpserver"
@@ -160,7 +161,9 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	}
 	serveCtx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	go func() { served <- srv.Serve(serveCtx) }()
+	// The panel is answered too: it talks to whoever holds the bridge.
+	panel := mcppanel.New(string(mode), log)
+	go func() { served <- srv.ServeWith(serveCtx, bridge.Hooks{Panel: panel}) }()
 	defer func() {
 		cancel()
 		<-served
@@ -179,7 +182,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	pl := tools.NewPipeline(tools.PipelineConfig{Env: env, Grants: gs, Timeouts: timeouts})
 	log.Info("no infer runs for this home: hosting the browser bridge, nobody to ask", "url", srv.URL(), "mode", mode, "project", root)
 	s := mcpserver.New(func(ctx context.Context, id, name, args string) tools.Outcome {
-		return pl.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: tools.OriginMCP}, mode)
+		return panel.Ran(pl.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: tools.OriginMCP}, mode))
 	}, versionString())
 	err = s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if ctx.Err() != nil {
