@@ -77,7 +77,7 @@ type Options struct {
 	Offline llm.Provider
 	// NoDiscovery skips listing the providers' models in the background.
 	NoDiscovery bool
-	// Sandbox confines commands nobody approved; nil detects what
+	// Sandbox confines commands, approved or not; nil detects what
 	// config.yaml asks for (sandbox.Disabled() makes every command ask).
 	Sandbox *sandbox.Sandbox
 	// StoreFS carries the conversation store's file operations; nil is the
@@ -228,7 +228,7 @@ func New(opts Options) (in *Infer, err error) {
 		fmt.Fprintln(warn, "infer: warning:", w)
 		log.Warn("sandbox: "+w, "sandbox", in.Sandbox.String())
 	} else {
-		log.Info("sandbox in force for commands nobody approved", "sandbox", in.Sandbox.String(), "network", cfg.Sandbox.NetworkAllowed())
+		log.Info("sandbox in force for commands", "sandbox", in.Sandbox.String(), "network", cfg.Sandbox.NetworkAllowed())
 	}
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
@@ -412,8 +412,8 @@ func (in *Infer) Close() error {
 }
 
 // StartMCP starts the MCP servers cfg lists, in the background (see
-// mcpclient): stdio servers confined like commands nobody approved, none
-// of them inheriting the provider keys, each reaching the network only
+// mcpclient): stdio servers confined like commands, none of them
+// inheriting the provider keys, each reaching the network only
 // through a proxy that network decides for (nil refuses every host).
 func StartMCP(cfg config.Config, home, root string, sb *sandbox.Sandbox, version string, log *slog.Logger, network func(server string) netproxy.Decider) *mcpclient.Manager {
 	return mcpclient.Start(mcpclient.Options{

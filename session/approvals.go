@@ -22,6 +22,9 @@ type Approval struct {
 	// Sandbox says where a command runs if approved (see
 	// tools.ApprovalRequest.Sandbox); empty for other tools.
 	Sandbox string
+	// Outside is set when the person may run the command outside the
+	// sandbox instead (tools.AllowOutside), at infer's terminal only.
+	Outside bool
 	// LocalOnly is set when only infer's terminal may answer (a network
 	// host): the browser panel is not shown it.
 	LocalOnly bool
@@ -88,7 +91,7 @@ func (b *approvals) take(id string) *Approval {
 // Approve opens a request and waits for its first answer, or for ctx (the
 // turn) to end, which withdraws it as denied.
 func (b *approvals) Approve(ctx context.Context, req tools.ApprovalRequest) (tools.Decision, error) {
-	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Sandbox: req.Sandbox, LocalOnly: req.LocalOnly, Opened: time.Now(), answer: make(chan answer, 1)}
+	a := &Approval{ID: newID(), Call: req.Call, Why: req.Why, JudgeReason: req.JudgeReason, Options: req.Options, Sandbox: req.Sandbox, Outside: req.Outside, LocalOnly: req.LocalOnly, Opened: time.Now(), answer: make(chan answer, 1)}
 	b.mu.Lock()
 	b.pending = append(b.pending, a)
 	b.mu.Unlock()
@@ -109,7 +112,8 @@ func (b *approvals) Approve(ctx context.Context, req tools.ApprovalRequest) (too
 			err = ctx.Err()
 		}
 	}
-	// The panel is a web page: what it allows still runs confined.
+	// The panel is a web page: what it allows runs confined, and its
+	// choice to run a command outside the sandbox is refused.
 	got.d.Remote = got.by == tools.OriginPanel
 	resolved := opened
 	resolved.Decision, resolved.By = got.d, got.by

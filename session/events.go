@@ -79,6 +79,31 @@ type ScreenshotTaken struct{ Screenshot Screenshot }
 // log (the watched driver).
 type BrowserCommandDone struct{ Record browser.CommandRecord }
 
+// OutsideCall: a tool call made from outside the conversation, by an MCP
+// client through `infer mcp`, started (Done unset) or ended, published by
+// RunTool. Front ends show it live in the chat, labelled with its origin;
+// it is not part of the dialogue, so the model never reads it, and only
+// its one-line summary is recorded, as a notice.
+type OutsideCall struct {
+	// Conversation is the one that was active when the call started.
+	Conversation string
+	ID           string
+	Name         string
+	Args         string
+	Origin       Origin
+	// Done is set on the event that ends the call; OK, Denied, Result
+	// and Duration then say how it ended.
+	Done bool
+	OK   bool
+	// Denied says the call never ran: refused by the policy or not
+	// approved.
+	Denied bool
+	// Result is what the call answered (its output or why it failed).
+	Result string
+	// Duration is how long the tool ran, without any wait for approval.
+	Duration time.Duration
+}
+
 // Level says how a notice reads to the person.
 type Level int
 
@@ -177,6 +202,7 @@ func (TabsChanged) sessionEvent()          {}
 func (ScreenshotTaken) sessionEvent()      {}
 func (BrowserCommandDone) sessionEvent()   {}
 func (NoticePosted) sessionEvent()         {}
+func (OutsideCall) sessionEvent()          {}
 func (SettingsChanged) sessionEvent()      {}
 func (ConversationChanged) sessionEvent()  {}
 func (QueueChanged) sessionEvent()         {}

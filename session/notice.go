@@ -9,7 +9,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/infer-workspace/infer/session/config"
-	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
@@ -97,8 +96,8 @@ func (w *Workspace) toolRequested(id, name, args string, origin Origin, mode too
 	name = quote(name, maxQuotedName)
 	quoted := quote(readableJSON(args), maxQuotedArgs)
 	w.log.Info("tool requested outside the agent", "origin", origin, "id", quote(id, maxQuotedID), "tool", name, "args", quoted, "mode", mode)
-	if !announced(origin) {
-		return
+	if !announced(origin) || outside(origin) {
+		return // an outside call is shown as it runs instead
 	}
 	text := "The " + originName(origin) + " asked to run " + name
 	level := Info
@@ -170,31 +169,6 @@ func quote(s string, limit int) string {
 // per conversation") is that process's to write: the notice is then only
 // shown and logged.
 func (w *Workspace) notice(text string, level Level, origin Origin) {
-	w.mu.Lock()
-	conv := w.conv
-	held := conv.heldBy
-	w.mu.Unlock()
-	n := store.Notice{Text: text, Origin: string(origin), Warn: level == Warn}
-	var err error
-	if held == nil {
-		err = w.ensureStored(conv)
-	}
-	w.mu.Lock()
-	id := conv.id
-	w.mu.Unlock()
-	switch {
-	case held != nil:
-		err = held
-	case err == nil:
-		err = w.opts.Store.AppendNotice(id, n)
-	}
-	if err != nil {
-		w.log.Warn("recording a notice in the conversation", "conversation", id, "err", err)
-	} else {
-		w.mu.Lock()
-		n.At, n.After = time.Now().UTC(), len(conv.messages)
-		conv.notices = append(conv.notices, n)
-		w.mu.Unlock()
-	}
+	id := w.record(text, level, origin)
 	w.publish(NoticePosted{Conversation: id, Text: text, Level: level, Origin: origin})
 }

@@ -354,13 +354,19 @@ func (w *Workspace) Answer(requestID string, d tools.Decision, by Origin) bool {
 }
 
 // RunTool runs one tool call on behalf of a front end (the panel's
-// tool_request) through the same pipeline as the agent's calls. The
-// request is logged, and announced and recorded in the active
-// conversation unless the terminal made it (see toolRequested).
+// tool_request, an MCP client's call) through the same pipeline as the
+// agent's calls. The request is logged, and announced and recorded in the
+// active conversation unless the terminal made it (see toolRequested); an
+// MCP client's call is shown live as it runs instead (see OutsideCall).
 func (w *Workspace) RunTool(ctx context.Context, id, name, args string, origin Origin) tools.Outcome {
 	mode := w.Mode()
 	w.toolRequested(id, name, args, origin, mode)
-	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
+	var o tools.Outcome
+	if outside(origin) {
+		o = w.runOutside(ctx, id, name, args, origin, mode)
+	} else {
+		o = w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
+	}
 	w.toolRequestDone(id, name, origin, o)
 	if o.Warning != "" {
 		w.notice(o.Warning, Warn, origin)

@@ -423,6 +423,8 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
 		case session.NoticePosted:
 			m.chat.AddNotice(e.Text, e.Level == session.Warn)
+		case session.OutsideCall:
+			m.chat.Outside(e)
 		case session.Resync:
 			resync = true
 		}

@@ -116,6 +116,30 @@ func TestApprovalKeys(t *testing.T) {
 	}
 }
 
+// TestOutsideIsAnsweredFromTheTerminal: o on a command that offers it
+// reaches the workspace as the outside decision, from the terminal; on
+// one that does not, and a with no "always", nothing is answered.
+func TestOutsideIsAnsweredFromTheTerminal(t *testing.T) {
+	a := bashApproval()
+	a.Options = nil
+	a.Outside = true
+	a.Sandbox = "Runs inside the sandbox: writes only the project, network through infer."
+	ws := newFakeWS()
+	ws.approvals = []session.Approval{a}
+	h := newHarness(t, ws, 120, 40)
+	h.events(session.ApprovalOpened{Approval: a})
+	h.clock.Advance(approvals.Guard)
+	h.key("a")
+	if len(ws.answers) != 0 || h.m.approvals.Len() != 1 {
+		t.Fatalf("a with no always offered: answers %+v", ws.answers)
+	}
+	mustContain(t, h.screen(), "no 'always' for this request")
+	h.key("o")
+	if len(ws.answers) != 1 || ws.answers[0].d != (tools.Decision{Kind: tools.AllowOutside}) || ws.origins[0] != tools.OriginTerminal {
+		t.Fatalf("answers %+v from %v, want the outside decision from the terminal", ws.answers, ws.origins)
+	}
+}
+
 func TestRejectCanBeCancelled(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
@@ -899,11 +923,11 @@ func TestStartupNoticesAndBridgeOff(t *testing.T) {
 func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
 	ws := newFakeWS()
 	a := bashApproval()
-	a.Sandbox = "If you allow it, it runs once outside the sandbox, with your full permissions."
+	a.Sandbox = "Runs with your full permissions: there is no sandbox on this machine to run it in."
 	ws.approvals = []session.Approval{a}
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.Unconfined = "no sandbox: commands ask" })
 	h.events(session.Resync{})
-	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Sandbox: If you allow it, it runs once outside the sandbox")
+	mustContain(t, h.screen(), "⚠ no sandbox: commands ask", "Runs with your full permissions: there is no sandbox")
 	h = newHarness(t, newFakeWS(), 160, 48)
 	mustNotContain(t, h.screen(), "sandbox")
 }

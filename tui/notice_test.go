@@ -59,3 +59,24 @@ func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
 		t.Fatalf("order %d %d %d %d in:\n%s", q, raise, a, lower, s)
 	}
 }
+
+// TestLiveMCPClientCallIsDrawnInTheChat: an MCP client's call through this
+// infer is a row saying who made it, with its outcome, and a resumed
+// conversation keeps its line.
+func TestLiveMCPClientCallIsDrawnInTheChat(t *testing.T) {
+	h := newLiveHarness(t)
+	out := h.real.RunTool(context.Background(), "mcp_1", "Bash", `{"command":"echo from-mcp"}`, tools.OriginMCP)
+	if !out.Success {
+		t.Fatalf("an allowlisted command from an MCP client: %+v", out)
+	}
+	h.waitFor("✓ MCP client · Bash echo from-mcp")
+	mustNotContain(t, h.screen(), "asked to run")
+
+	id := h.real.ActiveConversation()
+	h.real.NewSession()
+	h.waitFor("No messages yet")
+	if _, err := h.real.Resume(id); err != nil {
+		t.Fatal(err)
+	}
+	h.waitFor(`MCP client · Bash {"command":"echo from-mcp"} — ✓ from-mcp`)
+}

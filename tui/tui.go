@@ -44,9 +44,9 @@ type Options struct {
 	// do about it (e.g. run `infer init`); "" when it runs. The browser
 	// pane shows it instead of the pairing hint.
 	BrowserOff string
-	// Unconfined says, in a few words, that commands nobody approved are
-	// not confined ("no sandbox", "sandbox off"); the status bar keeps it
-	// in sight as a warning. "" when the sandbox is in force.
+	// Unconfined says, in a few words, that commands are not confined
+	// ("no sandbox", "sandbox off"); the status bar keeps it in sight as
+	// a warning. "" when the sandbox is in force.
 	Unconfined string
 	// MCP shows the MCP servers in the status bar and /mcp; nil hides
 	// them.

@@ -42,6 +42,9 @@ type Sync struct {
 	// closer ends runs that finish on a tool result with a text message,
 	// on the mirror goroutine too.
 	closer runCloser
+	// outside holds the lines of MCP clients' calls that ended while a
+	// turn ran, on the mirror goroutine too (see outside.go).
+	outside outsideLines
 	// inflight holds the tool_request ids being served on the live
 	// connection. Each connection gets a fresh map (ids are the
 	// extension's, and a reconnect does not resurrect old ones); a request
@@ -133,6 +136,11 @@ func (s *Sync) mirror(ctx context.Context) {
 func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 	switch ev := ev.(type) {
 	case session.Chat:
+		if s.outside.track(ev.Event) {
+			// The run ended: the calls that waited for it are shown
+			// after whatever closes it.
+			defer s.outside.flush(snd)
+		}
 		if ev.Conversation != s.w.ActiveConversation() {
 			return nil // a cancelled turn of a conversation the panel left
 		}
@@ -164,7 +172,14 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 			return err
 		}
 		return snd.SendChatEvent(b)
+	case session.OutsideCall:
+		if ev.Done {
+			return s.outside.show(snd, ev)
+		}
 	case session.BusyChanged:
+		if !ev.Busy {
+			defer s.outside.idle(snd)
+		}
 		if ev.Interrupted {
 			return snd.SendInterrupted()
 		}
@@ -282,8 +297,17 @@ func panelApprovals(all []session.Approval) []session.Approval {
 	return out
 }
 
+// approvalFrame is the request as the panel shows it. opentask shows
+// only "Approve <tool_name>?" and the arguments, so a call an MCP client
+// made says so in the tool's name: the person must know who asks before
+// letting it act in their browser. The panel's own requests keep the bare
+// name, which the extension may match against what it asked for.
 func approvalFrame(a session.Approval) wire.ApprovalRequest {
-	return wire.ApprovalRequest{RequestID: a.ID, ToolName: a.Call.Name, ToolArgs: a.Call.Args}
+	name := a.Call.Name
+	if a.Call.Origin == tools.OriginMCP {
+		name += " for an MCP client"
+	}
+	return wire.ApprovalRequest{RequestID: a.ID, ToolName: name, ToolArgs: a.Call.Args}
 }
 
 func snapshotFrame(snap session.Snapshot, artifactBase string) wire.ConversationSnapshot {

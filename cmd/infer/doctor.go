@@ -30,7 +30,7 @@ func newDoctorCmd() *cobra.Command {
 		Use:   "doctor",
 		Short: "Check the sandbox, this folder's trust, the bridge and the keys",
 		Long: `Check what infer depends on and say what to fix: the sandbox around commands
-nobody approved and the full paths of the sandbox program and the bash it
+(approved ones too) and the full paths of the sandbox program and the bash it
 runs (fixed, root-owned places, never PATH), whether this folder's .infer/config.yaml is trusted, the
 bridge port and whether an extension is connected, the token file's mode,
 whether each MCP server starts and lists its tools, which provider keys are set (never their values), and Chromium for
@@ -137,7 +137,7 @@ func sandboxCheck(cfg config.Config) doctorCheck {
 	}
 	switch {
 	case sb.Confines():
-		return doctorCheck{name: "sandbox", status: checkOK, text: fmt.Sprintf("%s at %s (sandbox.mode: %s, %s): commands nobody approved run confined", sb, sb.Program(), cfg.Sandbox.Mode, net)}
+		return doctorCheck{name: "sandbox", status: checkOK, text: fmt.Sprintf("%s at %s (sandbox.mode: %s, %s): commands run confined, approved or not, unless you choose to run one outside", sb, sb.Program(), cfg.Sandbox.Mode, net)}
 	case sb.Kind() == sandbox.Off:
 		return doctorCheck{name: "sandbox", status: checkFail, text: sb.String(), fix: "only inside a container or VM; otherwise remove sandbox.mode: off from config.yaml"}
 	default:

@@ -431,6 +431,10 @@ func (h *headlessRun) handle(ev session.Event) {
 			h.notices = append(h.notices, ev.Text)
 		}
 		h.log.Info("workspace notice", "text", ev.Text, "warn", ev.Level == session.Warn)
+	case session.OutsideCall:
+		if ev.Done { // an MCP client's call through this infer: not the run's output
+			h.log.Info("outside call", "line", ev.Line())
+		}
 	case session.UserMessage:
 		if !h.started && ev.Origin == tools.OriginHeadless && ev.Text == h.prompt {
 			h.started, h.conv = true, ev.Conversation

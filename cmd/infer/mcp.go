@@ -19,6 +19,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/mcppanel"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
@@ -179,8 +180,10 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	}
 	serveCtx, cancel := context.WithCancel(ctx)
 	served := make(chan error, 1)
-	// What this seat reports to, all in one place.
-	hooks := seat.Hooks{}
+	// What this seat reports to, all in one place. The panel is answered
+	// too while this infer holds the bridge: it talks to whoever does.
+	panel := mcppanel.New(string(mode), log)
+	hooks := seat.Hooks{Panel: panel}
 	go func() { served <- st.Serve(serveCtx, hooks) }()
 	defer func() {
 		cancel()
@@ -204,7 +207,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 		log.Info("no infer runs for this home: hosting the browser bridge, nobody to ask", "url", st.URL(), "mode", mode, "project", root)
 	}
 	s := mcpserver.New(func(ctx context.Context, id, name, args string) tools.Outcome {
-		return pl.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: tools.OriginMCP}, mode)
+		return panel.Ran(pl.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: tools.OriginMCP}, mode))
 	}, versionString())
 	err = s.Run(ctx, &mcp.IOTransport{Reader: io.NopCloser(in), Writer: nopWriteCloser{out}})
 	if ctx.Err() != nil {

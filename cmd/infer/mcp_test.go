@@ -249,13 +249,13 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 	defer sub.Close()
 	cs := mcpClient(t, 0)
 
-	// A read-only tool runs at once, and the chat says who asked.
+	// A read-only tool runs at once, and the chat shows who called it.
 	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError || text == "" {
 		t.Fatalf("tabs: %v %q", res.IsError, text)
 	}
 	waitEvent(t, sub, func(e session.Event) bool {
-		n, ok := e.(session.NoticePosted)
-		return ok && strings.Contains(n.Text, "The MCP client asked to run BrowserTabs")
+		o, ok := e.(session.OutsideCall)
+		return ok && o.Done && o.Name == "BrowserTabs" && o.Origin == tools.OriginMCP
 	})
 
 	// A navigation asks the person; approved, it runs.

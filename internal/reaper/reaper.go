@@ -1,12 +1,13 @@
 // Package reaper makes a command's whole process tree end with infer. A
-// command a person approved runs outside the sandbox, where no pid
-// namespace holds what it starts: bash gets a parent-death signal, but a
-// `sleep 1000 &` or a `setsid` daemon it left would outlive a crashed or
-// killed infer. So infer starts such a command under a reaper: its own
-// binary again, under a name of its own ("infer-reaper"), which becomes
-// the subreaper of everything the command starts, tells infer when bash
-// itself has ended, and, once infer is gone (even by SIGKILL) or stops the
-// command, ends every process left under it.
+// command a person chose to run outside the sandbox (or allowed where
+// there is none) runs where no pid namespace holds what it starts: bash
+// gets a parent-death signal, but a `sleep 1000 &` or a `setsid` daemon
+// it left would outlive a crashed or killed infer. So infer starts such
+// a command under a reaper: its own binary again, under a name of its
+// own ("infer-reaper"), which becomes the subreaper of everything the
+// command starts, tells infer when bash itself has ended, and, once
+// infer is gone (even by SIGKILL) or stops the command, ends every
+// process left under it.
 //
 // The reaper runs only in binaries whose main calls Main first; elsewhere
 // Enabled is false and commands run as before.

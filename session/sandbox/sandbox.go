@@ -87,7 +87,8 @@ type Policy struct {
 // than hooks/ and config (commondir, config.worktree, info/attributes,
 // modules/*), so a command that could write any of .git could make the
 // person's next `git status` run its code. Commits therefore need the
-// person's approval, which runs them outside the sandbox.
+// person to run them outside the sandbox, a choice of its own in the
+// approval box.
 func ProtectedPaths(root string) []string {
 	return []string{
 		filepath.Join(root, ".git"),

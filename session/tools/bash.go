@@ -81,23 +81,24 @@ func (bashTool) timeoutFor(raw json.RawMessage) (time.Duration, bool) {
 type confinement int
 
 const (
-	// confined: the policy let the call through (allowlist, grant, auto
-	// mode, the judge), so it runs in the sandbox.
+	// confined: the sandbox, whoever let the call through (allowlist,
+	// grant, auto mode, the judge, or a person allowing it).
 	confined confinement = iota
 	// confinedReadOnly: plan mode, the sandbox with nothing writable.
 	confinedReadOnly
-	// unconfined: a person approved this very call, as the approval box
-	// showed it, so it runs with their permissions.
+	// unconfined: a person at infer chose to run this very call outside
+	// the sandbox (AllowOutside), or allowed it where there is no sandbox,
+	// so it runs with their permissions.
 	unconfined
 )
 
-// confinable tools run differently when no person approved the call.
+// confinable tools run in the sandbox unless a person lifts it for a call.
 type confinable interface {
 	runConfined(ctx context.Context, env *Env, raw json.RawMessage, c confinement) (Output, error)
 }
 
-// Run runs the command confined, as if no person approved it; the
-// pipeline says otherwise through runConfined.
+// Run runs the command confined; the pipeline says otherwise through
+// runConfined when a person chose to run it outside.
 func (t bashTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output, error) {
 	return t.runConfined(ctx, env, raw, confined)
 }
@@ -223,14 +224,15 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	if code != 0 {
 		res.Text += fmt.Sprintf("\n\nExit code: %d", code)
 		if inSandbox && sandboxRefusal(text) {
-			res.Text += "\n\nThis command ran in infer's sandbox, which lets commands write only the project (not .git or .infer/, so commits need the person), the sandbox's own /tmp and the folders in sandbox.writable, and read no secret stores. If it needs more, ask the person to run it: a command they approve runs outside the sandbox."
+			res.Text += "\n\nThis command ran in infer's sandbox, which lets commands write only the project (not .git or .infer/, so commits need the person), the sandbox's own /tmp and the folders in sandbox.writable, and read no secret stores. If it needs more, ask the person: approving a command still runs it in the sandbox, but at infer's terminal they can choose to run it outside the sandbox, once."
 		}
 	}
 	return res, nil
 }
 
 // bashCommandFor builds the command for c: confined in env's sandbox, or
-// plain bash when a person approved the call or no sandbox was set up.
+// plain bash when a person lifted the sandbox for the call or none was
+// set up.
 // inSandbox says which. Either way bash is the system's own, from a fixed
 // root-owned path (sandbox.Shell), never whatever PATH finds first.
 // closeNet stops the command's network proxy once it has ended (a no-op
@@ -289,8 +291,8 @@ func startNetProxy(ctx context.Context, env *Env, p sandbox.Policy) (string, fun
 // need plus the names in extra (sandbox.env). Whatever is not listed is
 // dropped, whether or not its name looks secret (DATABASE_URL does not),
 // and with it what points at services outside the sandbox (the session
-// bus, ssh and gpg agents, the display, a Docker daemon). A person's
-// approval runs a command with all of it.
+// bus, ssh and gpg agents, the display, a Docker daemon). A command a
+// person runs outside the sandbox gets all of it.
 func confinedEnv(env, extra []string) []string {
 	return sandbox.Environ(env, extra)
 }

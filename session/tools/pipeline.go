@@ -17,11 +17,18 @@ import (
 // value is Deny, so a forgotten field fails safe.
 type DecisionKind int
 
-// Decisions.
+// Decisions. AllowOnce and AllowAlways run a command inside the sandbox
+// where there is one; only AllowOutside lifts it, for that one call.
 const (
 	Deny DecisionKind = iota
 	AllowOnce
 	AllowAlways
+	// AllowOutside runs this one command outside the sandbox, with the
+	// person's full permissions. It is its own choice so that approving
+	// never means it by default: only a request with Outside set takes
+	// it, only from infer itself (never the browser panel), and nothing
+	// is saved.
+	AllowOutside
 )
 
 // Decision is the person's answer.
@@ -33,9 +40,8 @@ type Decision struct {
 	// index out of range means the first (narrowest).
 	Option int
 	// Remote is set when the answer came from the browser panel: a web
-	// page can drive the extension, so a call allowed there still runs in
-	// the sandbox. Only an answer given at infer itself (its terminal, or
-	// headless's stdin) lifts the sandbox for that call.
+	// page can drive the extension, so the panel can only allow a call
+	// to run in the sandbox; its AllowOutside is a refusal.
 	Remote bool
 }
 
@@ -52,12 +58,16 @@ type ApprovalRequest struct {
 	// Options are the grants AllowAlways may save, narrowest first. When
 	// empty, AllowAlways acts as AllowOnce.
 	Options []GrantOption
-	// Sandbox says where the call runs if approved, for commands: outside
-	// the sandbox when approved once, and what "always" would mean, e.g.
-	// "Allowed once, it runs outside the sandbox with your permissions;
-	// later matching commands run in the sandbox (network only through
-	// infer's proxy…)".
+	// Sandbox is one plain line saying where the call runs if allowed
+	// (once or always), for commands: "Runs inside the sandbox: writes
+	// only the project, network through infer." or, with no sandbox to
+	// run it in, that it runs with the person's full permissions. For a
+	// network host it says what allowing lets through.
 	Sandbox string
+	// Outside is set when the person may choose AllowOutside: a command
+	// that would otherwise run in a sandbox. Front ends that cannot
+	// offer it (the browser panel) leave it unoffered.
+	Outside bool
 	// LocalOnly is set when only an answer at infer's terminal counts;
 	// the browser panel is not offered the request, and its answer would
 	// be a refusal (network hosts).
@@ -258,8 +268,8 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 	// person) judged, not whatever the names lead to by then.
 	j := resolvePaths(p.env, t, args)
 	perm := p.policy.decideOn(j, t, call, args, mode)
-	// Only a person approving this very call lifts the sandbox; whatever
-	// the policy or the judge let through stays in it.
+	// Whatever lets a call through, it runs in the sandbox; only a
+	// person choosing to run this very call outside it lifts it.
 	conf := confined
 	if mode == Plan {
 		conf = confinedReadOnly
@@ -269,12 +279,9 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 		deny(&out, perm.Why, perm.Why)
 		return out
 	case Ask:
-		ok, byPerson := p.approve(ctx, call, mode, perm, &out)
-		if !ok {
+		var ok bool
+		if conf, ok = p.approve(ctx, call, mode, perm, conf, &out); !ok {
 			return out
-		}
-		if byPerson {
-			conf = unconfined
 		}
 	default:
 		out.Approval = perm.Why
@@ -290,16 +297,19 @@ func (p *Pipeline) Run(ctx context.Context, call Call, mode Mode) (out Outcome) 
 }
 
 // approve settles an Ask: the judge first when the permission says so,
-// then the person. It reports whether the call may run, and whether a
-// person approved it; when it may not, out is already the final outcome.
-func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permission, out *Outcome) (ok, byPerson bool) {
-	req := ApprovalRequest{Call: call, Mode: mode, Why: perm.Why, Options: perm.Options, Sandbox: p.sandboxNote(call, perm)}
+// then the person. It reports whether the call may run and how: conf
+// (in the sandbox) unless the person chose to run it outside, or there
+// is no sandbox to run it in. When it may not run, out is already the
+// final outcome.
+func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permission, conf confinement, out *Outcome) (confinement, bool) {
+	req := ApprovalRequest{Call: call, Mode: mode, Why: perm.Why, Options: perm.Options,
+		Sandbox: p.sandboxNote(call, mode), Outside: p.offersOutside(call, mode)}
 	if perm.Judge && mode == AutoWithJudge {
 		v, err := p.askJudge(ctx, call, perm.Why)
 		switch {
 		case ctx.Err() != nil:
 			interrupt(out, "interrupted while the judge reviewed it")
-			return false, false
+			return conf, false
 		case err != nil:
 			req.JudgeReason = err.Error()
 		case v.Approve:
@@ -307,7 +317,7 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 			if v.Reason != "" {
 				out.Approval += ": " + v.Reason
 			}
-			return true, false
+			return conf, true
 		default:
 			req.JudgeReason = "the judge did not approve"
 			if v.Reason != "" {
@@ -318,16 +328,16 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 	if p.approver == nil {
 		deny(out, "no one is available to approve it ("+perm.Why+")",
 			"This call needs the person's approval, but no one can approve it here: "+perm.Why)
-		return false, false
+		return conf, false
 	}
 	d, err := p.approver.Approve(ctx, req)
 	switch {
 	case ctx.Err() != nil:
 		interrupt(out, "interrupted while waiting for approval")
-		return false, false
+		return conf, false
 	case err != nil:
 		deny(out, "the approval failed: "+err.Error(), "The call was not approved because the approval failed: "+err.Error())
-		return false, false
+		return conf, false
 	}
 	switch d.Kind {
 	case AllowOnce:
@@ -335,6 +345,19 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 	case AllowAlways:
 		out.Approval = "approved by the person"
 		p.saveGrant(req, d, out)
+	case AllowOutside:
+		switch {
+		case d.Remote:
+			deny(out, "the browser panel cannot run a command outside the sandbox",
+				"The call was not run: the browser panel asked to run it outside the sandbox, which only a person at infer's terminal can choose.")
+			return conf, false
+		case !req.Outside:
+			deny(out, "running outside the sandbox was not offered for this call",
+				"The call was not run: it was approved to run outside the sandbox, which was not offered for it.")
+			return conf, false
+		}
+		out.Approval = "approved by the person to run outside the sandbox, once"
+		return unconfined, true
 	default:
 		reason, text := "rejected by the person", "The person rejected this call."
 		if d.Reason != "" {
@@ -342,17 +365,23 @@ func (p *Pipeline) approve(ctx context.Context, call Call, mode Mode, perm Permi
 			text = "The person rejected this call: " + d.Reason
 		}
 		deny(out, reason, text)
-		return false, false
+		return conf, false
 	}
 	if d.Remote && perm.LocalOnly {
 		deny(out, "only a person at infer itself can approve this; the browser panel cannot",
 			"The call was not run: "+perm.Why+", and the approval came from the browser panel, which cannot approve it. Ask the person to approve it in infer's terminal.")
-		return false, false
+		return conf, false
 	}
 	if d.Remote {
 		out.Approval += " in the browser panel"
+		return conf, true
 	}
-	return true, !d.Remote
+	if sb := p.env.Sandbox; sb != nil && sb.Kind() != sandbox.Off && !sb.Confines() {
+		// No sandbox on this machine: a person at infer lets the command
+		// run as they would run it, which the box said.
+		return unconfined, true
+	}
+	return conf, true
 }
 
 // askJudge calls the judge with its own timeout, turning a missing judge,
@@ -470,14 +499,12 @@ func (p *Pipeline) execute(ctx context.Context, t Tool, args json.RawMessage, co
 	}
 }
 
-// sandboxNote is ApprovalRequest.Sandbox for call: empty for tools the
-// sandbox does not apply to.
-func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
-	t, ok := p.reg.Lookup(call.Name)
-	if !ok {
-		return ""
-	}
-	if _, ok := t.(confinable); !ok {
+// sandboxNote is ApprovalRequest.Sandbox for call in mode: where the
+// command runs if the person allows it, once or always. It is empty for
+// tools the sandbox does not apply to, and for an Env with no sandbox set
+// up at all (nil: tests, and front ends that confine nothing).
+func (p *Pipeline) sandboxNote(call Call, mode Mode) string {
+	if !p.confinable(call) {
 		return ""
 	}
 	sb := p.env.Sandbox
@@ -485,23 +512,39 @@ func (p *Pipeline) sandboxNote(call Call, perm Permission) string {
 	case sb == nil:
 		return ""
 	case sb.Kind() == sandbox.Off:
-		return "The sandbox is off (sandbox.mode: off): this command runs with your full permissions."
+		return "Runs OUTSIDE the sandbox, with your full permissions: the sandbox is off (sandbox.mode: off)."
 	case !sb.Confines():
-		return "No sandbox is available here, so this command runs with your full permissions."
+		return "Runs with your full permissions: there is no sandbox on this machine to run it in."
+	case mode == Plan:
+		return "Runs inside the sandbox, read-only: it can change nothing (plan mode)."
 	}
-	net := "network only through infer's proxy, which asks about new hosts"
+	net := "network through infer"
 	switch {
 	case !p.env.Confine.Network:
-		net = "network off"
+		net = "no network"
 	case sb.Kind() != sandbox.Bubblewrap:
 		// Seatbelt has no network namespace to put a proxy in front of.
-		net = "network on"
+		net = "network open"
 	}
-	note := "If you allow it here, it runs once outside the sandbox, with your full permissions (allowed from the browser panel, it runs inside)"
-	if len(perm.Options) > 0 {
-		note += "; \"Always\" lets later matching commands run without asking, inside the sandbox (" + net + ")"
+	return "Runs inside the sandbox: writes only the project, " + net + "."
+}
+
+// offersOutside reports whether the person may run call outside the
+// sandbox (AllowOutside): a command that would otherwise run in one. Plan
+// mode offers nothing that could change the machine.
+func (p *Pipeline) offersOutside(call Call, mode Mode) bool {
+	sb := p.env.Sandbox
+	return mode != Plan && p.confinable(call) && sb != nil && sb.Kind() != sandbox.Off && sb.Confines()
+}
+
+// confinable reports whether call's tool runs in the sandbox.
+func (p *Pipeline) confinable(call Call) bool {
+	t, ok := p.reg.Lookup(call.Name)
+	if !ok {
+		return false
 	}
-	return note + "."
+	_, ok = t.(confinable)
+	return ok
 }
 
 // netGate decides the hosts call's confined command may reach.
@@ -522,6 +565,8 @@ func (p *Pipeline) ranNote(conf confinement) string {
 	switch {
 	case sb == nil:
 		return ""
+	case conf == unconfined && sb.Kind() != sandbox.Off && !sb.Confines():
+		return "ran without a sandbox (none is available here)"
 	case conf == unconfined:
 		return "ran outside the sandbox"
 	case sb.Kind() == sandbox.Off:

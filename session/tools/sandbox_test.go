@@ -60,16 +60,17 @@ func (c *confinementTool) last() confinement {
 	return c.got[len(c.got)-1]
 }
 
-// TestOnlyAPersonsApprovalLiftsTheSandbox: whatever the policy, a saved
-// grant or the judge lets through runs confined; only a call a person
-// approved at that moment runs unconfined.
-func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
+// TestOnlyChoosingOutsideLiftsTheSandbox: whatever lets a call through
+// (the policy, a saved grant, the judge, a person allowing it once or
+// always, the browser panel) it runs confined; only a person at infer
+// choosing to run this very call outside the sandbox lifts it.
+func TestOnlyChoosingOutsideLiftsTheSandbox(t *testing.T) {
 	rec := &confinementTool{}
 	reg, err := NewRegistry(rec)
 	if err != nil {
 		t.Fatal(err)
 	}
-	env := newEnv(t)
+	env := sandboxedEnv(t)
 	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -87,7 +88,7 @@ func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
 	}{
 		{"auto mode", Auto, confined},
 		{"the judge", AutoWithJudge, confined},
-		{"a person, once", Standard, unconfined},
+		{"a person, once", Standard, confined},
 	}
 	for _, c := range cases {
 		if out := p.Run(ctx, call, c.mode); !out.Success {
@@ -100,27 +101,80 @@ func TestOnlyAPersonsApprovalLiftsTheSandbox(t *testing.T) {
 	if judge.calls != 1 {
 		t.Errorf("judge called %d times", judge.calls)
 	}
+	if req := approver.last(); !req.Outside {
+		t.Errorf("running outside the sandbox was not offered for a command: %+v", req)
+	}
 
-	// Allowed from the browser panel, a web page: still confined.
+	// Allowed from the browser panel, a web page: confined.
 	approver.decision = Decision{Kind: AllowOnce, Remote: true}
 	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != confined || !strings.Contains(out.Approval, "browser panel") {
 		t.Errorf("a panel approval: confinement %d (%+v)", rec.last(), out)
 	}
 
-	// A saved grant: the person approved the kind, not this call.
+	// Outside, chosen at infer: this call only, unconfined.
+	approver.decision = Decision{Kind: AllowOutside}
+	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != unconfined || !strings.Contains(out.Approval, "outside the sandbox") {
+		t.Errorf("the outside choice: confinement %d (%+v)", rec.last(), out)
+	}
+	// The panel cannot choose it: the call does not run at all.
+	approver.decision = Decision{Kind: AllowOutside, Remote: true}
+	n := len(rec.got)
+	if out := p.Run(ctx, call, Standard); out.Success || out.Ran || !out.Denied || !strings.Contains(out.DeniedReason, "browser panel") || len(rec.got) != n {
+		t.Errorf("the panel chose outside: %+v", out)
+	}
+
+	// "Always": the call that saves the grant and those it lets through
+	// later all run confined.
 	approver.decision = Decision{Kind: AllowAlways}
-	p.Run(ctx, call, Standard)
-	if rec.last() != unconfined {
-		t.Error("the call that saved the grant was approved by a person and should run unconfined")
+	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != confined {
+		t.Errorf("the call that saved the grant ran with confinement %d (%+v)", rec.last(), out)
 	}
 	if out := p.Run(ctx, call, Standard); !out.Success || rec.last() != confined {
 		t.Errorf("a call let through by a saved grant ran with confinement %d (%+v)", rec.last(), out)
 	}
 
-	// Plan mode: read-only and confined.
+	// Plan mode: read-only and confined, with nothing outside offered.
 	rec.readOnly = true
 	if out := p.Run(ctx, call, Plan); !out.Success || rec.last() != confinedReadOnly {
 		t.Errorf("plan mode: confinement %d (%+v)", rec.last(), out)
+	}
+}
+
+// TestWithoutASandboxAnApprovalRunsUnconfined: where no sandbox can run
+// the command, a person allowing it lets it run as today, the box says
+// so, and nothing "outside" is offered, since there is no inside.
+func TestWithoutASandboxAnApprovalRunsUnconfined(t *testing.T) {
+	rec := &confinementTool{}
+	reg, err := NewRegistry(rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name  string
+		sb    *sandbox.Sandbox
+		where string
+		ran   string
+	}{
+		{"none on the machine", sandbox.Unavailable(errors.New("bubblewrap is not installed")), "there is no sandbox on this machine", "ran without a sandbox"},
+		{"turned off", sandbox.Disabled(), "OUTSIDE the sandbox, with your full permissions: the sandbox is off", "sandbox.mode: off"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			env := newEnv(t)
+			env.Sandbox = c.sb
+			approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+			p := NewPipeline(PipelineConfig{Registry: reg, Env: env, Approver: approver})
+			out := p.Run(context.Background(), Call{ID: "1", Name: "Rec", Args: `{}`}, Standard)
+			if !out.Success || !strings.Contains(out.Approval, c.ran) {
+				t.Fatalf("approved: %+v", out)
+			}
+			if c.sb.Kind() != sandbox.Off && rec.last() != unconfined {
+				t.Errorf("approved with no sandbox: confinement %d, want unconfined", rec.last())
+			}
+			req := approver.last()
+			if !strings.Contains(req.Sandbox, c.where) || req.Outside {
+				t.Errorf("the box: %q, outside offered %v", req.Sandbox, req.Outside)
+			}
+		})
 	}
 }
 
@@ -239,7 +293,8 @@ func TestAPlantedBashIsNotUsed(t *testing.T) {
 }
 
 // TestThePipelineSaysWhereACommandRan: the outcome and the approval box
-// say whether the sandbox applies.
+// say whether the sandbox applies, the box in one line that names no
+// browser panel.
 func TestThePipelineSaysWhereACommandRan(t *testing.T) {
 	env := sandboxedEnv(t)
 	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
@@ -254,16 +309,101 @@ func TestThePipelineSaysWhereACommandRan(t *testing.T) {
 		t.Errorf("allowlisted ls: %+v", out)
 	}
 	out = p.Run(ctx, Call{ID: "2", Name: "Bash", Args: `{"command": "touch made-by-approval"}`}, Standard)
-	if !out.Success || !strings.Contains(out.Approval, "ran outside the sandbox") {
+	if !out.Success || !strings.Contains(out.Approval, "ran in the sandbox") {
 		t.Errorf("approved touch: %+v", out)
 	}
 	req := approver.last()
-	if !strings.Contains(req.Sandbox, "outside the sandbox") || !strings.Contains(req.Sandbox, "network only through infer's proxy") {
-		t.Errorf("the approval box's sandbox line: %q", req.Sandbox)
+	if req.Sandbox != "Runs inside the sandbox: writes only the project, network through infer." || !req.Outside {
+		t.Errorf("the approval box's where-line: %q, outside offered %v", req.Sandbox, req.Outside)
 	}
-	out = p.Run(ctx, Call{ID: "3", Name: "Bash", Args: `{"command": "ls"}`}, Plan)
+	approver.decision = Decision{Kind: AllowOutside}
+	out = p.Run(ctx, Call{ID: "3", Name: "Bash", Args: `{"command": "touch made-outside"}`}, Standard)
+	if !out.Success || !strings.Contains(out.Approval, "ran outside the sandbox") {
+		t.Errorf("touch run outside: %+v", out)
+	}
+	env.Confine.Network = false
+	p.Run(ctx, Call{ID: "4", Name: "Bash", Args: `{"command": "touch again"}`}, Standard)
+	if req := approver.last(); req.Sandbox != "Runs inside the sandbox: writes only the project, no network." {
+		t.Errorf("the where-line with the network off: %q", req.Sandbox)
+	}
+	out = p.Run(ctx, Call{ID: "5", Name: "Bash", Args: `{"command": "ls"}`}, Plan)
 	if !out.Success || !strings.Contains(out.Approval, "read-only") {
 		t.Errorf("plan-mode ls: %+v", out)
+	}
+}
+
+// TestAnApprovedCommandRunsInTheSandbox: a command the person allowed,
+// once or always, cannot write outside the project or read a denied
+// path; only the outside choice gives it the person's permissions.
+func TestAnApprovedCommandRunsInTheSandbox(t *testing.T) {
+	env := sandboxedEnv(t)
+	secretDir := t.TempDir()
+	secret := filepath.Join(secretDir, "secret.txt")
+	if err := os.WriteFile(secret, []byte("top-secret-words"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env.Confine.DenyRead = []string{secretDir}
+	outside := filepath.Join(filepath.Dir(env.Root), "outside.txt")
+	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
+	p := NewPipeline(PipelineConfig{Env: env, Approver: approver, Grants: store})
+	ctx := context.Background()
+	// A redirection always asks, so each of these goes to the person.
+	cmd := func(id string) Call {
+		return Call{ID: id, Name: "Bash", Args: fmt.Sprintf(`{"command": "cat %s; echo x > %s; echo in > inside-%s.txt"}`, secret, outside, id)}
+	}
+	check := func(name string, out Outcome, id string) {
+		t.Helper()
+		if out.Denied || !out.Ran {
+			t.Fatalf("%s: did not run: %+v", name, out)
+		}
+		if strings.Contains(out.Output, "top-secret-words") {
+			t.Errorf("%s: read a denied path: %q", name, out.Output)
+		}
+		if _, err := os.Stat(outside); err == nil {
+			t.Fatalf("%s: wrote outside the project: %q", name, out.Output)
+		}
+		if b, _ := os.ReadFile(filepath.Join(env.Root, "inside-"+id+".txt")); string(b) != "in\n" {
+			t.Errorf("%s: could not write inside the project: %q (%s)", name, b, out.Output)
+		}
+	}
+	check("allowed once", p.Run(ctx, cmd("1"), Standard), "1")
+
+	// "Always", for a command that names no path outside (a script in
+	// the project does the writing): the call that saves the grant and
+	// a later one it lets through stay in the sandbox.
+	script := fmt.Sprintf("cat %s; echo x > %s; echo in > inside-always.txt\n", secret, outside)
+	if err := os.WriteFile(filepath.Join(env.Root, "escape.sh"), []byte(script), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	approver.decision = Decision{Kind: AllowAlways}
+	for _, id := range []string{"2", "3"} {
+		os.Remove(filepath.Join(env.Root, "inside-always.txt"))
+		check("always, call "+id, p.Run(ctx, Call{ID: id, Name: "Bash", Args: `{"command": "sh escape.sh"}`}, Standard), "always")
+	}
+	if n := approver.count(); n != 2 {
+		t.Errorf("the saved grant did not let the later call through: %d requests", n)
+	}
+
+	// The browser panel's approval: inside; its outside: not run.
+	approver.decision = Decision{Kind: AllowOnce, Remote: true}
+	check("allowed in the panel", p.Run(ctx, cmd("4"), Standard), "4")
+	approver.decision = Decision{Kind: AllowOutside, Remote: true}
+	if out := p.Run(ctx, cmd("5"), Standard); out.Ran || !out.Denied {
+		t.Errorf("the panel ran a command outside the sandbox: %+v", out)
+	}
+
+	// Outside, chosen at infer's terminal: the person's permissions.
+	approver.decision = Decision{Kind: AllowOutside}
+	out := p.Run(ctx, cmd("6"), Standard)
+	if !out.Success || !strings.Contains(out.Output, "top-secret-words") {
+		t.Errorf("run outside: %+v", out)
+	}
+	if _, err := os.Stat(outside); err != nil {
+		t.Errorf("run outside, the command could not write outside the project: %v (%s)", err, out.Output)
 	}
 }
 

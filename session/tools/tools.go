@@ -52,8 +52,8 @@ type Env struct {
 	SecretEnv []string
 	// Now is the clock for artifact names; nil means time.Now.
 	Now func() time.Time
-	// Sandbox confines Bash commands that no person approved at that
-	// moment. nil runs every command unconfined, for tests and embedders
+	// Sandbox confines Bash commands, approved or not, unless a person
+	// chose to run one outside it. nil runs every command unconfined, for tests and embedders
 	// that confine otherwise; front ends set sandbox.Detect() or
 	// sandbox.Disabled(). One that cannot confine makes every Bash
 	// command ask.

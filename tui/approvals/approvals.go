@@ -36,11 +36,17 @@ const Guard = 400 * time.Millisecond
 // KeyMap is the pane's keys. The help screen is drawn from the same
 // bindings the pane matches, so the two cannot disagree.
 type KeyMap struct {
-	// Allow approves the request once.
+	// Allow approves the request once; a command still runs in the
+	// sandbox.
 	Allow key.Binding
 	// Always approves it and saves the narrowest grant (digits pick
-	// another of the offered grants).
+	// another of the offered grants). With no grant offered it does
+	// nothing but say so: it never stands in for Allow.
 	Always key.Binding
+	// Outside runs a command once outside the sandbox, with the person's
+	// full permissions, when the request offers it: never the default,
+	// never saved.
+	Outside key.Binding
 	// Reject opens the reason line; enter there rejects, esc goes back.
 	Reject key.Binding
 	// Up and Down scroll a long request a line; only arrows, since j and
@@ -56,8 +62,9 @@ type KeyMap struct {
 
 // Keys are the approvals pane's keys.
 var Keys = KeyMap{
-	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once")),
-	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow (saves a permission)")),
+	Allow:    key.NewBinding(key.WithKeys("y", "enter"), key.WithHelp("y / enter", "allow once (a command runs in the sandbox, where there is one)")),
+	Always:   key.NewBinding(key.WithKeys("a"), key.WithHelp("a", "always allow, when offered (saves a permission; commands run in the sandbox)")),
+	Outside:  key.NewBinding(key.WithKeys("o"), key.WithHelp("o", "run a command OUTSIDE the sandbox, once, with your full permissions (when offered)")),
 	Reject:   key.NewBinding(key.WithKeys("n"), key.WithHelp("n", "reject, with an optional reason")),
 	Up:       key.NewBinding(key.WithKeys("up"), key.WithHelp("↑ ↓ pgdn end", "scroll a long request (allow waits for its end)")),
 	Down:     key.NewBinding(key.WithKeys("down")),
@@ -71,7 +78,7 @@ var Keys = KeyMap{
 
 // Help lists the pane's keys for the help screen, in order.
 func (m *Model) Help() []key.Binding {
-	return []key.Binding{Keys.Allow, Keys.Always, Keys.Reject, Keys.Up}
+	return []key.Binding{Keys.Allow, Keys.Always, Keys.Outside, Keys.Reject, Keys.Up}
 }
 
 // ActionKind says what a key did.
@@ -130,7 +137,16 @@ type Model struct {
 	seenTo    int
 	rejecting bool
 	reason    textinput.Model
+	// hint explains why the last key did nothing ("a" with no "always"
+	// offered); the next key or request clears it.
+	hint string
 }
+
+// Hints for keys the head request does not offer.
+const (
+	noAlwaysHint  = "no 'always' for this request: y allows it once"
+	noOutsideHint = "this request has no 'outside the sandbox' choice"
+)
 
 // New returns an empty pane.
 func New(th *theme.Theme, now func() time.Time) *Model {
@@ -248,6 +264,7 @@ func (m *Model) headChanged() {
 		m.rejecting = false
 		m.reason.Reset()
 		m.reason.Blur()
+		m.hint = ""
 	}
 }
 
@@ -282,6 +299,7 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		return Action{Kind: Unhandled}
 	}
 	head := m.list[0].a
+	m.hint = ""
 	if m.rejecting {
 		switch {
 		case key.Matches(k, Keys.Confirm):
@@ -319,7 +337,7 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 	case key.Matches(k, Keys.End):
 		m.ScrollBy(len(m.detail(m.inner())))
 		return Action{}
-	case key.Matches(k, Keys.Allow, Keys.Always, Keys.Reject):
+	case key.Matches(k, Keys.Allow, Keys.Always, Keys.Outside, Keys.Reject):
 	default:
 		if optionKey(k.String(), len(head.Options)) < 0 {
 			return Action{Kind: Unhandled}
@@ -340,11 +358,23 @@ func (m *Model) HandleKey(k tea.KeyPressMsg) Action {
 		m.rejecting = true
 		m.reason.Focus()
 		return Action{}
+	case key.Matches(k, Keys.Always) && len(head.Options) == 0:
+		// Nothing can be saved; acting once instead would make "a" a
+		// second allow key on a box that offered none.
+		m.hint = noAlwaysHint
+		return Action{}
+	case key.Matches(k, Keys.Outside) && !head.Outside:
+		m.hint = noOutsideHint
+		return Action{}
 	}
 	if m.Unseen() > 0 {
 		// Allowing what has not been on screen is allowing it blind;
 		// the footer says how much is left and how to get there.
 		return Action{}
+	}
+	if key.Matches(k, Keys.Outside) {
+		m.Resolve(head.ID)
+		return Action{Kind: Answer, ID: head.ID, Decision: tools.Decision{Kind: tools.AllowOutside}}
 	}
 	// Always saves the narrowest grant; a digit picks one of several.
 	opt := 0
@@ -514,8 +544,9 @@ func (m *Model) header(w int) []string {
 		}
 	}
 	if sb := strings.TrimSpace(a.Sandbox); sb != "" {
-		// Where the command will run, as the pipeline words it.
-		for _, l := range chat.Wrap("Sandbox: "+termtext.Text(sb), w) {
+		// Where the command will run if allowed, as the pipeline words
+		// it for this terminal: one plain line.
+		for _, l := range chat.Wrap(termtext.Text(sb), w) {
 			lines = append(lines, th.Warn.Render(l))
 		}
 	}
@@ -588,8 +619,12 @@ func (m *Model) footer(w, left int) []string {
 		}
 	}
 	// The "always" choices are listed above with their keys; when there
-	// are none, nothing can be saved and "a" would only act once.
-	keys := th.Key.Render(Keys.Allow.Keys()[0]) + " allow once · " + th.Key.Render(Keys.Reject.Keys()[0]) + " reject"
+	// are none, nothing can be saved and "a" does nothing but say so.
+	keys := th.Key.Render(Keys.Allow.Keys()[0]) + " allow once · "
+	if m.list[0].a.Outside {
+		keys += th.Key.Render(Keys.Outside.Keys()[0]) + " run outside the sandbox, once · "
+	}
+	keys += th.Key.Render(Keys.Reject.Keys()[0]) + " reject"
 	if left > 0 {
 		// Allow waits for the end (see Unseen); say so where the keys
 		// are, with what is left, so a key that does nothing is
@@ -605,6 +640,9 @@ func (m *Model) footer(w, left int) []string {
 		keys = th.Faint.Render("tab here to answer · ") + keys
 	}
 	lines = append(lines, chat.Wrap(keys, w)...)
+	if m.hint != "" {
+		lines = append(lines, chat.Wrap(th.Warn.Render(m.hint), w)...)
+	}
 	if m.ArmedIn() > 0 {
 		// Said, not just shown: keys pressed now are dropped.
 		lines = append([]string{th.Faint.Render("⧗ just arrived: keys wait a moment…")}, lines...)

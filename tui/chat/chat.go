@@ -287,6 +287,31 @@ func (m *Model) Apply(e events.Event) {
 	}
 }
 
+// Outside shows a call made from outside the conversation (an MCP
+// client's) as a tool row labelled with who made it: running when it
+// starts, with its outcome when it ends. It is not the running turn's, so
+// the turn's end leaves it alone.
+func (m *Model) Outside(c session.OutsideCall) {
+	it := m.byTool[c.ID]
+	if it == nil {
+		if c.Done {
+			return // started before this conversation was shown
+		}
+		it = &item{kind: kTool, id: c.ID, name: c.Name, args: []byte(c.Args), origin: c.Origin, state: toolRunning}
+		m.byTool[c.ID] = it
+		m.add(it)
+		m.markAwaiting(c.ID, m.awaiting[c.ID])
+		return
+	}
+	if !c.Done || it.origin == "" {
+		return
+	}
+	it.state, it.known, it.dur = stateOf(c.OK), true, c.Duration
+	it.result, it.hasResult = c.Result, true
+	it.awaiting = false
+	it.version++
+}
+
 // ToolDone records a call's outcome and duration as the workspace
 // reports them. Calls the pane does not show are ignored.
 func (m *Model) ToolDone(id string, ok bool, d time.Duration) {
@@ -334,6 +359,9 @@ func (m *Model) endRun(cancelled bool) {
 		it := m.items[i]
 		if it.kind == kUser {
 			break
+		}
+		if it.kind == kTool && it.origin != "" {
+			continue // an outside call ends on its own
 		}
 		if it.streaming {
 			m.finish(it)

@@ -238,3 +238,32 @@ func TestAngleBracketsSurviveMarkdown(t *testing.T) {
 		t.Error("text without < must come back as it is")
 	}
 }
+
+// An MCP client's call shows as a row that says who made it: waiting for
+// the person while its approval is pending, then with its outcome. The
+// turn running meanwhile ends without touching it.
+func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
+	m := newChat(100, 20)
+	c := session.OutsideCall{ID: "mcp_1", Name: "BrowserNavigate", Args: `{"url":"https://example.com/"}`, Origin: tools.OriginMCP}
+	m.Outside(c)
+	m.SetAwaiting([]string{"mcp_1"})
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "⚠ MCP client · BrowserNavigate https://example.com/ · waiting for your approval") {
+		t.Fatalf("a pending call does not say who asks:\n%s", v)
+	}
+	m.SetAwaiting(nil)
+	m.Apply(events.NewRunStartedEvent("t", "r"))
+	m.Apply(events.NewRunFinishedEvent("t", "r"))
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "MCP client · BrowserNavigate https://example.com/ · running") {
+		t.Fatalf("the turn's end touched the MCP client's call:\n%s", v)
+	}
+	c.Done, c.OK, c.Result, c.Duration = true, true, "Navigated to Example Domain", 120*time.Millisecond
+	m.Outside(c)
+	v := trimLines(plain(m.View()))
+	if !strings.Contains(v, "✓ MCP client · BrowserNavigate https://example.com/ · 120ms") || !strings.Contains(v, "└ Navigated to Example Domain") {
+		t.Fatalf("the ended call lacks its outcome:\n%s", v)
+	}
+	m.Outside(session.OutsideCall{ID: "mcp_2", Name: "BrowserClick", Origin: tools.OriginMCP, Done: true, Denied: true})
+	if strings.Contains(plain(m.View()), "BrowserClick") {
+		t.Fatal("the end of a call never shown started a row")
+	}
+}

@@ -51,6 +51,8 @@ type item struct {
 	gap  bool // a blank line before it
 	warn bool // a notice that reports a problem
 
+	// origin is who wrote a user message, or who made a tool call from
+	// outside the conversation ("" for the turn's own calls).
 	origin    tools.Origin
 	buf       []byte // text, reasoning or notice source
 	streaming bool
@@ -277,6 +279,12 @@ func (r renderer) renderTool(it *item) {
 	}
 	plainName := termtext.Line(it.name)
 	name := th.Bold.Render(plainName)
+	if it.origin != "" {
+		// A call from outside the conversation says who made it.
+		who := it.origin.Label() + " · "
+		name = th.Faint.Render(who) + name
+		plainName = who + plainName
+	}
 	var suffix string
 	if it.dur > 0 {
 		suffix = " · " + toolfmt.Duration(it.dur)

@@ -1,0 +1,132 @@
+package mcppanel
+
+import (
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/tools"
+)
+
+// sender records what the panel would be sent, one line per frame.
+type sender struct {
+	frames []string
+	events []string
+	text   strings.Builder
+}
+
+func (s *sender) add(f string, a ...any) error {
+	s.frames = append(s.frames, fmt.Sprintf(f, a...))
+	return nil
+}
+func (s *sender) Done() <-chan struct{}   { return nil }
+func (s *sender) SendMode(m string) error { return s.add("mode %s", m) }
+func (s *sender) SendConversations(l []wire.ConversationInfo) error {
+	return s.add("conversations %d %t", len(l), l != nil)
+}
+func (s *sender) SendSnapshot(snap wire.ConversationSnapshot) error {
+	return s.add("snapshot %d %t", len(snap.Messages), snap.Messages != nil)
+}
+func (s *sender) SendChatEvent(e json.RawMessage) error {
+	var ev struct{ Type, Delta string }
+	if err := json.Unmarshal(e, &ev); err != nil {
+		return err
+	}
+	s.events = append(s.events, ev.Type)
+	s.text.WriteString(ev.Delta)
+	return s.add("chat_event")
+}
+func (s *sender) SendInterrupted() error          { return s.add("interrupted") }
+func (s *sender) SendHistory(h []string) error    { return s.add("history %d %t", len(h), h != nil) }
+func (s *sender) SendSkills(k []wire.Skill) error { return s.add("skills %d %t", len(k), k != nil) }
+func (s *sender) SendModels(m []string, cur string) error {
+	return s.add("models %d %t %q", len(m), m != nil, cur)
+}
+func (s *sender) SendApprovalRequest(r wire.ApprovalRequest) error { return s.add("approval_request") }
+func (s *sender) SendApprovalResolved(id string) error             { return s.add("approval_resolved") }
+func (s *sender) SendToolResult(r wire.ToolResult) error {
+	return s.add("tool_result %s %t %s", r.ID, r.Success, r.Error)
+}
+func (s *sender) ArtifactBase() string { return "" }
+
+// Every panel request that the contract answers gets its answer, with
+// empty lists (never null, which a panel may not take for a list), and
+// nothing the panel asks changes the mode infer mcp runs in.
+func TestEveryRequestIsAnswered(t *testing.T) {
+	p := New("standard", nil)
+	s := &sender{}
+	p.Connected(s, "1.12.1")
+	p.ListConversations(s)
+	p.ListSkills(s)
+	p.ListHistory(s)
+	p.ListModels(s)
+	p.SelectModel(s, "openai/gpt-4o")
+	p.SetMode(s, "auto")
+	p.NewSession(s)
+	p.ResumeConversation(s, "c1")
+	p.Interrupt(s)
+	p.ApprovalResponse(s, "r1", wire.ActionApprove)
+	p.ToolRequest(s, wire.ToolRequest{ID: "t1", ToolName: "Bash", ToolArgs: `{"command":"id"}`})
+	want := []string{
+		"snapshot 0 true", "mode standard",
+		"conversations 0 true",
+		"skills 0 true",
+		"history 0 true",
+		`models 0 true ""`,
+		`models 0 true ""`,
+		"mode standard",
+		"snapshot 0 true",
+		"tool_result t1 false " + ToolRefusal,
+	}
+	if !slices.Equal(s.frames, want) {
+		t.Fatalf("frames:\n got %q\nwant %q", s.frames, want)
+	}
+}
+
+// A message is answered with a whole run whose text says what to do, and
+// the panel's new chat commands with an empty conversation.
+func TestAMessageIsAnsweredWithARun(t *testing.T) {
+	p := New("standard", nil)
+	s := &sender{}
+	p.UserMessage(s, "open example.com")
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	if !slices.Equal(s.events, want) {
+		t.Fatalf("events %q, want %q", s.events, want)
+	}
+	if s.text.String() != Reply {
+		t.Fatalf("text %q", s.text.String())
+	}
+	for _, cmd := range []string{"/clear", "/cls", "  "} {
+		s := &sender{}
+		p.UserMessage(s, cmd)
+		if cmd == "  " {
+			if len(s.frames) != 0 {
+				t.Fatalf("an empty message was answered: %q", s.frames)
+			}
+			continue
+		}
+		if !slices.Equal(s.frames, []string{"snapshot 0 true"}) {
+			t.Fatalf("%s: %q", cmd, s.frames)
+		}
+	}
+}
+
+// An MCP client's call is shown in the chat of the panel last connected,
+// as a run of its own, and its outcome passes through unchanged.
+func TestCallsAreShownInTheConnectedPanel(t *testing.T) {
+	p := New("standard", nil)
+	o := tools.Outcome{Call: tools.Call{ID: "mcp_1", Name: "BrowserTabs", Args: "{}", Origin: tools.OriginMCP}, Success: true, Output: "1 open tab"}
+	if got := p.Ran(o); got.Output != o.Output || !got.Success {
+		t.Fatalf("outcome changed: %+v", got)
+	}
+	s := &sender{}
+	p.Connected(s, "1.12.1")
+	p.Ran(o)
+	want := []string{"RUN_STARTED", "TEXT_MESSAGE_START", "TEXT_MESSAGE_CONTENT", "TEXT_MESSAGE_END", "RUN_FINISHED"}
+	if !slices.Equal(s.events, want) || s.text.String() != "MCP client · BrowserTabs — ✓ 1 open tab" {
+		t.Fatalf("events %q text %q", s.events, s.text.String())
+	}
+}
