@@ -19,6 +19,7 @@ import (
 	"log/slog"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -500,6 +501,12 @@ func (s *Seat) statusLocked() browser.Status {
 // wait for an extension.
 func WaitingNotice(wait time.Duration) string {
 	return "waiting up to " + wait.String() + " for the browser extension to connect…"
+}
+
+// Waiting reports whether a status reason says that a browser call
+// waits for an extension, for front ends that show only that.
+func Waiting(reason string) bool {
+	return strings.HasPrefix(reason, "waiting up to ")
 }
 
 func joinReasons(first, then string) string {

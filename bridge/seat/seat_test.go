@@ -223,8 +223,8 @@ func TestCallWaitsForAnExtension(t *testing.T) {
 	st := a.statuses.waitFor(t, "saying it waits", func(st browser.Status) bool {
 		return strings.Contains(st.Reason, "waiting up to 30s for the browser extension to connect")
 	})
-	if st.State == browser.Connected {
-		t.Fatalf("waiting while connected: %+v", st)
+	if st.State == browser.Connected || !Waiting(st.Reason) {
+		t.Fatalf("waiting while connected, or Waiting does not see it: %+v", st)
 	}
 	extension(t, port, token)
 	if err := <-got; err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
@@ -472,9 +473,11 @@ func (h *headlessRun) handle(ev session.Event) {
 	case session.ApprovalResolved:
 		h.desk.resolved(ev.Approval)
 	case session.BrowserStatusChanged:
-		// Said once per reason: that a call waits for the extension, and
-		// why there is none (whose browser this is, a refused token).
-		if r := ev.Status.Reason; ev.Status.State != browser.Connected && r != "" && r != h.browserReason {
+		// Said while a browser call waits for the extension, once per
+		// reason: that it waits, and why there is none yet (whose browser
+		// this is, a stranger on the port). A run that never asks for the
+		// browser is not told about it.
+		if r := ev.Status.Reason; ev.Status.State != browser.Connected && seat.Waiting(r) && r != h.browserReason {
 			fmt.Fprintln(h.errOut, "infer: browser:", r)
 			h.browserReason = r
 		}

@@ -176,8 +176,8 @@ func TestHeadlessPortHeldByAStranger(t *testing.T) {
 		t.Fatalf("exit %d\nstdout:\n%s\nstderr:\n%s", code, out, errOut)
 	}
 	for _, want := range []string{"port " + strconv.Itoa(port) + " on 127.0.0.1 is in use by a program that is not one of your infers", "infer doctor"} {
-		if !strings.Contains(errOut, want) {
-			t.Errorf("stderr lacks %q:\n%s", want, errOut)
+		if !strings.Contains(out+errOut, want) {
+			t.Errorf("the run does not say %q:\nstdout:\n%s\nstderr:\n%s", want, out, errOut)
 		}
 	}
 	if strings.Contains(errOut, "--port") {
