@@ -153,7 +153,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	artifacts := config.ArtifactsDir(home, root)
 	srv, err := bridge.Listen(bridge.Options{
 		Port: port, Token: bu.Extension.Token, CommandTimeout: bu.Extension.CommandTimeout.Std(),
-		ArtifactsDir: artifacts, Logger: log,
+		ArtifactsDir: artifacts, Project: root, Logger: log,
 	})
 	if err != nil {
 		return err
