@@ -98,7 +98,7 @@ serve() {
 	(cd "$project" && exec "$bin/infer" serve --port "$port") >"$log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 1 100); do
-		if grep -q "$url" "$log"; then
+		if grep -qs "$url" "$log"; then
 			return 0
 		fi
 		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
@@ -152,7 +152,7 @@ start_sim() {
 	pids+=($!)
 	# Up to 60 s: a first Chromium start on a slow machine takes a while.
 	for i in $(seq 1 600); do
-		if grep -q "dialling infer" "$log"; then
+		if grep -qs "dialling infer" "$log"; then
 			return 0
 		fi
 		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
@@ -197,4 +197,7 @@ else
 fi
 status=0
 "$bin/infer-sim" --port "$port" --token "$token" --browser fake "${panel[@]}" "$@" || status=$?
+if ((status != 0)); then
+	keep_logs
+fi
 exit "$status"
