@@ -236,7 +236,9 @@ func runningOn(port int, holder, root string) string {
 	switch {
 	case holder == "":
 		return s // an infer from before /status named its project
-	case root != "" && filepath.Clean(holder) == filepath.Clean(root):
+	case root == "":
+		return s + " for " + termSafeLine(config.DisplayPath(holder))
+	case filepath.Clean(holder) == filepath.Clean(root):
 		return s + " for this project"
 	default:
 		return s + " for another project, " + termSafeLine(config.DisplayPath(holder)) + ", not this folder's"
