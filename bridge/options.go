@@ -28,9 +28,9 @@ type Options struct {
 	// route answers 404.
 	ArtifactsDir string
 	// Project is the folder the infer holding the bridge works in. /status
-	// reports it, so that `infer doctor` or `infer pair` run in another
-	// folder can tell whose infer holds the port instead of taking it for
-	// its own. Empty: not reported.
+	// reports it, so that `infer doctor` run in another folder can tell
+	// whose infer holds the port instead of taking it for its own. Empty:
+	// not reported.
 	Project string
 	// Panel receives the side panel's frames; nil ignores them.
 	Panel Panel
