@@ -149,13 +149,14 @@ fi
 start_sim() {
 	local log=$INFER_HOME/infer-sim.log i
 	"$bin/infer-sim" --port "$port" --token "$token" --browser fake "$@" >"$log" 2>&1 &
-	pids+=($!)
+	sim_pid=$!
+	pids+=("$sim_pid")
 	# Up to 60 s: a first Chromium start on a slow machine takes a while.
 	for i in $(seq 1 600); do
 		if grep -qs "dialling infer" "$log"; then
 			return 0
 		fi
-		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
+		if ! kill -0 "$sim_pid" 2>/dev/null; then
 			echo "demo: infer-sim stopped before it could connect; the end of its log:" >&2
 			tail -n 20 "$log" | sed 's/^/  /' >&2
 			keep_logs
@@ -178,6 +179,13 @@ if [[ -t 1 && -t 0 ]] && $has_tui; then
 	read -r -p "demo: press enter to open the workspace " _ || true
 	status=0
 	(cd "$project" && "$bin/infer" --port "$port") || status=$?
+	# infer-sim runs until cleanup stops it: gone already, it failed
+	# while the workspace ran, and its log says why.
+	if ! kill -0 "$sim_pid" 2>/dev/null; then
+		echo "demo: infer-sim stopped while the workspace ran; the end of its log:" >&2
+		tail -n 20 "$INFER_HOME/infer-sim.log" | sed 's/^/  /' >&2
+		status=1
+	fi
 	if ((status != 0)); then
 		keep_logs
 	fi

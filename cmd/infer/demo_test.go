@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,8 +15,8 @@ import (
 // that whatever the demo writes outside its own folder lands in home or
 // tmp, where the test sees it.
 type demoWorld struct {
-	home, tmp, exit string
-	env             []string
+	home, tmp, exit, bin string
+	env                  []string
 }
 
 func newDemoWorld(t *testing.T) demoWorld {
@@ -23,7 +24,7 @@ func newDemoWorld(t *testing.T) demoWorld {
 	needTmux(t)
 	base := t.TempDir()
 	bin := filepath.Join(base, "bin")
-	w := demoWorld{home: filepath.Join(base, "you"), tmp: filepath.Join(base, "tmp"), exit: filepath.Join(base, "exit")}
+	w := demoWorld{home: filepath.Join(base, "you"), tmp: filepath.Join(base, "tmp"), exit: filepath.Join(base, "exit"), bin: bin}
 	for _, dir := range []string{bin, w.home, w.tmp} {
 		if err := os.MkdirAll(dir, 0o700); err != nil {
 			t.Fatal(err)
@@ -141,4 +142,58 @@ func TestDemoSaysWhyTheSimulatorStopped(t *testing.T) {
 	if !strings.HasPrefix(m[1], w.tmp) {
 		t.Errorf("the log was kept in %s, outside TMPDIR %s", m[1], w.tmp)
 	}
+}
+
+// TestDemoSaysWhenTheSimulatorDiesMidway: an infer-sim that stops while
+// the workspace is open (its browser crashed, say) is reported when the
+// person quits, with its log kept, rather than removed with the rest.
+func TestDemoSaysWhenTheSimulatorDiesMidway(t *testing.T) {
+	w := newDemoWorld(t)
+	s := w.start(t)
+	s.waitFor("press enter to open the workspace")
+	s.press("Enter")
+	s.waitFor("● connected · extension infer-sim", "Message the agent")
+	sim := processOf(t, filepath.Join(w.bin, "infer-sim"))
+	if err := sim.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	s.press("C-c")
+	s.waitFor("press ctrl+c again to quit")
+	s.press("C-c")
+	if code := s.exitCode(w.exit); code != "1" {
+		t.Fatalf("the demo exited %s:\n%s", code, s.screen())
+	}
+	screen := flat(s.screen())
+	if !strings.Contains(screen, "infer-sim stopped while the workspace ran") || !strings.Contains(screen, "its logs are kept in") {
+		t.Errorf("the demo did not say infer-sim stopped:\n%s", s.screen())
+	}
+}
+
+// processOf finds the one running process whose program is path, by its
+// command line in /proc.
+func processOf(t *testing.T, path string) *os.Process {
+	t.Helper()
+	entries, err := os.ReadDir("/proc")
+	if err != nil {
+		t.Skip("no /proc to find the process in")
+	}
+	for _, e := range entries {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
+		if err != nil {
+			continue
+		}
+		if argv0, _, _ := strings.Cut(string(cmdline), "\x00"); argv0 == path {
+			p, err := os.FindProcess(pid)
+			if err != nil {
+				t.Fatal(err)
+			}
+			return p
+		}
+	}
+	t.Fatalf("no process runs %s", path)
+	return nil
 }
