@@ -287,6 +287,7 @@ func New(opts Options) (in *Infer, err error) {
 				Port: port, Token: ext.Token,
 				CommandTimeout: ext.CommandTimeout.Std(),
 				ArtifactsDir:   in.Env.ArtifactsDir,
+				Project:        root,
 				CloseGrace:     opts.CloseGrace,
 				Logger:         log,
 			},

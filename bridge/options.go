@@ -27,6 +27,11 @@ type Options struct {
 	// ArtifactsDir is served read-only under /artifacts/; empty means the
 	// route answers 404.
 	ArtifactsDir string
+	// Project is the folder the infer holding the bridge works in. /status
+	// reports it, so that `infer doctor` run in another folder can tell
+	// whose infer holds the port instead of taking it for its own. Empty:
+	// not reported.
+	Project string
 	// Panel receives the side panel's frames; nil ignores them.
 	Panel Panel
 	// Logger receives connection events; nil discards them.

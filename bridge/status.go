@@ -22,6 +22,9 @@ type StatusReport struct {
 	RTTMS            int64            `json:"rtt_ms"`
 	LastRejection    *RejectionReport `json:"last_rejection,omitempty"`
 	Port             int              `json:"port"`
+	// Project is the folder of the infer holding the bridge
+	// (Options.Project); omitted when unknown.
+	Project string `json:"project,omitempty"`
 	// Flapping is set while two extensions with this token keep
 	// replacing each other (see Options.FlapReplacements).
 	Flapping *FlappingReport `json:"flapping,omitempty"`
@@ -87,6 +90,7 @@ func (s *Server) statusReport() StatusReport {
 		Since:            st.Since.UTC().Format(time.RFC3339),
 		RTTMS:            st.RTT.Milliseconds(),
 		Port:             s.port,
+		Project:          s.opts.Project,
 	}
 	if rej != nil {
 		rep.LastRejection = &RejectionReport{At: rej.at.UTC().Format(time.RFC3339), Reason: rej.reason, Kind: rej.kind}

@@ -9,10 +9,15 @@
 # site) with infer. In a terminal, infer's workspace runs in the foreground
 # and infer-sim in the background, logging to $INFER_HOME/infer-sim.log;
 # otherwise `infer serve` runs in the background and infer-sim in the
-# foreground. Everything is stopped and removed on exit. Extra arguments go to
+# foreground. Everything is stopped and removed on exit; when the demo fails,
+# its logs are kept first and their folder named. Extra arguments go to
 # infer-sim (e.g. --browser chrome, --latency 500ms). `make demo` builds bin/
 # and runs this; INFER_BIN names another directory holding infer and
 # infer-sim (scripts/readme-capture.sh passes its own).
+#
+# All the demo keeps is in its temporary folder: infer's home and the XDG
+# folders where infer writes its log (~/.local/state/infer) and caches
+# (~/.cache/infer) point there, so your own are never touched.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -31,6 +36,18 @@ done
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/infer-demo.XXXXXX")
 pids=()
+# keep_logs copies the demo's logs out of its folder before cleanup removes
+# it, and says where: a demo that failed is explained by them.
+keep_logs() {
+	local kept f
+	kept=$(mktemp -d "${TMPDIR:-/tmp}/infer-demo-logs.XXXXXX")
+	for f in "$INFER_HOME/infer-sim.log" "$XDG_STATE_HOME/infer/infer.log" "$tmp/serve.log"; do
+		if [[ -s $f ]]; then
+			cp "$f" "$kept/"
+		fi
+	done
+	echo "demo: its logs are kept in $kept" >&2
+}
 cleanup() {
 	local pid
 	for pid in "${pids[@]}"; do
@@ -47,8 +64,9 @@ trap cleanup EXIT
 trap 'exit 130' INT TERM HUP
 
 export INFER_HOME=$tmp/home
+export XDG_STATE_HOME=$tmp/state XDG_CACHE_HOME=$tmp/cache XDG_CONFIG_HOME=$tmp/config XDG_DATA_HOME=$tmp/data
 project=$tmp/project
-mkdir -p "$project"
+mkdir -p "$project" "$XDG_STATE_HOME" "$XDG_CACHE_HOME" "$XDG_CONFIG_HOME" "$XDG_DATA_HOME"
 
 # free_port picks a random high port that nothing accepts connections on.
 free_port() {
@@ -80,7 +98,7 @@ serve() {
 	(cd "$project" && exec "$bin/infer" serve --port "$port") >"$log" 2>&1 &
 	pids+=($!)
 	for _ in $(seq 1 100); do
-		if grep -q "$url" "$log"; then
+		if grep -qs "$url" "$log"; then
 			return 0
 		fi
 		if ! kill -0 "${pids[-1]}" 2>/dev/null; then
@@ -124,14 +142,53 @@ if "$bin/infer" --help 2>/dev/null | grep -q -- '--port'; then
 	has_tui=true
 fi
 
+# start_sim starts infer-sim in the background and waits until its browser
+# is up and it dials infer (its log says "dialling infer"). If it stops
+# before that (--browser chrome without Chromium, say), the demo stops with
+# its reason rather than open a workspace that waits for a browser forever.
+start_sim() {
+	local log=$INFER_HOME/infer-sim.log i
+	"$bin/infer-sim" --port "$port" --token "$token" --browser fake "$@" >"$log" 2>&1 &
+	sim_pid=$!
+	pids+=("$sim_pid")
+	# Up to 60 s: a first Chromium start on a slow machine takes a while.
+	for i in $(seq 1 600); do
+		if grep -qs "dialling infer" "$log"; then
+			return 0
+		fi
+		if ! kill -0 "$sim_pid" 2>/dev/null; then
+			echo "demo: infer-sim stopped before it could connect; the end of its log:" >&2
+			tail -n 20 "$log" | sed 's/^/  /' >&2
+			keep_logs
+			return 1
+		fi
+		if ((i == 20)); then
+			echo "demo: waiting for infer-sim's browser to start…"
+		fi
+		sleep 0.1
+	done
+	echo "demo: infer-sim's browser has not started within 60s; going on (see $log)" >&2
+}
+
 if [[ -t 1 && -t 0 ]] && $has_tui; then
-	"$bin/infer-sim" --port "$port" --token "$token" --browser fake "$@" >"$INFER_HOME/infer-sim.log" 2>&1 &
-	pids+=($!)
+	start_sim "$@" || exit 1
 	hint
 	echo "demo: infer-sim logs to $INFER_HOME/infer-sim.log; quit infer to end the demo."
-	sleep 1
+	# The workspace covers the whole terminal: wait, so that the hints
+	# above are read before it does. They are back when infer quits.
+	read -r -p "demo: press enter to open the workspace " _ || true
 	status=0
 	(cd "$project" && "$bin/infer" --port "$port") || status=$?
+	# infer-sim runs until cleanup stops it: gone already, it failed
+	# while the workspace ran, and its log says why.
+	if ! kill -0 "$sim_pid" 2>/dev/null; then
+		echo "demo: infer-sim stopped while the workspace ran; the end of its log:" >&2
+		tail -n 20 "$INFER_HOME/infer-sim.log" | sed 's/^/  /' >&2
+		status=1
+	fi
+	if ((status != 0)); then
+		keep_logs
+	fi
 	exit "$status"
 fi
 
@@ -148,4 +205,7 @@ else
 fi
 status=0
 "$bin/infer-sim" --port "$port" --token "$token" --browser fake "${panel[@]}" "$@" || status=$?
+if ((status != 0)); then
+	keep_logs
+fi
 exit "$status"

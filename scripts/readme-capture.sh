@@ -89,6 +89,8 @@ approve() {
 }
 
 echo "readme-capture: starting make demo's workspace at 120×40" >&2
+wait_for "type this first:" "press enter to open the workspace"
+tm send-keys -t readme Enter
 wait_for "● connected · extension infer-sim" "Message the agent"
 
 echo "readme-capture: the demo's first hint, approved" >&2

@@ -26,6 +26,12 @@ type ClientOptions struct {
 	URL string
 	// Token is sent in browser_hello.
 	Token string
+	// ReloadToken, if set, is asked for the token before every connection
+	// attempt, so that a token rotated where it came from
+	// (`infer init --rotate-token` rewriting browser_use.yaml) is followed
+	// as a person would paste it into the real extension. An error or an
+	// empty answer keeps the token in use.
+	ReloadToken func() (string, error)
 	// ExtensionVersion is sent in browser_hello (default: the profile's,
 	// "infer-sim" for Contract).
 	ExtensionVersion string
@@ -193,6 +199,8 @@ type Client struct {
 	kick    chan struct{} // wakes Run from a backoff wait or an offline spell
 
 	mu          sync.Mutex
+	token       string // the token the next hello sends
+	reloadErr   string // the last ReloadToken error logged, said once
 	cur         *clientConn
 	up          chan struct{} // closed while a connection is authenticated
 	subs        map[*Subscription]struct{}
@@ -216,6 +224,7 @@ func NewClient(opts ClientOptions) *Client {
 		opts:    opts,
 		optsErr: err,
 		log:     log,
+		token:   opts.Token,
 		kick:    make(chan struct{}, 1),
 		up:      make(chan struct{}),
 		subs:    make(map[*Subscription]struct{}),
@@ -438,6 +447,7 @@ func (c *Client) dial(ctx context.Context) (*websocket.Conn, error) {
 // connectOnce dials, authenticates and serves one connection until it
 // ends. authenticated reports whether the hello was accepted.
 func (c *Client) connectOnce(ctx context.Context) (authenticated bool, err error) {
+	c.reloadToken()
 	ws, err := c.dial(ctx)
 	if err != nil {
 		var rejected *RejectedError
@@ -457,6 +467,37 @@ func (c *Client) connectOnce(ctx context.Context) (authenticated bool, err error
 	err = cc.run(ctx)
 	c.tapEvent("disconnected")
 	return true, err
+}
+
+// reloadToken asks ReloadToken for the token, if there is one, and uses
+// what it gives from this attempt on. A broken file is said once, not at
+// every retry, and the token in use stays.
+func (c *Client) reloadToken() {
+	if c.opts.ReloadToken == nil {
+		return
+	}
+	token, err := c.opts.ReloadToken()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if err != nil {
+		if msg := err.Error(); msg != c.reloadErr {
+			c.reloadErr = msg
+			c.log.Warn("sim: cannot read the token again; keeping the one in use", "err", err)
+		}
+		return
+	}
+	c.reloadErr = ""
+	if token != "" && token != c.token {
+		c.token = token
+		c.log.Info("sim: the token changed where it came from; using the new one")
+	}
+}
+
+// currentToken is the token the next hello sends.
+func (c *Client) currentToken() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.token
 }
 
 // greet sends what the profile's panel sends on its own right after the
@@ -509,7 +550,7 @@ func (c *Client) hello(ctx context.Context, ws *websocket.Conn) error {
 	deadline := time.Now().Add(c.opts.HelloTimeout)
 	ws.SetReadLimit(c.opts.MaxFrameBytes)
 	ws.SetWriteDeadline(deadline)
-	token := c.opts.Token
+	token := c.currentToken()
 	if f := c.opts.Faults; f != nil && f.WrongToken {
 		token = wrongToken
 	}

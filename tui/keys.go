@@ -36,7 +36,7 @@ var keys = keyMap{
 	NextPane:  key.NewBinding(key.WithKeys("tab"), key.WithHelp("tab", "next pane: editor → chat → approvals → browser")),
 	PageUp:    key.NewBinding(key.WithKeys("pgup"), key.WithHelp("pgup / pgdown", "scroll the chat by a page")),
 	PageDown:  key.NewBinding(key.WithKeys("pgdown")),
-	HalfUp:    key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u / ctrl+d", "scroll the chat by half a page")),
+	HalfUp:    key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u / ctrl+d", "scroll the chat by half a page (in the editor ctrl+u deletes the line)")),
 	HalfDown:  key.NewBinding(key.WithKeys("ctrl+d")),
 	Top:       key.NewBinding(key.WithKeys("home"), key.WithHelp("home / end", "chat top / latest (from the chat, or an empty editor)")),
 	Bottom:    key.NewBinding(key.WithKeys("end")),
@@ -132,6 +132,11 @@ func (m *Model) handleKey(k tea.KeyPressMsg) tea.Cmd {
 		}
 		return nil
 	case key.Matches(k, keys.HalfUp):
+		// In the editor ctrl+u is the shell's: it deletes the line
+		// up to the cursor.
+		if m.focus == FocusInput {
+			break
+		}
 		m.chat.HalfPageUp()
 		return nil
 	case key.Matches(k, keys.HalfDown):

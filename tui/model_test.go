@@ -1168,3 +1168,30 @@ func TestSkillsListIsReadWhenOpened(t *testing.T) {
 		t.Fatalf("completion after /skills read the new skill: %q", got)
 	}
 }
+
+// TestCtrlUClearsTheEditorLine: in the editor ctrl+u deletes the line up to
+// the cursor, as in a shell, instead of scrolling the chat; from the chat
+// it still scrolls by half a page.
+func TestCtrlUClearsTheEditorLine(t *testing.T) {
+	ws := newFakeWS()
+	h := newHarness(t, ws, 120, 30)
+	for i := 0; i < 40; i++ {
+		h.events(session.UserMessage{Text: fmt.Sprintf("message %d", i)})
+	}
+	h.typeText("open example.com; read h1")
+	h.key("left", "left", "ctrl+u")
+	if got := h.m.input.Value(); got != "h1" {
+		t.Errorf("after ctrl+u the editor holds %q, want the text after the cursor, %q", got, "h1")
+	}
+	if !h.m.chat.Following() {
+		t.Error("ctrl+u in the editor scrolled the chat")
+	}
+	mustContain(t, h.screen(), "message 39")
+	h.key("tab", "ctrl+u") // the chat
+	if h.m.chat.Following() {
+		t.Error("ctrl+u in the chat did not scroll it")
+	}
+	if got := h.m.input.Value(); got != "h1" {
+		t.Errorf("ctrl+u in the chat changed the editor to %q", got)
+	}
+}

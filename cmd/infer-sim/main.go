@@ -122,7 +122,9 @@ Where it connects: --url, else ws://127.0.0.1:<port>/ws with --port, else
 extension.port from $INFER_HOME/browser_use.yaml (default ~/.infer), else
 52789. The token: --token, else $INFER_TOKEN, else extension.token from the
 same file, which ` + "`infer init`" + ` writes. The file is read and checked as infer
-reads it, so a mistake in it is reported with its line.
+reads it, so a mistake in it is reported with its line. A token from the file
+is read again before every connection attempt, so after
+` + "`infer init --rotate-token`" + ` it reconnects with the new one.
 
 The fault flags make it misbehave as a flaky extension or network would,
 for reliability tests; --seed repeats a run's random choices exactly.
@@ -230,6 +232,15 @@ func (f *extFlags) settings(getenv func(string) string) (settings, error) {
 	if s.url, s.token, err = f.conn.resolve(getenv); err != nil {
 		return settings{}, err
 	}
+	if f.conn.token == "" && getenv("INFER_TOKEN") == "" {
+		// The token is browser_use.yaml's: follow it when `infer init
+		// --rotate-token` replaces it, as the person would by pasting the
+		// new one into the real extension.
+		s.reloadToken = func() (string, error) {
+			bu, _, err := readBrowserUse(getenv)
+			return bu.Extension.Token, err
+		}
+	}
 	return s, nil
 }
 
@@ -243,6 +254,9 @@ type settings struct {
 	profile    *sim.Profile
 	browser    browserFlags
 	faults     *sim.Faults
+	// reloadToken reads the token again before each connection attempt;
+	// nil when --token or INFER_TOKEN gave it.
+	reloadToken func() (string, error)
 }
 
 // browserFlags choose and configure the browser.
@@ -491,7 +505,7 @@ func (c *cli) simulate(ctx context.Context, s settings) int {
 	}
 	log.Info("infer-sim: dialling infer", "url", s.url, "profile", s.profile.String(), "browser", s.browser.kind)
 	client := sim.NewClient(sim.ClientOptions{
-		URL: s.url, Token: s.token, Profile: s.profile,
+		URL: s.url, Token: s.token, ReloadToken: s.reloadToken, Profile: s.profile,
 		Browser: s.faults.Browser(browser), Faults: s.faults, Tap: sim.Taps(taps...),
 		Logger: log,
 	})

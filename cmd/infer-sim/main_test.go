@@ -165,3 +165,76 @@ func TestFaultFlagsBecomeFaults(t *testing.T) {
 		t.Fatalf("defaults: %+v %v", s, err)
 	}
 }
+
+// TestFollowsRotatedTokenFromFile: with the token taken from
+// browser_use.yaml, `infer init --rotate-token` (the file rewritten, the
+// bridge given the new token, which drops the old one's connection) is
+// followed: infer-sim reads the file again and reconnects with the new
+// token, where it once retried the old one forever.
+func TestFollowsRotatedTokenFromFile(t *testing.T) {
+	const (
+		before = "before-rotation-0123456789abcdefghijklmnop"
+		after  = "after-rotation-0123456789abcdefghijklmnopq"
+	)
+	states := make(chan browser.State, 64)
+	srv, err := bridge.Listen(bridge.Options{Token: before, OnStatus: func(st browser.Status) {
+		select {
+		case states <- st.State:
+		default:
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	go srv.Serve(context.Background())
+	defer srv.Close()
+	file := func(token string) string {
+		return "enabled: true\nbackend: extension\nextension:\n  port: " + strconv.Itoa(srv.Port()) + "\n  token: " + token + "\n"
+	}
+	home := writeBrowserUse(t, file(before))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	exit := make(chan int, 1)
+	var stderr syncbuf.Buffer
+	go func() {
+		exit <- run(ctx, nil, envOf(map[string]string{"INFER_HOME": home}), strings.NewReader(""), io.Discard, &stderr)
+	}()
+	defer func() {
+		cancel()
+		if code := <-exit; code != 0 {
+			t.Errorf("exit code %d; stderr:\n%s", code, stderr.String())
+		}
+	}()
+	waitState := func(want browser.State, what string) {
+		t.Helper()
+		deadline := time.After(20 * time.Second)
+		for {
+			select {
+			case st := <-states:
+				if st == want {
+					return
+				}
+			case <-deadline:
+				t.Fatalf("infer-sim %s; its log:\n%s", what, stderr.String())
+			}
+		}
+	}
+	waitState(browser.Connected, "did not connect with the token from the file")
+
+	// What `infer init --rotate-token` and a running infer's token watch do.
+	if err := os.WriteFile(filepath.Join(home, "browser_use.yaml"), []byte(file(after)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.SetToken(after); err != nil {
+		t.Fatal(err)
+	}
+	waitState(browser.Disconnected, "was not dropped when the token changed")
+	waitState(browser.Connected, "did not reconnect with the rotated token")
+	res, err := srv.Navigate(context.Background(), "http://demo.infer.localhost/")
+	if err != nil || res.Title != "Tidewater Library" {
+		t.Fatalf("Navigate after the rotation: %+v %v; infer-sim log:\n%s", res, err, stderr.String())
+	}
+	if strings.Contains(stderr.String(), after) || strings.Contains(stderr.String(), before) {
+		t.Errorf("a token was logged:\n%s", stderr.String())
+	}
+}

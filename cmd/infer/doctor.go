@@ -96,7 +96,7 @@ func runDoctor(ctx context.Context, out io.Writer) bool {
 	} else {
 		add(trustCheck(home, root))
 	}
-	checks = append(checks, bridgeChecks(ctx, home)...)
+	checks = append(checks, bridgeChecks(ctx, home, root)...)
 	if cerr == nil && rerr == nil {
 		checks = append(checks, mcpChecks(ctx, cfg, home, root)...)
 	}
@@ -172,7 +172,9 @@ func trustCheck(home, root string) doctorCheck {
 }
 
 // bridgeChecks reports the token file and what answers on the bridge port.
-func bridgeChecks(ctx context.Context, home string) []doctorCheck {
+// root is this folder's project ("" when it has none): the infer on the
+// port may be another project's, and the report says whose it is.
+func bridgeChecks(ctx context.Context, home, root string) []doctorCheck {
 	path := config.BrowserUsePath(home)
 	b, _, err := config.LoadBrowserUse(path)
 	if errors.Is(err, os.ErrNotExist) {
@@ -213,17 +215,34 @@ func bridgeChecks(ctx context.Context, home string) []doctorCheck {
 		// Connected now, but not for long: the other browser takes the
 		// connection back, and infer pauses browser commands meanwhile.
 		warn, fix, _ := strings.Cut(bridge.FlapWarning(st.Flapping.Replaced, time.Duration(st.Flapping.WindowSeconds)*time.Second), ": ")
-		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("infer is running on port %d, but %s", port, warn), fix: fix})
+		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("%s, but %s", runningOn(port, st.Project, root), warn), fix: fix})
 	case st.Connected:
 		v := ""
 		if st.ExtensionVersion != "" {
 			v = " (version " + st.ExtensionVersion + ")"
 		}
-		out = append(out, doctorCheck{name: "bridge", status: checkOK, text: fmt.Sprintf("infer is running on port %d and an extension is connected%s", port, v)})
+		out = append(out, doctorCheck{name: "bridge", status: checkOK, text: fmt.Sprintf("%s and an extension is connected%s", runningOn(port, st.Project, root), v)})
 	default:
-		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("infer is running on port %d, but no extension is connected", port), fix: "open the extension's options, check the port and token (infer pair), then click Connect"})
+		out = append(out, doctorCheck{name: "bridge", status: checkFail, text: fmt.Sprintf("%s, but no extension is connected", runningOn(port, st.Project, root)), fix: "open the extension's options, check the port and token (infer pair), then click Connect"})
 	}
 	return out
+}
+
+// runningOn says that an infer holds port, and for which project when its
+// /status says so: one started in another folder is named as such, not
+// passed off as this folder's.
+func runningOn(port int, holder, root string) string {
+	s := fmt.Sprintf("infer is running on port %d", port)
+	switch {
+	case holder == "":
+		return s // an infer from before /status named its project
+	case root == "":
+		return s + " for " + termSafeLine(config.DisplayPath(holder))
+	case filepath.Clean(holder) == filepath.Clean(root):
+		return s + " for this project"
+	default:
+		return s + " for another project, " + termSafeLine(config.DisplayPath(holder)) + ", not this folder's"
+	}
 }
 
 // squatCheck fails when a process of another user listens on port: the

@@ -1,11 +1,13 @@
 package main
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/sandbox"
@@ -90,5 +92,50 @@ func TestDoctorWithoutInitSaysToRunIt(t *testing.T) {
 	out, _, code := infer(t, "doctor")
 	if code != 1 || !strings.Contains(out, "infer init") {
 		t.Fatalf("exit %d:\n%s", code, out)
+	}
+}
+
+// TestDoctorSaysWhoseInferHoldsThePort: run in one project while the
+// infer on the bridge port was started in another, doctor names that other
+// project instead of reporting its infer as this folder's; in the
+// holder's own project it says it is this one's. The bridge is the real
+// one, so its /status is what doctor reads.
+func TestDoctorSaysWhoseInferHoldsThePort(t *testing.T) {
+	token := pairHome(t, 0)
+	home := os.Getenv(config.HomeEnv)
+	other := newTrustProject(t, "")
+	here := newTrustProject(t, "") // and doctor runs here
+	for _, tc := range []struct {
+		holder      string
+		want, avoid string
+	}{
+		{holder: other, want: "for another project, " + config.DisplayPath(other) + ", not this folder's", avoid: "for this project"},
+		{holder: here, want: "for this project", avoid: "another project"},
+	} {
+		srv, err := bridge.Listen(bridge.Options{Token: token, Project: tc.holder})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithCancel(context.Background())
+		served := make(chan error, 1)
+		go func() { served <- srv.Serve(ctx) }()
+		b := config.NewBrowserUse(srv.Port())
+		b.Extension.Token = token
+		if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
+			t.Fatal(err)
+		}
+		out, errOut, _ := infer(t, "doctor")
+		cancel()
+		<-served
+		srv.Close()
+		line := ""
+		for l := range strings.Lines(out) {
+			if strings.Contains(l, "bridge") && strings.Contains(l, "infer is running") {
+				line = l
+			}
+		}
+		if !strings.Contains(line, tc.want) || strings.Contains(line, tc.avoid) {
+			t.Errorf("holder %s: the bridge line is %q, want %q in it\n%s%s", tc.holder, line, tc.want, out, errOut)
+		}
 	}
 }

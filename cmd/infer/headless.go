@@ -52,6 +52,7 @@ type headlessFlags struct {
 	output, format string
 	model, mode    string
 	sessionID      string
+	cont           bool
 	noBridge       bool
 	port           int
 	showReasoning  bool
@@ -92,7 +93,8 @@ SIGTERM or SIGHUP, or stopped from the browser panel).`,
 		Example: `  infer headless "summarise README.md"
   infer headless --output json --mode auto "run go test ./..."
   echo "open example.com" | infer headless --output ag-ui -
-  infer headless --session-id 6f1c… "and now the docs page"`,
+  infer headless --session-id 6f1c… "and now the docs page"
+  infer headless -c "and the one after"`,
 		// No prompt at all is the empty prompt, which runHeadless explains
 		// in one line; cobra's own check printed its usage under it.
 		Args: cobra.ArbitraryArgs,
@@ -106,6 +108,7 @@ SIGTERM or SIGHUP, or stopped from the browser panel).`,
 	fl.StringVar(&f.model, "model", "", "model for this run, as provider/model (default: config.yaml's, else the first available)")
 	fl.StringVar(&f.mode, "mode", "", "agent mode for this run: standard, plan, auto or auto-with-judge")
 	fl.StringVar(&f.sessionID, "session-id", "", "continue this stored conversation (its id, or a unique prefix of 4+ characters) instead of starting a new one")
+	fl.BoolVarP(&f.cont, "continue", "c", false, "continue this project's most recent conversation (like --session-id with its id)")
 	fl.BoolVar(&f.noBridge, "no-bridge", false, "do not start the browser bridge for this run")
 	fl.IntVar(&f.port, "port", 0, "bridge port for this run (default: extension.port from browser_use.yaml; 0 picks a free port)")
 	fl.BoolVar(&f.showReasoning, "show-reasoning", false, "text output: show the model's reasoning on stderr")
@@ -136,6 +139,9 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	format, err := f.outputFormat(cmd)
 	if err != nil {
 		return err
+	}
+	if f.cont && f.sessionID != "" {
+		return usageError{errors.New("--continue and --session-id both name a conversation: give one")}
 	}
 	if f.mode != "" {
 		if _, ok := tools.ParseMode(f.mode); !ok {
@@ -199,6 +205,16 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	sub := a.Workspace.Subscribe()
 	defer sub.Close()
 
+	if f.cont {
+		id, err := latestConversation(a.Store)
+		switch {
+		case errors.Is(err, errNothingToContinue):
+			return exitError{exitUsage, fmt.Errorf("--continue: %w (%s); run without it to start one", err, a.Root)}
+		case err != nil:
+			return fmt.Errorf("--continue: %w", err)
+		}
+		f.sessionID = id
+	}
 	var snap *session.Snapshot
 	if f.sessionID != "" {
 		// A unique prefix names a conversation here as it does for

@@ -111,6 +111,15 @@ func runInit(out, errOut io.Writer, opts initOptions, portGiven bool) error {
 	return nil
 }
 
+// The extension infer pairs with. Its Chrome Web Store listing is still
+// under review, so the release zip, loaded unpacked, is the way to get it;
+// the README's pairing section says the same.
+const (
+	extensionName     = "opentask"
+	extensionHome     = "https://github.com/inference-gateway/opentask"
+	extensionReleases = extensionHome + "/releases"
+)
+
 // printPairingSteps tells the person how to connect the extension. The
 // full token appears only when it was just created or rotated: it is a
 // secret, and terminals keep scrollback.
@@ -121,7 +130,10 @@ func printPairingSteps(out io.Writer, b config.BrowserUse, shown string, fresh b
 		return
 	}
 	fmt.Fprintln(out, "To pair the browser extension:")
-	fmt.Fprintln(out, "  1. Install the infer browser extension and open its options page.")
+	fmt.Fprintf(out, "  1. Install the %s browser extension (%s) and open its options page.\n", extensionName, extensionHome)
+	fmt.Fprintln(out, "     It has no store listing yet: download browser-extension.zip from")
+	fmt.Fprintf(out, "     %s, unzip it, open chrome://extensions, turn on\n", extensionReleases)
+	fmt.Fprintln(out, "     Developer mode, click Load unpacked and choose the zip's dist/ folder.")
 	if fresh {
 		fmt.Fprintf(out, "  2. Set the port to %d and the token to:\n\n", b.Extension.Port)
 		fmt.Fprintf(out, "         %s\n\n", b.Extension.Token)

@@ -67,7 +67,7 @@ func TestInitCreatesHome(t *testing.T) {
 	if strings.Count(out, b.Extension.Token) != 1 {
 		t.Errorf("token shown %d times:\n%s", strings.Count(out, b.Extension.Token), out)
 	}
-	for _, want := range []string{"Created", "port to 6123", "options page", "infer serve", "Connect", "infer pair"} {
+	for _, want := range []string{"Created", "port to 6123", "opentask browser extension", "https://github.com/inference-gateway/opentask/releases", "Load unpacked", "options page", "infer serve", "Connect", "infer pair"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("output lacks %q:\n%s", want, out)
 		}

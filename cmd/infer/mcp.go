@@ -170,7 +170,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	st, err := seat.New(seat.Options{
 		Bridge: bridge.Options{
 			Port: port, Token: bu.Extension.Token, CommandTimeout: bu.Extension.CommandTimeout.Std(),
-			ArtifactsDir: artifacts, Logger: log,
+			ArtifactsDir: artifacts, Project: root, Logger: log,
 		},
 		Home: home, Root: root, Command: "infer mcp",
 		ConnectWait: bu.Extension.ConnectWait.Std(), Logger: log,

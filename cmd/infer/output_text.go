@@ -154,7 +154,34 @@ func (t *textOutput) toolResult(r toolOutcome) error {
 	if r.Duration > 0 {
 		name += " (" + shortDuration(r.Duration) + ")"
 	}
-	return t.line(mark + " " + name + ": " + termSafeLine(firstLine(r.Output, 200)))
+	return t.line(mark + " " + name + ": " + termSafeLine(expandTabs(firstLine(r.Output, 200))))
+}
+
+// tabWidth is the distance between the tab stops expandTabs uses, a
+// terminal's default.
+const tabWidth = 8
+
+// expandTabs replaces each tab of a one-line summary with the spaces up to
+// the next tab stop, counted from the start of s. termSafeLine would show
+// a tab as \t, which reads as a mistake in a command's columns; spaces
+// keep the columns and cannot move the line anywhere.
+func expandTabs(s string) string {
+	if !strings.Contains(s, "\t") {
+		return s
+	}
+	var b strings.Builder
+	col := 0
+	for _, r := range s {
+		if r == '\t' {
+			n := tabWidth - col%tabWidth
+			b.WriteString(strings.Repeat(" ", n))
+			col += n
+			continue
+		}
+		b.WriteRune(r)
+		col++
+	}
+	return b.String()
 }
 
 // approvalOpened tells the person on stderr what is asking and why. The
@@ -167,7 +194,7 @@ func (t *textOutput) approvalOpened(a session.Approval, answerable bool) error {
 	}
 	msg := "? Approval needed: " + what
 	if a.Why != "" {
-		msg += "\n  why: " + termSafeLine(a.Why)
+		msg += "\n  why: " + termSafeLine(expandTabs(a.Why))
 	}
 	if a.Sandbox != "" {
 		msg += "\n  sandbox: " + a.Sandbox
@@ -186,7 +213,7 @@ func (t *textOutput) approvalOpened(a session.Approval, answerable bool) error {
 func (t *textOutput) approvalResolved(a session.Approval) error {
 	msg := "  " + decisionWord(a.Decision) + " " + termSafeLine(approvedBy(a.By))
 	if a.Decision.Reason != "" {
-		msg += ": " + termSafeLine(a.Decision.Reason)
+		msg += ": " + termSafeLine(expandTabs(a.Decision.Reason))
 	}
 	return t.note("%s", msg)
 }

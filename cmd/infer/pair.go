@@ -63,6 +63,7 @@ type serverStatus struct {
 	RTTMillis     float64    `json:"rtt_ms"`
 	LastRejection *rejection `json:"last_rejection"`
 	Port          int        `json:"port"`
+	Project       string     `json:"project"`
 	Flapping      *flapping  `json:"flapping"`
 }
 

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -93,4 +94,28 @@ func ago(t, now time.Time) string {
 		return fmt.Sprintf("%d days ago", int(d.Hours()/24))
 	}
 	return t.Local().Format("2006-01-02")
+}
+
+// errNothingToContinue is --continue's answer in a project with no stored
+// conversation.
+var errNothingToContinue = errors.New("no stored conversation in this project to continue")
+
+// latestConversation is the id of the project's most recently updated
+// conversation, which --continue resumes, as `claude -c` does.
+func latestConversation(st *store.Store) (string, error) {
+	list, err := st.List()
+	if err != nil {
+		return "", err
+	}
+	// List puts the most recent first; said here, not relied on.
+	var latest store.Meta
+	for _, m := range list {
+		if latest.ID == "" || m.UpdatedAt.After(latest.UpdatedAt) {
+			latest = m
+		}
+	}
+	if latest.ID == "" {
+		return "", errNothingToContinue
+	}
+	return latest.ID, nil
 }

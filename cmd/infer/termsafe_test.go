@@ -146,3 +146,18 @@ func TestTermsafeTextOutputSink(t *testing.T) {
 		t.Errorf("stderr: %q", errOut.String())
 	}
 }
+
+// TestTextOutputExpandsTabs: a command's output with tabs (columns, as
+// printf or git print them) reads as columns on the result line, not as
+// \t, which looked like a mistake; other control characters stay escaped.
+func TestTextOutputExpandsTabs(t *testing.T) {
+	var out, errOut strings.Builder
+	o := newTextOutput(&out, &errOut, true)
+	if err := o.toolResult(toolOutcome{Name: "Bash", OK: true, Output: "a\tbc\tdef\x07\n"}); err != nil {
+		t.Fatal(err)
+	}
+	if want := "✓ Bash: a       bc      def\\a\n"; out.String() != want {
+		t.Errorf("result line %q, want %q", out.String(), want)
+	}
+	assertTerminalSafe(t, "stdout", out.String())
+}

@@ -32,6 +32,8 @@ type tuiOptions struct {
 	model, mode string
 	port        int
 	portSet     bool
+	// cont resumes the project's most recent conversation (-c).
+	cont bool
 }
 
 // setupTUI makes the root command open the terminal workspace and gives
@@ -40,6 +42,7 @@ func setupTUI(root *cobra.Command) {
 	var o tuiOptions
 	root.Flags().StringVar(&o.model, "model", "", "model to start with, as provider/model (default: model in config.yaml, else the first available)")
 	root.Flags().StringVar(&o.mode, "mode", "", "agent mode to start with: standard, plan, auto or auto-with-judge (default: agent.mode in config.yaml)")
+	root.Flags().BoolVarP(&o.cont, "continue", "c", false, "resume this project's most recent conversation instead of starting a new one")
 	root.Flags().IntVar(&o.port, "port", 0, "port for the browser extension at 127.0.0.1 (default: extension.port from browser_use.yaml; 0 picks a free port)")
 	root.RunE = func(cmd *cobra.Command, _ []string) error {
 		if o.mode != "" {
@@ -154,6 +157,11 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	if banner != "" {
 		opts.Notices = append([]string{banner}, opts.Notices...)
 	}
+	if o.cont {
+		if n := continueLatest(a); n != "" {
+			opts.Notices = append(opts.Notices, n)
+		}
+	}
 	switch {
 	case a.Sandbox.Kind() == sandbox.Off:
 		opts.Unconfined = "sandbox off"
@@ -167,6 +175,23 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	}
 	log.Info("infer quit")
 	return nil
+}
+
+// continueLatest makes the project's most recent conversation the
+// workspace's active one for -c, and returns a notice when there is none
+// to resume or it cannot be read; the workspace then starts a new one.
+func continueLatest(a *app) string {
+	id, err := latestConversation(a.Store)
+	if err == nil {
+		_, err = a.Workspace.Resume(id)
+	}
+	switch {
+	case errors.Is(err, errNothingToContinue):
+		return "--continue: this project has no earlier conversation; this is a new one."
+	case err != nil:
+		return fmt.Sprintf("--continue: the last conversation could not be resumed (%v); this is a new one.", err)
+	}
+	return ""
 }
 
 // terminalCheckEvery is how often watchTerminal asks whether the terminal

@@ -117,7 +117,7 @@ func Load(home, projectRoot string) (Loaded, error) {
 		errs = append(errs, err)
 	default:
 		userDoc, userCfg = doc, cfg
-		out.Warnings = append(out.Warnings, configWarnings(userPath, doc, cfg, false)...)
+		out.Warnings = append(out.Warnings, configWarnings(userPath, doc, cfg, "")...)
 	}
 	paths := []string{userPath}
 	if projPath != "" {
@@ -136,7 +136,7 @@ func Load(home, projectRoot string) (Loaded, error) {
 				errs = append(errs, err)
 				break
 			}
-			out.Warnings = append(out.Warnings, configWarnings(projPath, projDoc, projCfg, true)...)
+			out.Warnings = append(out.Warnings, configWarnings(projPath, projDoc, projCfg, userPath)...)
 			if err := lookupTrust(home, &out.Trust); err != nil {
 				// Fail closed: a store that cannot be believed trusts nothing.
 				out.Warnings = append(out.Warnings, err.Error()+"; until then no project folder is trusted")
@@ -254,7 +254,10 @@ func parseConfigOver(data []byte, file string, lower Config) (*document, Config,
 }
 
 // configWarnings flags literal API keys where they are likely to leak.
-func configWarnings(path string, doc *document, cfg Config, project bool) []string {
+// homeConfig is the person's own config.yaml when path is a project's
+// file, and "" when path is that file itself.
+func configWarnings(path string, doc *document, cfg Config, homeConfig string) []string {
+	project := homeConfig != ""
 	var names []string
 	for name, p := range cfg.Providers {
 		if p.APIKey != "" {
@@ -274,8 +277,14 @@ func configWarnings(path string, doc *document, cfg Config, project bool) []stri
 			where = fmt.Sprintf("%s:%d", shown, line)
 		}
 		if project {
-			ws = append(ws, fmt.Sprintf("%s: %s is set in a project file, which may end up in version control; put the key in an environment variable and name it with api_key_env", where, key))
+			ws = append(ws, fmt.Sprintf("%s: %s is set in a project file, which may be (or end up) in version control; remove it from the file and put the key in an environment variable named with api_key_env, or in %s; if the file was ever committed or shared, revoke the key and make a new one", where, key, DisplayPath(homeConfig)))
 		}
+	}
+	// A project file is the repository's, often committed and cloned with
+	// the mode git gives every file: tightening its mode protects nothing
+	// that a push has not already shared, so the advice above replaces it.
+	if project {
+		return ws
 	}
 	if fi, err := os.Stat(path); err == nil && fi.Mode().Perm()&0o077 != 0 && !isWindows() {
 		ws = append(ws, fmt.Sprintf("%s holds an API key but other users can access it (mode %04o); run `chmod 600 %s`", shown, fi.Mode().Perm(), shown))

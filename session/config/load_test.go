@@ -207,11 +207,34 @@ func TestLoadConfigWarnsAboutLiteralKeys(t *testing.T) {
 		t.Error("api_key not loaded")
 	}
 	joined := strings.Join(warnings, "\n")
-	if !strings.Contains(joined, "providers.openai.api_key is set in a project file") || !strings.Contains(joined, "chmod 600") {
-		t.Errorf("warnings = %q", warnings)
+	// The file belongs to the repository, probably committed with mode
+	// 0644: the advice is to take the key out of it, not to chmod it.
+	for _, want := range []string{"providers.openai.api_key is set in a project file", "remove it from the file", "api_key_env", DisplayPath(ConfigPath(home)), "revoke the key"} {
+		if !strings.Contains(joined, want) {
+			t.Errorf("warnings lack %q: %q", want, warnings)
+		}
+	}
+	if strings.Contains(joined, "chmod") {
+		t.Errorf("a project file's key gets chmod advice: %q", warnings)
 	}
 	if strings.Contains(joined, secret) {
 		t.Error("a warning reveals the key")
+	}
+}
+
+// TestHomeConfigKeyOthersCanReadGetsChmod: a literal key in the person's
+// own config.yaml is fine where only they can read it, so the advice there
+// is the file's mode.
+func TestHomeConfigKeyOthersCanReadGetsChmod(t *testing.T) {
+	home, project := t.TempDir(), t.TempDir()
+	writeFile(t, ConfigPath(home), "providers:\n  openai:\n    api_key: sk-home-secret\n", 0o644)
+	_, warnings, err := LoadConfig(home, project)
+	if err != nil {
+		t.Fatal(err)
+	}
+	joined := strings.Join(warnings, "\n")
+	if !strings.Contains(joined, "chmod 600 "+DisplayPath(ConfigPath(home))) || strings.Contains(joined, "project file") {
+		t.Errorf("warnings = %q", warnings)
 	}
 }
 

@@ -33,6 +33,9 @@ type KeyMap struct {
 	Fill key.Binding
 	// Dismiss closes the menu.
 	Dismiss key.Binding
+	// ClearLine deletes the line up to the cursor, as ctrl+u does in a
+	// shell (the textarea's DeleteBeforeCursor).
+	ClearLine key.Binding
 	// Commands and Shell are typed, not pressed: "/" opens the menu and
 	// "!" marks a shell command as the text is read. They are bindings
 	// only so the help lists them beside the keys.
@@ -41,19 +44,20 @@ type KeyMap struct {
 
 // Keys are the editor's keys.
 var Keys = KeyMap{
-	Send:     key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send (queued while the agent works)")),
-	Newline:  key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"), key.WithHelp("shift+enter / ctrl+j", "new line")),
-	Up:       key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑ / ↓", "input history (on the first / last line)")),
-	Down:     key.NewBinding(key.WithKeys("down", "ctrl+n")),
-	Fill:     key.NewBinding(key.WithKeys("tab")),
-	Dismiss:  key.NewBinding(key.WithKeys("esc")),
-	Commands: key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands and skills; tab fills, enter runs")),
-	Shell:    key.NewBinding(key.WithKeys("!"), key.WithHelp("!command", "run a shell command (asks like Bash would)")),
+	Send:      key.NewBinding(key.WithKeys("enter"), key.WithHelp("enter", "send (queued while the agent works)")),
+	Newline:   key.NewBinding(key.WithKeys("shift+enter", "ctrl+j"), key.WithHelp("shift+enter / ctrl+j", "new line")),
+	Up:        key.NewBinding(key.WithKeys("up", "ctrl+p"), key.WithHelp("↑ / ↓", "input history (on the first / last line)")),
+	Down:      key.NewBinding(key.WithKeys("down", "ctrl+n")),
+	Fill:      key.NewBinding(key.WithKeys("tab")),
+	ClearLine: key.NewBinding(key.WithKeys("ctrl+u"), key.WithHelp("ctrl+u", "delete the line up to the cursor")),
+	Dismiss:   key.NewBinding(key.WithKeys("esc")),
+	Commands:  key.NewBinding(key.WithKeys("/"), key.WithHelp("/", "commands and skills; tab fills, enter runs")),
+	Shell:     key.NewBinding(key.WithKeys("!"), key.WithHelp("!command", "run a shell command (asks like Bash would)")),
 }
 
 // Help lists the editor's keys for the help screen, in order.
 func (m *Model) Help() []key.Binding {
-	return []key.Binding{Keys.Send, Keys.Newline, Keys.Up, Keys.Commands, Keys.Shell}
+	return []key.Binding{Keys.Send, Keys.Newline, Keys.Up, Keys.ClearLine, Keys.Commands, Keys.Shell}
 }
 
 // Completion is one entry of the "/" menu.
@@ -127,10 +131,11 @@ func New(th *theme.Theme) *Model {
 		return "  "
 	})
 	km := textarea.DefaultKeyMap()
-	// enter sends; a newline needs shift+enter or ctrl+j. ctrl+u and ctrl+d
-	// scroll the chat, so they are taken out of the editor.
+	// enter sends; a newline needs shift+enter or ctrl+j. ctrl+u clears
+	// the line up to the cursor, as in a shell, which is what fingers
+	// expect in a prompt; ctrl+d scrolls the chat, so it is taken out.
 	km.InsertNewline = Keys.Newline
-	km.DeleteBeforeCursor = key.NewBinding(key.WithKeys("ctrl+shift+u"))
+	km.DeleteBeforeCursor = Keys.ClearLine
 	km.DeleteCharacterForward = key.NewBinding(key.WithKeys("delete"))
 	km.PageUp = key.NewBinding(key.WithDisabled())
 	km.PageDown = key.NewBinding(key.WithDisabled())
