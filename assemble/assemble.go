@@ -225,7 +225,7 @@ func New(opts Options) (in *Infer, err error) {
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
-		NetAllow: cfg.Network.Allow,
+		NetAllow: cfg.Network.Allow, ArtifactsMaxBytes: cfg.Storage.ArtifactsMaxBytes(),
 	}
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff

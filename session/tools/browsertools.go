@@ -422,6 +422,7 @@ func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error
 		os.Remove(abs)
 		return "", "", err
 	}
+	pruneArtifacts(env.ArtifactsDir, env.ArtifactsMaxBytes, abs)
 	return dir + "/" + name, abs, nil
 }
 
