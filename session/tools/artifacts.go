@@ -69,3 +69,8 @@ func pruneArtifacts(dir string, maxBytes int64, keep string) {
 		total -= f.size
 	}
 }
+
+// ArtifactsDir is the artifacts folder of the pipeline's Env ("" for
+// none): front ends that show tool output, such as the panel, recognise
+// paths inside it.
+func (p *Pipeline) ArtifactsDir() string { return p.env.ArtifactsDir }
