@@ -107,6 +107,9 @@ type Infer struct {
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
+	// closeFront closes the workspace, the panel and the bridge, in that
+	// order, once: for Close, and for Serve's context ending.
+	closeFront sync.Once
 }
 
 // ModelError is New's error for a model that cannot be used (unknown, or
@@ -341,11 +344,36 @@ func (in *Infer) DiscoveryDone() <-chan struct{} {
 // Serve runs the bridge until ctx ends or Close, reporting the extension's
 // connection to the workspace and its side panel to the panel sync. It
 // returns at once when the bridge is off.
+//
+// ctx's end (a signal, in the commands) closes the bridge as Close does,
+// after the workspace has ended its turn and the panel has forwarded the
+// turn's end: closing the bridge at once left the panel without the run's
+// RUN_ERROR, on "Working…" for good.
 func (in *Infer) Serve(ctx context.Context) error {
 	if in.Bridge == nil {
 		return nil
 	}
-	return in.Bridge.ServeWith(ctx, bridge.Hooks{Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus})
+	stop := context.AfterFunc(ctx, in.closeInOrder)
+	defer stop()
+	return in.Bridge.ServeWith(context.WithoutCancel(ctx), bridge.Hooks{Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus})
+}
+
+// closeInOrder closes the workspace (its running turn is interrupted and
+// publishes its end), then the panel mirror (it forwards what was
+// published), then the bridge (it sends what is queued and closes the
+// connection). A second call waits for the first.
+func (in *Infer) closeInOrder() {
+	in.closeFront.Do(func() {
+		if in.Workspace != nil {
+			in.Workspace.Close()
+		}
+		if in.Panel != nil {
+			in.Panel.Close()
+		}
+		if in.Bridge != nil {
+			in.Bridge.Close()
+		}
+	})
 }
 
 // Close shuts down so that nothing is lost: the workspace first (the
@@ -362,17 +390,9 @@ func (in *Infer) Close() error {
 		<-in.discoveryDone
 		in.stopDiscovery = nil
 	}
-	if in.Workspace != nil {
-		in.Workspace.Close()
-	}
+	in.closeInOrder()
 	if in.MCP != nil {
 		in.MCP.Close()
-	}
-	if in.Panel != nil {
-		in.Panel.Close()
-	}
-	if in.Bridge != nil {
-		in.Bridge.Close()
 	}
 	var errs []error
 	if in.History != nil {
