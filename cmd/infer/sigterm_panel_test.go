@@ -4,15 +4,19 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -160,4 +164,54 @@ func tail(s string, n int) string {
 		return s[len(s)-n:]
 	}
 	return s
+}
+
+// TestTmuxSigtermEndsThePanelsRunBeforeClosing: the same for the TUI, which
+// used to close the bridge before its workspace, on SIGTERM and on quit.
+func TestTmuxSigtermEndsThePanelsRunBeforeClosing(t *testing.T) {
+	needTmux(t)
+	infer := inferBinary(t)
+	d := newTmuxDirs(t)
+	port := freePort(t)
+	initCmd := exec.Command(infer, "init", "--port", strconv.Itoa(port))
+	initCmd.Env = d.env
+	if out, err := initCmd.CombinedOutput(); err != nil {
+		t.Fatalf("infer init: %v\n%s", err, out)
+	}
+	bu, _, err := config.LoadBrowserUse(config.BrowserUsePath(d.home))
+	if err != nil {
+		t.Fatal(err)
+	}
+	exitFile := filepath.Join(d.base, "exit-code")
+	tm := startTmux(t, d.project, d.env, exitFile, infer, "--model", "offline/demo")
+	tm.waitFor("Message the agent", "port "+strconv.Itoa(port))
+	shell, err := tm.run("display-message", "-p", "#{pane_pid}")
+	if err != nil {
+		t.Fatalf("the pane's shell: %v %s", err, shell)
+	}
+	out, err := exec.Command("pgrep", "-P", strings.TrimSpace(shell)).Output()
+	pids := strings.Fields(string(out))
+	if err != nil || len(pids) != 1 {
+		t.Fatalf("infer's pid under the pane's shell %s: %q %v", shell, out, err)
+	}
+	pid, err := strconv.Atoi(pids[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	c, sub := connectOpenTask(t, fmt.Sprintf("ws://127.0.0.1:%d/ws", port), bu.Extension.Token)
+	if err := c.SendUserMessage(testCtx(t), "stream 100000"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := sim.WaitFor(testCtx(t), sub, func(f wire.ChatEvent) bool {
+		typ, _, _ := chatEventOf(f)
+		return typ == "TEXT_MESSAGE_CONTENT"
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	tm.exitCode(exitFile)
+	checkRunEndedBeforeClose(t, sub)
 }
