@@ -47,8 +47,8 @@ func rewrite(lead, text, base, dir string, final bool) (out string, keep int) {
 	return out, keep
 }
 
-// pathChars are the characters an artifact's path is made of (see
-// tools.SaveArtifact): a path ends at the first other one.
+// isPathChar reports whether c can be part of an artifact's path (see
+// tools.SaveArtifact): a path ends at the first other character.
 func isPathChar(c byte) bool {
 	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '.' || c == '_' || c == '-' || c == '/'
 }
