@@ -115,6 +115,9 @@ type Infer struct {
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
+	// closeFront closes the workspace, the panel and the bridge, in that
+	// order, once: for Close, and for Serve's context ending.
+	closeFront sync.Once
 }
 
 // ModelError is New's error for a model that cannot be used (unknown, or
@@ -233,7 +236,7 @@ func New(opts Options) (in *Infer, err error) {
 	in.Env = &tools.Env{
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
-		NetAllow: cfg.Network.Allow,
+		NetAllow: cfg.Network.Allow, ArtifactsMaxBytes: cfg.Storage.ArtifactsMaxBytes(),
 	}
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
@@ -358,6 +361,11 @@ func (in *Infer) DiscoveryDone() <-chan struct{} {
 // browser's state to the workspace and, while this infer holds the
 // bridge, the side panel to the panel sync. It returns at once when the
 // bridge is off.
+//
+// ctx's end (a signal, in the commands) closes the seat as Close does,
+// after the workspace has ended its turn and the panel has forwarded the
+// turn's end: closing the bridge at once left the panel without the run's
+// RUN_ERROR, on "Working…" for good.
 func (in *Infer) Serve(ctx context.Context) error {
 	return in.ServeHolding(ctx, nil, nil)
 }
@@ -370,9 +378,30 @@ func (in *Infer) ServeHolding(ctx context.Context, onHold, onRelease func()) err
 	if in.Seat == nil {
 		return nil
 	}
-	return in.Seat.Serve(ctx, seat.Hooks{
+	stop := context.AfterFunc(ctx, in.closeInOrder)
+	defer stop()
+	return in.Seat.Serve(context.WithoutCancel(ctx), seat.Hooks{
 		Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus,
 		OnHold: onHold, OnRelease: onRelease,
+	})
+}
+
+// closeInOrder closes the workspace (its running turn is interrupted and
+// publishes its end), then the panel mirror (it forwards what was
+// published), then the seat (the bridge sends what is queued and closes
+// the connection; guests take the port over). A second call waits for the
+// first.
+func (in *Infer) closeInOrder() {
+	in.closeFront.Do(func() {
+		if in.Workspace != nil {
+			in.Workspace.Close()
+		}
+		if in.Panel != nil {
+			in.Panel.Close()
+		}
+		if in.Seat != nil {
+			in.Seat.Close()
+		}
 	})
 }
 
@@ -390,17 +419,9 @@ func (in *Infer) Close() error {
 		<-in.discoveryDone
 		in.stopDiscovery = nil
 	}
-	if in.Workspace != nil {
-		in.Workspace.Close()
-	}
+	in.closeInOrder()
 	if in.MCP != nil {
 		in.MCP.Close()
-	}
-	if in.Panel != nil {
-		in.Panel.Close()
-	}
-	if in.Seat != nil {
-		in.Seat.Close()
 	}
 	var errs []error
 	if in.History != nil {

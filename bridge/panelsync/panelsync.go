@@ -86,6 +86,7 @@ func New(w *session.Workspace, log *slog.Logger) *Sync {
 	mctx, stopMirror := context.WithCancel(context.Background())
 	s := &Sync{w: w, log: log, sub: w.Subscribe(), inflight: map[string]bool{}, ctx: ctx, cancel: cancel,
 		stopMirror: stopMirror, mirrored: make(chan struct{})}
+	s.links.dir = w.Pipeline().ArtifactsDir()
 	go s.mirror(mctx)
 	return s
 }
@@ -222,7 +223,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
 // says the panel did not ask for it on this connection.
 func (s *Sync) sendSnapshot(snd bridge.Sender, snap session.Snapshot, unasked bool) error {
-	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase())); err != nil {
+	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase(), s.links.dir)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -310,10 +311,10 @@ func approvalFrame(a session.Approval) wire.ApprovalRequest {
 	return wire.ApprovalRequest{RequestID: a.ID, ToolName: name, ToolArgs: a.Call.Args}
 }
 
-func snapshotFrame(snap session.Snapshot, artifactBase string) wire.ConversationSnapshot {
+func snapshotFrame(snap session.Snapshot, artifactBase, artifactsDir string) wire.ConversationSnapshot {
 	msgs := make([]wire.Message, 0, len(snap.Messages))
 	for _, m := range snap.Messages {
-		wm := wire.Message{Role: m.Role, Content: absoluteArtifacts(m.Content, artifactBase), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		wm := wire.Message{Role: m.Role, Content: panelContent(m.Content, artifactBase, artifactsDir), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
 		for _, c := range m.ToolCalls {
 			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
 		}

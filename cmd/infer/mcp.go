@@ -190,7 +190,8 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 		<-served
 		st.Close()
 	}()
-	env := &tools.Env{Root: root, ArtifactsDir: artifacts, Browser: st, SecretEnv: assemble.SecretEnv(cfg)}
+	env := &tools.Env{Root: root, ArtifactsDir: artifacts, Browser: st, SecretEnv: assemble.SecretEnv(cfg),
+		ArtifactsMaxBytes: cfg.Storage.ArtifactsMaxBytes()}
 	defer env.Close()
 	timeouts := map[string]time.Duration{}
 	if d := bu.Extension.CommandTimeout.Std(); d > 0 {

@@ -123,7 +123,9 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		serveCtx, stopServe := context.WithCancel(ctx)
 		served := make(chan error, 1)
 		go func() { served <- a.Serve(serveCtx) }()
-		// Runs before a.Close: the bridge stops taking frames first.
+		// Runs before a.Close: ending serveCtx closes the workspace, the
+		// panel and the bridge in that order (see assemble.Infer.Serve), so
+		// the panel gets the end of the turn a quit or a signal interrupts.
 		defer func() {
 			stopServe()
 			if err := <-served; err != nil {

@@ -80,10 +80,34 @@ type SandboxConfig struct {
 // (default true).
 func (s SandboxConfig) NetworkAllowed() bool { return s.Network == nil || *s.Network }
 
-// StorageConfig controls conversation persistence.
+// StorageConfig controls conversation persistence and the artifacts
+// folder.
 type StorageConfig struct {
 	// Enabled defaults to true; false keeps conversations in memory only.
 	Enabled *bool `yaml:"enabled"`
+	// ArtifactsMaxMB caps a project's artifacts folder (screenshots and
+	// MCP images): past it, the oldest files go when a new one is saved.
+	// 0 means DefaultArtifactsMaxMB. A benchmark once left 1,139 files
+	// nobody would look at again, so there is no "unlimited".
+	ArtifactsMaxMB int `yaml:"artifacts_max_mb"`
+}
+
+// DefaultArtifactsMaxMB is the artifacts cap when none is set: some
+// hundreds of screenshots, enough for any conversation a person still has
+// open.
+const DefaultArtifactsMaxMB = 100
+
+// MaxArtifactsMaxMB bounds the setting so that a typo cannot turn the cap
+// off by making it larger than any disk.
+const MaxArtifactsMaxMB = 100_000
+
+// ArtifactsMaxBytes is the artifacts cap in bytes, the default filled in.
+func (s StorageConfig) ArtifactsMaxBytes() int64 {
+	mb := s.ArtifactsMaxMB
+	if mb <= 0 {
+		mb = DefaultArtifactsMaxMB
+	}
+	return int64(mb) << 20
 }
 
 // IsEnabled reports whether conversations are persisted (default true).

@@ -347,6 +347,10 @@ func (c Config) validateOver(lower Config) []*FieldError {
 	checkTimeout := func(key string, d Duration) { checkTimeoutOr(key, d, DefaultToolTimeout) }
 
 	checkModelID("model", c.Model)
+	if mb := c.Storage.ArtifactsMaxMB; mb < 0 || mb > MaxArtifactsMaxMB {
+		add("storage.artifacts_max_mb", fmt.Sprintf("%d is out of range", mb),
+			fmt.Sprintf("use a number of megabytes from 1 to %d, or remove it for the default (%d)", MaxArtifactsMaxMB, DefaultArtifactsMaxMB))
+	}
 	a := c.Agent
 	if a.Mode != "" && !slices.Contains(validModes, a.Mode) {
 		add("agent.mode", quoteValue(a.Mode)+" is not a mode", "use one of: "+strings.Join(validModes, ", "))
@@ -485,13 +489,17 @@ func (p ProviderConfig) String() string {
 func (p ProviderConfig) GoString() string { return "config.ProviderConfig{" + p.String() + "}" }
 
 // WithDefaults returns c with unset values filled in: mode standard, effort
-// auto, 50 steps, 2m tool, Bash and stream idle timeouts, storage on, and each
-// provider's kind resolved from its name. Maps and lists are copied so the
-// result can be changed without touching c.
+// auto, 50 steps, 2m tool, Bash and stream idle timeouts, storage on, a
+// 100 MB artifacts cap, and each provider's kind resolved from its name.
+// Maps and lists are copied so the result can be changed without touching
+// c.
 func (c Config) WithDefaults() Config {
 	if c.Storage.Enabled == nil {
 		on := true
 		c.Storage.Enabled = &on
+	}
+	if c.Storage.ArtifactsMaxMB == 0 {
+		c.Storage.ArtifactsMaxMB = DefaultArtifactsMaxMB
 	}
 	if c.Agent.Mode == "" {
 		c.Agent.Mode = DefaultMode

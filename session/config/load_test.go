@@ -142,6 +142,7 @@ func TestLoadConfigErrors(t *testing.T) {
 		{"duration huge", "tools:\n  timeout: 48h\n", []string{"tools.timeout: 48h is out of range"}},
 		{"allow empty", "tools:\n  bash:\n    allow: [\"\"]\n", []string{"tools.bash.allow[0]: is empty"}},
 		{"storage type", "storage:\n  enabled: sometimes\n", []string{"storage.enabled: expected true or false"}},
+		{"artifacts cap", "storage:\n  artifacts_max_mb: -5\n", []string{"storage.artifacts_max_mb", "-5 is out of range", "from 1 to"}},
 		{"unknown top", "modle: openai/gpt-4o\n", []string{"modle: unknown key", `did you mean "model"?`}},
 	}
 	for _, tc := range cases {

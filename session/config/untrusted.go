@@ -33,7 +33,9 @@ import (
 // api_key, kind and discover, providers the person does not define,
 // agent.mode, agent.judge_model, agent.system_prompt, tools.timeout,
 // tools.bash.allow, tools.bash.timeout, sandbox.writable, sandbox.env (it
-// lets variables into confined commands), network.allow, and any key added
+// lets variables into confined commands), network.allow,
+// storage.artifacts_max_mb (a tiny cap would delete the person's
+// screenshots as soon as they are taken), and any key added
 // to Config later (filterUntrusted starts from the person's own file, so a
 // new section is ignored until someone decides otherwise). The mcp section
 // waits for trust on purpose: a server is a program infer would start; and
@@ -70,7 +72,7 @@ func filterUntrusted(user, project, merged Config) (Config, []Setting) {
 		out.Model = merged.Model
 	}
 	if project.Storage.Enabled != nil && appliesUntrusted([]string{"storage", "enabled"}, user, project) {
-		out.Storage = merged.Storage
+		out.Storage.Enabled = merged.Storage.Enabled
 	}
 	out.Agent.Effort = merged.Agent.Effort
 	out.Agent.Temperature = merged.Agent.Temperature

@@ -47,6 +47,7 @@ type keyCase struct {
 var keyCases = []keyCase{
 	{"model", "model: anthropic/claude-x\n", true},
 	{"storage.enabled", "storage:\n  enabled: false\n", true},
+	{"storage.artifacts_max_mb", "storage:\n  artifacts_max_mb: 1\n", false},
 	{"agent.mode", "agent:\n  mode: auto\n", false},
 	{"agent.effort", "agent:\n  effort: high\n", true},
 	{"agent.temperature", "agent:\n  temperature: 0.3\n", true},
@@ -368,5 +369,21 @@ tools:
 	}
 	if v := shown["agent.system_prompt"]; !strings.HasSuffix(v, "(300 characters)") || len(v) > 160 {
 		t.Errorf("system_prompt shown as %s", v)
+	}
+}
+
+// TestUntrustedStorageTakesOnlyEnabled: an untrusted project that turns
+// storage off gets that, but not the artifacts cap written beside it,
+// which would delete the person's screenshots as they are taken.
+func TestUntrustedStorageTakesOnlyEnabled(t *testing.T) {
+	l, _ := load(t, "", "storage:\n  enabled: false\n  artifacts_max_mb: 1\n", false)
+	if l.Config.Storage.IsEnabled() {
+		t.Error("the project's storage.enabled: false did not apply")
+	}
+	if got := l.Config.Storage.ArtifactsMaxBytes(); got != DefaultArtifactsMaxMB<<20 {
+		t.Errorf("artifacts cap %d bytes, want the default %d MB", got, DefaultArtifactsMaxMB)
+	}
+	if got := l.Ignored(); !slices.Equal(got, []string{"storage.artifacts_max_mb"}) {
+		t.Errorf("ignored %q", got)
 	}
 }

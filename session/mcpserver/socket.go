@@ -45,8 +45,12 @@ type Listener struct {
 	log    *slog.Logger
 	ctx    context.Context
 	cancel context.CancelFunc
-	wg     sync.WaitGroup
-	once   sync.Once
+	// calls ends the running calls; Close cancels it before ctx, so that
+	// their answers go out before the sessions end.
+	calls     context.Context
+	stopCalls context.CancelFunc
+	wg        sync.WaitGroup
+	once      sync.Once
 }
 
 // Listen binds the socket at path (mode 0600). A socket file left by a
@@ -79,7 +83,9 @@ func Listen(path string, token func() string, run Backend, version string, log *
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	l := &Listener{ln: ln, path: path, token: token, srv: New(run, version), log: log, ctx: ctx, cancel: cancel}
+	calls, stopCalls := context.WithCancel(context.Background())
+	l := &Listener{ln: ln, path: path, token: token, log: log, ctx: ctx, cancel: cancel, calls: calls, stopCalls: stopCalls}
+	l.srv = New(l.tracked(run), version)
 	l.wg.Add(1)
 	go l.accept()
 	return l, nil
@@ -88,12 +94,14 @@ func Listen(path string, token func() string, run Backend, version string, log *
 // Path is the socket's path.
 func (l *Listener) Path() string { return l.path }
 
-// Close stops accepting, ends every session (their calls are cancelled,
-// which withdraws their approvals) and removes the socket.
+// Close stops accepting, cancels the running calls (which withdraws their
+// approvals), lets their answers reach the clients, then ends every
+// session and removes the socket.
 func (l *Listener) Close() error {
 	l.once.Do(func() {
-		l.cancel()
 		l.ln.Close()
+		l.stopCalls()
+		l.cancel()
 		l.wg.Wait()
 		os.Remove(l.path)
 	})
@@ -135,7 +143,12 @@ func (l *Listener) serve(c net.Conn) {
 	_ = c.SetDeadline(time.Time{})
 	l.log.Info("mcp: a client connected through the socket")
 	// The reader keeps what it buffered past the handshake.
-	ss, err := l.srv.Connect(l.ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: c}, nil)
+	// The session's context is not the listener's: a session whose
+	// context ends stops writing, and the answers of the calls Close
+	// cancels must still go out.
+	cl := newClient()
+	ctx := context.WithValue(context.Background(), clientKey{}, cl)
+	ss, err := l.srv.Connect(ctx, &mcp.IOTransport{Reader: io.NopCloser(r), Writer: answerWriter{c, cl}}, nil)
 	if err != nil {
 		return
 	}
@@ -143,6 +156,7 @@ func (l *Listener) serve(c net.Conn) {
 	go func() {
 		select {
 		case <-l.ctx.Done():
+			cl.settle(answerGrace)
 			ss.Close()
 		case <-done:
 		}

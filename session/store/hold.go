@@ -245,3 +245,28 @@ func (h *Hold) release() {
 	}
 	e.f.Close()
 }
+
+// orphaned reports whether conversation id's open calls have nobody left
+// to answer them: no lock file, or one whose holder process on this host
+// is gone (kill -9 leaves the file behind). It only reads, so a listing
+// never gets in the way of a process about to hold the conversation; a
+// holder being written, on another host, or on a system without process
+// probes counts as alive.
+func (s *Store) orphaned(id string) bool {
+	f, err := s.fs.OpenFile(s.lockPath(id), os.O_RDONLY, 0)
+	if errors.Is(err, fs.ErrNotExist) {
+		return true
+	}
+	if err != nil {
+		return false
+	}
+	h := readHolder(f)
+	f.Close()
+	if h.PID <= 0 {
+		return false
+	}
+	if host, _ := os.Hostname(); h.Host != "" && h.Host != host {
+		return false
+	}
+	return processGone(h.PID)
+}

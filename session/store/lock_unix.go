@@ -63,3 +63,9 @@ func funlock(f File) error {
 		}
 	}
 }
+
+// processGone reports whether no process has id pid. EPERM means one
+// exists that this user may not signal.
+func processGone(pid int) bool {
+	return errors.Is(syscall.Kill(pid, 0), syscall.ESRCH)
+}

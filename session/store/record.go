@@ -78,6 +78,7 @@ func (s *state) apply(r *record) bool {
 			return false
 		}
 		s.meta.MessageCount++
+		s.meta.OpenCalls = openCalls(s.meta.OpenCalls, r.Message)
 		s.touch(r.At)
 		if s.meta.TitleSource == "" && r.Message.Role == RoleUser {
 			if t := PreviewTitle(r.Message.Content); t != "" {
@@ -187,4 +188,16 @@ func truncateRunes(s string, n int) string {
 		i += size
 	}
 	return s[:i]
+}
+
+// openCalls returns open, the number of unanswered calls, after message
+// m: an assistant's calls open, a tool message answers one.
+func openCalls(open int, m *Message) int {
+	switch {
+	case m.Role == RoleAssistant:
+		return open + len(m.ToolCalls)
+	case m.Role == RoleTool && m.ToolCallID != "" && open > 0:
+		return open - 1
+	}
+	return open
 }

@@ -196,9 +196,17 @@ type Meta struct {
 	CreatedAt   time.Time `json:"created_at"`
 	// UpdatedAt is the time of the last message or tool result; renaming
 	// and pinning do not move it, so they do not reorder the list.
-	UpdatedAt    time.Time `json:"updated_at"`
-	MessageCount int       `json:"message_count"`
-	Pinned       bool      `json:"pinned"`
+	UpdatedAt time.Time `json:"updated_at"`
+	// MessageCount is how many messages the transcript holds; List adds
+	// the results a resume will give OpenCalls when no process is left to
+	// answer them, so that the count is what opening it shows.
+	MessageCount int  `json:"message_count"`
+	Pinned       bool `json:"pinned"`
+	// OpenCalls counts the tool calls no stored result answers yet: a
+	// running turn's, or those a killed process left, which Recover
+	// answers. A count keeps Meta comparable; a tool message answering
+	// no call, which only a hand edit writes, can make it one short.
+	OpenCalls int `json:"open_calls,omitempty"`
 }
 
 // Conversation is a stored conversation in full.
@@ -934,6 +942,11 @@ func (s *Store) List() ([]Meta, error) {
 				s.warn(fmt.Errorf("conversation %s: left out of the list: %w", id, err))
 				continue
 			}
+		}
+		if m.OpenCalls > 0 && s.orphaned(id) {
+			// Opening it answers them first (Recover): counting those
+			// results now keeps the list in step with what is shown.
+			m.MessageCount += m.OpenCalls
 		}
 		metas = append(metas, m)
 	}

@@ -239,6 +239,9 @@ func TestHandEditedTranscriptIsRebuiltWhenTheSummaryIsBehind(t *testing.T) {
 	dir := t.TempDir()
 	s, _ := openTest(t, dir)
 	id := mustCreate(t, s)
+	// Held, as a writer holds it: its open call is running, not orphaned
+	// (see TestListCountsTheResultsARepairAdds).
+	mustHold(t, s, id)
 	mustAppend(t, s, id, user("first question"))
 	mustAppend(t, s, id, toolCall("a"))
 	// Someone inserts a message right after the first line with an editor.
@@ -280,6 +283,7 @@ func TestSummariesAgreeWithTranscripts(t *testing.T) {
 	var ids []string
 	for range 3 {
 		ids = append(ids, mustCreate(t, a))
+		mustHold(t, a, ids[len(ids)-1])
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	rebuilt := func(id string) Meta {

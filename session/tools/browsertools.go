@@ -116,7 +116,7 @@ func browserError(ctx context.Context, err error) error {
 	case ctx.Err() != nil:
 		return ctx.Err()
 	case errors.Is(err, browser.ErrTimeout):
-		return errors.New("the browser did not answer in time; the page may be slow or stuck: try again, or take a screenshot to see its state")
+		return errors.New(timeoutText)
 	case errors.Is(err, browser.ErrDisconnected):
 		return errors.New("the browser extension disconnected before answering; ask the person to check that the extension is connected, then try again")
 	case errors.As(err, &ce):
@@ -201,7 +201,7 @@ func (navigateTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Out
 	if res.URL == "" {
 		res.URL = a.URL
 	}
-	return Output{Text: "Navigated to " + pageLine(res) + ".", Success: true, page: res.URL}, nil
+	return Output{Text: withDialogs("Navigated to "+pageLine(res)+".", res), Success: true, page: res.URL}, nil
 }
 
 func checkURL(raw string) error {
@@ -251,7 +251,7 @@ func (clickTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 	if err != nil {
 		return Output{}, err
 	}
-	return Output{Text: fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), Success: true, page: res.URL}, nil
+	return Output{Text: withDialogs(fmt.Sprintf("Clicked %s. The tab shows %s.", a.Selector, pageLine(res)), res), Success: true, page: res.URL}, nil
 }
 
 type typeTool struct{}
@@ -301,7 +301,7 @@ func (typeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	if a.PressEnter {
 		enter = " and pressed Enter"
 	}
-	return Output{Text: fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), Success: true, page: res.URL}, nil
+	return Output{Text: withDialogs(fmt.Sprintf("Typed %d characters into %s%s. The tab shows %s.", len([]rune(a.Text)), a.Selector, enter, pageLine(res)), res), Success: true, page: res.URL}, nil
 }
 
 type readPageTool struct{}
@@ -356,7 +356,7 @@ func (readPageTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Out
 		hint := "read a narrower selector (such as \"main\", \"article\" or an element's id) to see the rest"
 		text = fmt.Sprintf("%s\n[... %d more characters not shown (%d in total); %s ...]", string(r[:pageTextLimit]), len(r)-pageTextLimit, len(r), hint)
 	}
-	return Output{Text: "Page: " + pageLine(res) + "\n\n" + text, Success: true}, nil
+	return Output{Text: withDialogs("Page: "+pageLine(res)+"\n\n"+text, res), Success: true}, nil
 }
 
 type screenshotTool struct{}
@@ -411,7 +411,7 @@ func (screenshotTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (O
 	}
 	text := fmt.Sprintf("Screenshot of %s saved to %s (%s). Show it to the person with ![screenshot](/artifacts/%s).", pageLine(res), abs, size, rel)
 	return Output{
-		Text:      text,
+		Text:      withDialogs(text, res),
 		Success:   true,
 		Images:    []llm.Image{{MIME: mime, Data: res.Image}},
 		Artifacts: []string{rel},
@@ -451,6 +451,7 @@ func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error
 		os.Remove(abs)
 		return "", "", err
 	}
+	pruneArtifacts(env.ArtifactsDir, env.ArtifactsMaxBytes, abs)
 	return dir + "/" + name, abs, nil
 }
 

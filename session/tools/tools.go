@@ -36,6 +36,9 @@ type Env struct {
 	// ArtifactsDir is the project's artifacts directory (screenshots go to
 	// its screenshots/ subdirectory); the bridge serves it at /artifacts/.
 	ArtifactsDir string
+	// ArtifactsMaxBytes caps ArtifactsDir: saving past it deletes the
+	// oldest files (storage.artifacts_max_mb). 0 means 100 MB.
+	ArtifactsMaxBytes int64
 	// Browser drives the person's browser; nil means no browser.
 	Browser browser.Driver
 	// BrowserOff says why Browser is nil and what the person can do about

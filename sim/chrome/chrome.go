@@ -22,6 +22,11 @@
 //   - screenshot captures the controlled tab as a PNG;
 //   - tabs lists the browser's page targets, flagging the controlled one.
 //
+// A JavaScript dialog (alert, confirm, prompt) is answered as it opens
+// (OK for an alert, Cancel for the others) and named in the events, and
+// in the error, of the command during which it opened, so that none waits
+// on it (see dialogs.go).
+//
 // When the browser crashes or exits, every command fails at once with an
 // error result that says so; none hangs.
 package chrome
@@ -144,6 +149,7 @@ type tab struct {
 	cancel   context.CancelFunc
 	id       target.ID
 	detached <-chan struct{}
+	dialogs  dialogLog
 }
 
 var _ sim.Browser = (*Browser)(nil)
@@ -407,6 +413,12 @@ func (b *Browser) pageCommand(ctx context.Context, cmd wire.BrowserCommand) (wir
 			return wire.BrowserResult{Error: b.explain(ctx, cmd.Action, err)}, false
 		}
 	}
+	res, nullRead := b.onTab(ctx, t, cmd)
+	return withDialogs(res, t.dialogs.take()), nullRead
+}
+
+// onTab runs a page command on the controlled tab t. Page lock held.
+func (b *Browser) onTab(ctx context.Context, t *tab, cmd wire.BrowserCommand) (wire.BrowserResult, bool) {
 	rctx, cancel := context.WithCancel(t.ctx)
 	defer cancel()
 	defer context.AfterFunc(ctx, cancel)()
@@ -529,6 +541,7 @@ func (b *Browser) openTab(ctx context.Context) (*tab, error) {
 		return nil, err
 	}
 	t := &tab{ctx: tabCtx, cancel: cancel, id: c.Target.TargetID, detached: detached}
+	b.answerDialogs(t)
 	b.mu.Lock()
 	b.tab = t
 	b.focused = t.id // a new tab (in its own window) takes the focus

@@ -72,6 +72,10 @@ func testSite() http.Handler {
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")
 		io.WriteString(w, secretsPage)
 	})
+	mux.HandleFunc("GET /dialogs.html", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/html; charset=utf-8")
+		io.WriteString(w, dialogsPage)
+	})
 	mux.HandleFunc("GET /hang", func(w http.ResponseWriter, r *http.Request) {
 		<-r.Context().Done() // never answers
 	})
