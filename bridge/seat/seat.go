@@ -28,6 +28,7 @@ import (
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/relay"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/config"
 )
 
 // Options configures a Seat.
@@ -484,9 +485,9 @@ func (s *Seat) statusLocked() browser.Status {
 		st = s.held
 	case s.guest != nil:
 		st = s.guestSt
+		st.Via = Describe(s.holder)
 		if st.State != browser.Connected {
-			h := s.holder
-			st.Reason = joinReasons("this infer uses the browser of the infer in "+h.Root+" (pid "+strconv.Itoa(h.PID)+")", st.Reason)
+			st.Reason = joinReasons("this infer uses the browser of "+st.Via, st.Reason)
 		}
 	default:
 		st = s.base
@@ -495,6 +496,16 @@ func (s *Seat) statusLocked() browser.Status {
 		st.Reason = joinReasons(WaitingNotice(s.opts.ConnectWait), st.Reason)
 	}
 	return st
+}
+
+// Describe names a holder for the person to find it: how it was
+// started, its project and its pid.
+func Describe(h relay.Holder) string {
+	cmd := h.Command
+	if cmd == "" {
+		cmd = "infer"
+	}
+	return cmd + " in " + config.DisplayPath(h.Root) + " (pid " + strconv.Itoa(h.PID) + ")"
 }
 
 // WaitingNotice is what the status says while a browser call waits up to
@@ -616,8 +627,7 @@ func (s *Seat) notConnected(err error, waited time.Duration) error {
 	case s.srv != nil:
 		why = s.held.Reason
 	case s.guest != nil:
-		h := s.holder
-		why = joinReasons("through the infer in "+h.Root+" (pid "+strconv.Itoa(h.PID)+")", s.guestSt.Reason)
+		why = joinReasons("through "+Describe(s.holder), s.guestSt.Reason)
 	default:
 		why = s.base.Reason
 	}

@@ -194,6 +194,12 @@ func TestGuestTakesOverWhenHolderCloses(t *testing.T) {
 	extension(t, port, token)
 	b := start(t, h, port, guard, token)
 	mustRead(t, "guest", b.Seat)
+	if via := b.Status().Via; !strings.Contains(via, "(pid "+strconv.Itoa(os.Getpid())+")") {
+		t.Errorf("the guest's status says its browser comes through %q, want the holder named", via)
+	}
+	if via := a.Status().Via; via != "" {
+		t.Errorf("the holder's status says its browser comes through %q", via)
+	}
 
 	a.Close()
 	select {
@@ -204,6 +210,9 @@ func TestGuestTakesOverWhenHolderCloses(t *testing.T) {
 	mustRead(t, "new holder", b.Seat)
 	if !b.Holding() {
 		t.Error("the guest answers but does not hold the bridge")
+	}
+	if via := b.Status().Via; via != "" {
+		t.Errorf("after taking the port over the status still says the browser comes through %q", via)
 	}
 	if _, err := do(t, a.Seat); !errors.Is(err, browser.ErrNotConnected) {
 		t.Errorf("a closed seat's call: %v, want ErrNotConnected", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/relay"
+	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
 )
@@ -214,11 +215,5 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 }
 
 // describeHolder names the infer whose browser this one uses, for the
-// person to find it: how it was started, its project and its pid.
-func describeHolder(h relay.Holder) string {
-	cmd := h.Command
-	if cmd == "" {
-		cmd = "infer"
-	}
-	return fmt.Sprintf("%s in %s (pid %d)", cmd, config.DisplayPath(h.Root), h.PID)
-}
+// person to find it.
+func describeHolder(h relay.Holder) string { return seat.Describe(h) }

@@ -138,6 +138,11 @@ type Status struct {
 	// Reason says why the extension disconnected, or why the latest
 	// connection attempt was refused (never containing a token).
 	Reason string
+	// Via names the other infer whose browser this one uses ("infer in
+	// ~/src/app (pid 4242)"), empty while this infer holds the bridge
+	// itself: front ends say whose browser it is, and show the change when
+	// this infer takes the port over.
+	Via string
 	// Flapping, when not zero, is how many times the live connection was
 	// replaced by a newer one within the bridge's flap window: two
 	// browsers with the extension and the same token taking turns, each

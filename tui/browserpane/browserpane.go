@@ -265,6 +265,9 @@ func (m *Model) statusLines(w int) []string {
 		if len(detail) > 0 {
 			lines = append(lines, th.Faint.Render(strings.Join(detail, " · ")))
 		}
+		if s.Via != "" {
+			lines = append(lines, wrap(th.Faint.Render("through "+termtext.Line(s.Via)+", which holds the port"), w)...)
+		}
 		lines = append(lines, m.flappingLines(w)...)
 	case s.State == browser.Disconnected:
 		head := th.Err.Render("✗ disconnected")

@@ -174,3 +174,19 @@ func TestFlappingIsSaidPlainly(t *testing.T) {
 		t.Fatalf("the warning outlived the flapping:\n%s", v)
 	}
 }
+
+// TestGuestSaysWhoseBrowser: an infer using another's browser says whose
+// it is while connected, and stops saying so once it holds the port.
+func TestGuestSaysWhoseBrowser(t *testing.T) {
+	m := New(theme.New(true, true), 52789)
+	m.SetSize(70, 14)
+	m.SetStatus(browser.Status{State: browser.Connected, Via: "infer serve in ~/src/app (pid 4242)"})
+	flat := strings.Join(strings.Fields(strings.ReplaceAll(ansi.Strip(m.View()), "│", " ")), " ")
+	if !strings.Contains(flat, "through infer serve in ~/src/app (pid 4242), which holds the port") {
+		t.Fatalf("the pane does not say whose browser it is:\n%s", m.View())
+	}
+	m.SetStatus(browser.Status{State: browser.Connected})
+	if v := ansi.Strip(m.View()); strings.Contains(v, "through") {
+		t.Fatalf("the pane still names another holder after taking the port over:\n%s", v)
+	}
+}
