@@ -91,6 +91,10 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 		if o.CommandTimeout > 0 {
 			bu.Extension.CommandTimeout = config.Duration(o.CommandTimeout)
 		}
+		// A call made while the simulator is away waits a second for
+		// it, not the default 20 s: the faults here end turns within
+		// faultGuard, and the wait itself is bridge/seat's to test.
+		bu.Extension.ConnectWait = config.Duration(time.Second)
 		if err := config.CreateBrowserUse(config.BrowserUsePath(home), bu); err != nil {
 			t.Fatal(err)
 		}
@@ -864,8 +868,11 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	faultSettles(t, "goroutines after sockets died before hello", base+2, runtime.NumGoroutine)
 
 	// Authenticated, then gone before reading the ack: each replaces the
-	// live extension for a moment, which then reconnects.
-	for i := 0; i < rounds; i++ {
+	// live extension for a moment, which then reconnects. Two, not
+	// fifteen: three replacements within the bridge's flap window are
+	// two browsers taking turns, which pauses browser commands
+	// (TestFlappingPausesCommands in bridge).
+	for i := 0; i < 2; i++ {
 		h := http.Header{}
 		h.Set("Origin", "chrome-extension://fault-test")
 		ws, _, err := websocket.DefaultDialer.Dial(rg.app.Seat.URL(), h)
