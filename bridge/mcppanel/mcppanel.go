@@ -123,7 +123,10 @@ func (p *Panel) Ran(o tools.Outcome) tools.Outcome {
 	if s == nil {
 		return o
 	}
-	p.say(s, session.OutsideCallEnded(o).Line())
+	// The line quotes the client's arguments and the page's answer; the
+	// panel renders Markdown, which must not turn them into an image it
+	// fetches or a link in infer's voice.
+	p.say(s, wire.PlainMarkdown(session.OutsideCallEnded(o).Line()))
 	return o
 }
 

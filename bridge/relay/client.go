@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"os"
 	"sync"
 	"time"
 
@@ -37,7 +38,8 @@ type Client struct {
 // Dial connects to the holder's socket at path and authenticates with
 // token. When nobody serves the socket the error wraps os.ErrNotExist or
 // ECONNREFUSED; when the holder refuses, it wraps ErrRefused with the
-// holder's reason. onStatus, when not nil, is called with every status the
+// holder's reason; when another user's process serves it, it wraps
+// ErrNotOurs and that process was sent nothing. onStatus, when not nil, is called with every status the
 // holder publishes after the handshake (Status has the handshake's), one
 // call at a time and from a goroutine of the Client's; it must not call
 // Close.
@@ -46,6 +48,22 @@ func Dial(ctx context.Context, path, token string, onStatus func(browser.Status)
 	conn, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
+	}
+	// The token goes only to a holder of this user (or root, who can
+	// read it anyway): a socket another user put there first, in a
+	// folder they can write in, would otherwise receive it, and then
+	// every browser command, typed text included.
+	if uc, ok := conn.(*net.UnixConn); ok {
+		uid, err := peerUID(uc)
+		switch {
+		case errors.Is(err, errNoPeerCred):
+		case err != nil:
+			conn.Close()
+			return nil, fmt.Errorf("relay: cannot tell who serves %s: %w", path, err)
+		case uid != os.Getuid() && uid != 0:
+			conn.Close()
+			return nil, fmt.Errorf("relay: %w (uid %d) at %s; it was not sent the token. Remove it, and keep infer's home a folder only you can write in", ErrNotOurs, uid, path)
+		}
 	}
 	deadline := time.Now().Add(handshakeTimeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {

@@ -71,3 +71,8 @@ func (holderGone) Error() string {
 
 // Is reports browser.ErrDisconnected as a match.
 func (holderGone) Is(target error) bool { return target == browser.ErrDisconnected }
+
+// ErrNotOurs is Dial's error, wrapped with who it is, when the socket is
+// served by a process of another user: the guest hangs up before sending
+// the token or anything else.
+var ErrNotOurs = errors.New("the browser socket is served by another user's process")

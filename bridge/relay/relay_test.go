@@ -29,6 +29,10 @@ func TestMain(m *testing.M) {
 		dialHelper(addr, os.Getenv(dialHelperTokenEnv))
 		return
 	}
+	if path := os.Getenv(squatHelperEnv); path != "" {
+		squatHelper(path)
+		return
+	}
 	if path := os.Getenv(holdHelperEnv); path != "" {
 		holdHelper(path)
 		return

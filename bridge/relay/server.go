@@ -11,6 +11,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"sync"
 	"time"
 
@@ -44,7 +45,8 @@ type Server struct {
 	published *browser.Status // the latest Publish, nil before the first
 }
 
-// Listen binds the socket at path (mode 0600) and serves src on it. A
+// Listen binds the socket at path (mode 0600) and serves src on it, in a
+// folder that is this user's and that no one else can write in. A
 // socket file left by a process that is gone is replaced; one a live
 // process answers on is not (ErrInUse). Guests must first send the token
 // (token() at that moment: the person may rotate it while infer runs).
@@ -57,6 +59,9 @@ func Listen(path string, token func() string, src Source, h Holder, log *slog.Lo
 	}
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
+	}
+	if err := privateFolder(filepath.Dir(path)); err != nil {
+		return nil, fmt.Errorf("relay: %w", err)
 	}
 	if _, err := os.Lstat(path); err == nil {
 		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {

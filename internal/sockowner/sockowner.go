@@ -8,6 +8,7 @@ package sockowner
 import (
 	"errors"
 	"net"
+	"os"
 )
 
 // ErrUnsupported is returned where the operating system offers no way this
@@ -30,3 +31,14 @@ func PeerUID(local, remote *net.TCPAddr) (int, error) {
 func ListenerUID(port int) (uid int, found bool, err error) {
 	return listenerUID(port)
 }
+
+// UnixPeerUID is the uid of the process at the other end of a Unix socket
+// connection, as the kernel recorded it when the connection was made: the
+// client's for a listener, the listener's for a client. It returns
+// ErrUnsupported where the system offers no way this package knows.
+func UnixPeerUID(c *net.UnixConn) (int, error) { return unixPeerUID(c) }
+
+// Trusted reports whether a socket owned by uid may be talked to with the
+// person's secrets: one of this process's own user, or root (who can read
+// them and trace infer anyway).
+func Trusted(uid int) bool { return uid == os.Getuid() || uid == 0 }

@@ -109,6 +109,9 @@ func Load(home, projectRoot string) (Loaded, error) {
 		projCfg  Config
 		projPath = projectConfigFile(home, projectRoot)
 	)
+	if err := checkHome(home); err != nil {
+		return out, err
+	}
 	userPath := ConfigPath(home)
 	doc, cfg, err := readConfigFile(userPath)
 	switch {

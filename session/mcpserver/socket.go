@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/infer-workspace/infer/internal/sockowner"
 )
 
 // SocketFile is the socket's name in infer's home. The home is the
@@ -127,6 +129,21 @@ func (l *Listener) accept() {
 // side ends.
 func (l *Listener) serve(c net.Conn) {
 	defer c.Close()
+	// Only infer's own user (and root) may borrow its pipeline and
+	// browser: the home is the person's alone, so this only matters if
+	// its mode is loosened. Nothing is read or written before.
+	if uc, ok := c.(*net.UnixConn); ok {
+		uid, err := sockowner.UnixPeerUID(uc)
+		switch {
+		case errors.Is(err, sockowner.ErrUnsupported):
+		case err != nil:
+			l.log.Warn("mcp: closed a connection whose owner could not be found", "err", err)
+			return
+		case !sockowner.Trusted(uid):
+			l.log.Warn(fmt.Sprintf("mcp: a process of another user (uid %d) connected to the socket; it was closed unanswered", uid), "uid", uid)
+			return
+		}
+	}
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	r := bufio.NewReaderSize(c, maxHandshake)
 	line, err := r.ReadSlice('\n')
@@ -184,6 +201,20 @@ func Dial(ctx context.Context, path, token string) (net.Conn, error) {
 	c, err := d.DialContext(ctx, "unix", path)
 	if err != nil {
 		return nil, err
+	}
+	// The token goes only to an infer of this user (or root): another
+	// user's socket in its place would receive it.
+	if uc, ok := c.(*net.UnixConn); ok {
+		uid, err := sockowner.UnixPeerUID(uc)
+		switch {
+		case errors.Is(err, sockowner.ErrUnsupported):
+		case err != nil:
+			c.Close()
+			return nil, fmt.Errorf("mcpserver: cannot tell who serves %s: %w", path, err)
+		case !sockowner.Trusted(uid):
+			c.Close()
+			return nil, fmt.Errorf("mcpserver: %s is served by a process of another user (uid %d); it was not sent the token. Remove it, and keep infer's home a folder only you can write in", path, uid)
+		}
 	}
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
 	if err := writeLine(c, handshake{Token: token}); err != nil {

@@ -106,3 +106,29 @@ func target(ctx context.Context, abs string) string {
 	}
 	return realPath(abs)
 }
+
+// hiddenPaths are the sandbox's DenyRead entries (infer's home, state and
+// cache, the secret stores, sandbox.deny_read), links resolved: what no
+// confined command can read. The file tools run in infer's own process,
+// outside the sandbox, so they keep to the same list themselves: a
+// project that is the home folder holds ~/.ssh and ~/.infer.
+func (env *Env) hiddenPaths() []string {
+	out := make([]string, 0, len(env.Confine.DenyRead))
+	for _, d := range env.Confine.DenyRead {
+		if filepath.IsAbs(d) {
+			out = append(out, realPath(d))
+		}
+	}
+	return out
+}
+
+// hiddenBy returns the entry of hidden that real, a resolved path, is or
+// is under, or "".
+func hiddenBy(hidden []string, real string) string {
+	for _, h := range hidden {
+		if real == h || strings.HasPrefix(real, h+string(filepath.Separator)) || h == string(filepath.Separator) {
+			return h
+		}
+	}
+	return ""
+}

@@ -201,6 +201,16 @@ func (p *policy) decideOn(j resolvedPaths, t Tool, call Call, args json.RawMessa
 		// allows it, may be).
 		return Permission{Kind: Ask, LocalOnly: !isBash(t), Why: fmt.Sprintf("%s would touch %s, which is outside the project (%s)", t.Name(), outside, p.env.Root)}
 	}
+	if hidden := p.hiddenPath(j, t, args); hidden != "" {
+		if mode == Plan && !t.ReadOnly() {
+			return p.planRefusal(t, args)
+		}
+		// What the sandbox keeps from every command (the bridge token,
+		// ~/.ssh, …) is inside the project only when the project holds
+		// the home folder; the file tools, outside the sandbox, ask a
+		// person at infer for it each time, never the panel.
+		return Permission{Kind: Ask, LocalOnly: true, Why: fmt.Sprintf("%s would touch %s, which infer hides from every command (its own files, a secret store or sandbox.deny_read): a person approves it at infer itself", t.Name(), hidden)}
+	}
 	if isBash(t) && !p.env.unaskedBashOK() {
 		if mode == Plan {
 			if ok, _ := p.guard.Allowed(bashCommand(args), true); !ok {
@@ -237,6 +247,26 @@ func (p *policy) decideOn(j resolvedPaths, t Tool, call Call, args json.RawMessa
 	default:
 		return p.standard(t, args)
 	}
+}
+
+// hiddenPath returns the first path of the call that the sandbox hides
+// from commands (see Env.hiddenPaths), or "".
+func (p *policy) hiddenPath(j resolvedPaths, t Tool, args json.RawMessage) string {
+	pt, ok := t.(pathTool)
+	if !ok || len(p.env.Confine.DenyRead) == 0 {
+		return ""
+	}
+	hidden := p.env.hiddenPaths()
+	for _, raw := range pt.paths(args) {
+		abs, err := resolve(p.env, raw)
+		if err != nil {
+			continue
+		}
+		if real, ok := j.real[abs]; ok && hiddenBy(hidden, real) != "" {
+			return real
+		}
+	}
+	return ""
 }
 
 func (p *policy) outsidePath(j resolvedPaths, t Tool, args json.RawMessage) string {

@@ -104,7 +104,7 @@ func (grepTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	}
 
 	var b strings.Builder
-	g := &grepWalk{ctx: ctx, re: re, glob: a.Glob, start: start}
+	g := &grepWalk{ctx: ctx, re: re, glob: a.Glob, start: start, realStart: realPath(start), hidden: env.hiddenPaths()}
 	g.hit = func(p string, line int, text string) {
 		fmt.Fprintf(&b, "%s:%d: %s\n", filepath.ToSlash(display(env, p)), line, cutLine(text, grepLineLimit))
 	}
@@ -159,6 +159,20 @@ type grepWalk struct {
 	glob, start    string
 	hit            func(p string, line int, text string)
 	matches, files int
+	// realStart is start with its links resolved, and hidden what the
+	// sandbox hides from commands (Env.hiddenPaths): the search skips
+	// it, as a confined grep would not see it.
+	realStart string
+	hidden    []string
+}
+
+// isHidden reports whether p, a path under start, is hidden.
+func (g *grepWalk) isHidden(p string) bool {
+	if len(g.hidden) == 0 {
+		return false
+	}
+	rel, err := filepath.Rel(g.start, p)
+	return err == nil && hiddenBy(g.hidden, filepath.Join(g.realStart, rel)) != ""
 }
 
 // dir searches the folder d, found at p, in name order; unreadable
@@ -176,6 +190,7 @@ func (g *grepWalk) dir(d *os.File, p string) error {
 		name := e.Name()
 		child := filepath.Join(p, name)
 		switch {
+		case g.isHidden(child):
 		case e.IsDir() && skippedDirs[name]:
 		case e.IsDir():
 			sub, err := nolink.At(d, name)
@@ -307,9 +322,9 @@ func (treeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 	case !info.IsDir():
 		return Output{}, fmt.Errorf("%s is a file, not a directory; use Read to see it", display(env, start))
 	}
-	t := &treeWriter{ctx: ctx}
+	t := &treeWriter{ctx: ctx, hidden: env.hiddenPaths()}
 	t.line(0, filepath.ToSlash(display(env, start))+"/")
-	err = t.walk(top, 1, a.Depth)
+	err = t.walk(top, realPath(start), 1, a.Depth)
 	if err != nil && !errors.Is(err, errTreeFull) {
 		return Output{}, err
 	}
@@ -325,6 +340,9 @@ type treeWriter struct {
 	ctx   context.Context
 	b     strings.Builder
 	lines int
+	// hidden is what the sandbox hides from commands (Env.hiddenPaths):
+	// shown by name, never opened.
+	hidden []string
 }
 
 func (t *treeWriter) line(depth int, s string) error {
@@ -338,9 +356,10 @@ func (t *treeWriter) line(depth int, s string) error {
 	return nil
 }
 
-// walk lists the folder d through handles, each subfolder opened in its
-// parent without following links (see package nolink).
-func (t *treeWriter) walk(d *os.File, depth, maxDepth int) error {
+// walk lists the folder d, whose resolved path is real, through handles,
+// each subfolder opened in its parent without following links (see
+// package nolink).
+func (t *treeWriter) walk(d *os.File, real string, depth, maxDepth int) error {
 	if err := t.ctx.Err(); err != nil {
 		return err
 	}
@@ -354,6 +373,14 @@ func (t *treeWriter) walk(d *os.File, depth, maxDepth int) error {
 		switch {
 		case e.IsDir() && name == ".git":
 			continue
+		case hiddenBy(t.hidden, filepath.Join(real, name)) != "":
+			label := name
+			if e.IsDir() {
+				label += "/"
+			}
+			if err := t.line(depth, label+" (hidden: infer keeps it from commands)"); err != nil {
+				return err
+			}
 		case e.IsDir() && skippedDirs[name]:
 			if err := t.line(depth, name+"/ (not expanded)"); err != nil {
 				return err
@@ -371,7 +398,7 @@ func (t *treeWriter) walk(d *os.File, depth, maxDepth int) error {
 				if openErr != nil {
 					err = t.line(depth+1, "(unreadable: "+openErr.Error()+")")
 				} else {
-					err = t.walk(sub, depth+1, maxDepth)
+					err = t.walk(sub, filepath.Join(real, name), depth+1, maxDepth)
 				}
 			}
 			if sub != nil {
