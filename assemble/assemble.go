@@ -223,6 +223,9 @@ func New(opts Options) (in *Infer, err error) {
 		return in, &ModelError{Model: model, Err: rerr}
 	}
 
+	// ownSeat is in.Seat for the network gate, which sandboxed MCP servers
+	// may consult before the seat exists.
+	var ownSeat atomic.Pointer[seat.Seat]
 	in.Sandbox = opts.Sandbox
 	if in.Sandbox == nil {
 		in.Sandbox = SandboxFor(cfg)
@@ -237,6 +240,15 @@ func New(opts Options) (in *Infer, err error) {
 		Root: root, ArtifactsDir: config.ArtifactsDir(home, root), SecretEnv: SecretEnv(cfg),
 		Sandbox: in.Sandbox, Confine: ConfinePolicy(cfg, home),
 		NetAllow: cfg.Network.Allow, ArtifactsMaxBytes: cfg.Storage.ArtifactsMaxBytes(),
+		OwnPorts: func() []int {
+			// The configured port, whoever holds it, and the one this
+			// infer's seat uses (--port may differ).
+			ports := []int{opts.BrowserUse.Extension.Port}
+			if st := ownSeat.Load(); st != nil {
+				ports = append(ports, st.Port())
+			}
+			return ports
+		},
 	}
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
@@ -301,6 +313,7 @@ func New(opts Options) (in *Infer, err error) {
 		if err != nil {
 			return in, err
 		}
+		ownSeat.Store(in.Seat)
 		driver = in.Seat
 	}
 	judge := session.Judge{Catalog: in.Catalog}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -86,6 +87,9 @@ func refusal(d netproxy.Dest, why string) error {
 }
 
 func (g *netGate) decide(ctx context.Context, d netproxy.Dest) error {
+	if d.Loopback && g.env.ownPort(d.Port) {
+		return fmt.Errorf("infer blocked the connection to %s: that port is infer's own browser bridge, which confined commands may never reach, whatever network.allow says", d)
+	}
 	if HostAllowed(g.env.NetAllow, d) {
 		return nil
 	}
@@ -214,4 +218,12 @@ func splitAllowEntry(e string) (host string, port int) {
 		return "", 0
 	}
 	return host, port
+}
+
+// ownPort reports whether port is one infer itself serves on loopback.
+func (e *Env) ownPort(port int) bool {
+	if e.OwnPorts == nil {
+		return false
+	}
+	return slices.Contains(e.OwnPorts(), port)
 }

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -376,5 +377,36 @@ func TestACrashedConfinedCommandIsReportedPlainly(t *testing.T) {
 		if strings.Contains(out.Output, "goroutine") || out.ExitCode == nil || *out.ExitCode == 2 {
 			t.Errorf("kill -%s: %+v", sig, out)
 		}
+	}
+}
+
+// TestInfersOwnPortIsNeverReached: with the whole machine allowed by name,
+// a confined command still cannot reach the port infer serves the bridge
+// on through the proxy (the bridge would take the proxy's connection for
+// infer's own), while another port of the machine is reached.
+func TestInfersOwnPortIsNeverReached(t *testing.T) {
+	ap := &netApprover{answer: Decision{Kind: AllowAlways}}
+	p, env, _ := netPipeline(t, ap)
+	bridgePort := newNetCapture(t, "127.0.0.1")
+	other := newNetCapture(t, "127.0.0.1")
+	own, _ := strconv.Atoi(bridgePort.port())
+	env.OwnPorts = func() []int { return []int{own} }
+	env.NetAllow = []string{"localhost", "127.0.0.1"}
+	env.SetHostApprovals(true)
+	for _, host := range []string{"127.0.0.1", "localhost"} {
+		out := runBash(t, p, Auto, "curl -sS -m 20 http://"+host+":"+bridgePort.port()+"/"+netSecret)
+		if bridgePort.reached() {
+			t.Fatalf("a confined command reached infer's own port through %s: %s", host, out.Output)
+		}
+		if !strings.Contains(out.Output, "infer's own browser bridge") {
+			t.Errorf("the refusal does not say why: %s", out.Output)
+		}
+	}
+	if len(ap.requests()) != 0 {
+		t.Fatal("infer's own port was offered for approval")
+	}
+	out := runBash(t, p, Auto, "curl -sS -m 20 http://127.0.0.1:"+other.port()+"/ok")
+	if !other.reached() {
+		t.Fatalf("another port of the machine, allowed by network.allow, was not reached: %s", out.Output)
 	}
 }

@@ -79,6 +79,13 @@ type Env struct {
 	// NetAllow is network.allow: hosts confined commands reach through
 	// infer's proxy without asking (see HostAllowed).
 	NetAllow []string
+	// OwnPorts are the loopback ports infer itself serves (the browser
+	// bridge). Confined code never reaches them through the proxy, whatever
+	// network.allow or a grant says: the proxy is infer's own process, so
+	// the bridge would take such a connection for infer's, and only the
+	// token would stand between a command and the person's browser. nil:
+	// none.
+	OwnPorts func() []int
 
 	// hostApprovals is set while a person at infer's terminal can answer
 	// network approvals (see SetHostApprovals).
