@@ -44,6 +44,11 @@ func runInit(out, errOut io.Writer, opts initOptions, portGiven bool) error {
 	if err != nil {
 		return err
 	}
+	// A home another user owns or can write in is refused before the
+	// token is written there for them to read.
+	if err := config.CheckHome(home); err != nil {
+		return err
+	}
 	_, statErr := os.Stat(home)
 	if err := config.EnsureDir(home); err != nil {
 		return err

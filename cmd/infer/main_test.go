@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"github.com/infer-workspace/infer/session/netproxy"
+	"io/fs"
 	"net"
 	"net/http"
 	"net/http/httptest"
@@ -167,6 +169,25 @@ func TestInitRotateToken(t *testing.T) {
 	b2.Extension.Token = b.Extension.Token
 	if b2 != b {
 		t.Errorf("rotation changed more than the token: %v vs %v", b2, b)
+	}
+}
+
+// TestInitRefusesASharedHome: a home others can write in (INFER_HOME at a
+// shared folder) is refused before the token is written there.
+func TestInitRefusesASharedHome(t *testing.T) {
+	home := newHome(t)
+	if err := os.MkdirAll(home, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(home, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code := infer(t, "init")
+	if code == 0 || !strings.Contains(errOut, "other users can write in infer's home") {
+		t.Fatalf("exit %d, %q", code, errOut)
+	}
+	if _, err := os.Stat(config.BrowserUsePath(home)); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("the token file was written into a shared home: %v", err)
 	}
 }
 

@@ -2,5 +2,5 @@
 
 package config
 
-// checkHome has nothing to check where folders have no Unix modes.
-func checkHome(home string) error { return nil }
+// CheckHome has nothing to check where folders have no Unix modes.
+func CheckHome(home string) error { return nil }

@@ -10,7 +10,7 @@ import (
 	"syscall"
 )
 
-// checkHome refuses a home folder that is not the person's alone to
+// CheckHome refuses a home folder that is not the person's alone to
 // change: one another user owns, or one others can write in. Whoever can
 // write there can replace config.yaml (turning the sandbox off, starting
 // an MCP server of theirs), forge trusted.json, or put a socket where
@@ -18,7 +18,7 @@ import (
 // the bridge token to. infer makes its home 0700, but keeps the mode of
 // one that exists (INFER_HOME pointed at a shared or pre-made folder). A
 // home that does not exist yet is made later, private.
-func checkHome(home string) error {
+func CheckHome(home string) error {
 	fi, err := os.Stat(home)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil

@@ -109,7 +109,7 @@ func Load(home, projectRoot string) (Loaded, error) {
 		projCfg  Config
 		projPath = projectConfigFile(home, projectRoot)
 	)
-	if err := checkHome(home); err != nil {
+	if err := CheckHome(home); err != nil {
 		return out, err
 	}
 	userPath := ConfigPath(home)
