@@ -353,7 +353,7 @@ func TestGuestWaitsForTheHoldersExtension(t *testing.T) {
 	st := b.statuses.waitFor(t, "saying it waits", func(st browser.Status) bool {
 		return strings.Contains(st.Reason, "waiting up to 30s for the browser extension to connect")
 	})
-	if !strings.Contains(st.Reason, "this infer uses the browser of the infer in /projects/") {
+	if !strings.Contains(st.Reason, "this infer uses the browser of infer test in /projects/") {
 		t.Errorf("the guest's reason does not say whose browser it waits for: %q", st.Reason)
 	}
 	extension(t, port, token)
