@@ -25,7 +25,7 @@ FUZZTIME ?= 30s
 
 # The soak (not in CI): at least this long, and at least this many browser
 # commands and agent turns, through the simulator with faults on. `make test`
-# runs the same test for 60 s.
+# runs the same test for 10 s.
 SOAK_DURATION ?= 5m
 SOAK_COMMANDS ?= 100000
 SOAK_TURNS ?= 1000
