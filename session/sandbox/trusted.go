@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 )
 
@@ -33,7 +34,8 @@ func firstTrusted(what string, candidates []string) (string, error) {
 		if err == nil {
 			return p, nil
 		}
-		if !errors.Is(err, os.ErrNotExist) {
+		// /bin is often a link to /usr/bin: one file, said once.
+		if !errors.Is(err, os.ErrNotExist) && !slices.Contains(why, err.Error()) {
 			why = append(why, err.Error())
 		}
 	}

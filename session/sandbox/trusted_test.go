@@ -116,3 +116,28 @@ func TestOnlyRootOwnedProgramsAreTrusted(t *testing.T) {
 		t.Errorf("a link to /bin/sh: %q, %v", p, err)
 	}
 }
+
+// TestOneFileIsPassedOverOnce: two candidates that are one file (as /bin
+// and /usr/bin often are) give its reason once, not twice.
+func TestOneFileIsPassedOverOnce(t *testing.T) {
+	dir := t.TempDir()
+	real := filepath.Join(dir, "real")
+	if err := os.Mkdir(real, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var candidates []string
+	for _, name := range []string{"a", "b"} {
+		link := filepath.Join(dir, name)
+		if err := os.Symlink(real, link); err != nil {
+			t.Fatal(err)
+		}
+		candidates = append(candidates, link)
+	}
+	_, err := firstTrusted("tool", candidates)
+	if err == nil {
+		t.Fatal("a folder was trusted as a program")
+	}
+	if n := strings.Count(err.Error(), real); n != 1 {
+		t.Fatalf("the shared file is named %d times: %v", n, err)
+	}
+}
