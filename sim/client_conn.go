@@ -254,7 +254,12 @@ func (cc *clientConn) write(ctx context.Context, b []byte) error {
 	}
 	cc.ws.SetWriteDeadline(time.Now().Add(writeTimeout))
 	if err := cc.ws.WriteMessage(websocket.TextMessage, b); err != nil {
-		cc.shutdown(fmt.Errorf("write: %w", err))
+		// Close already sent means the reader met infer's close frame
+		// and answered it: the reader ends the connection with infer's
+		// code (1009 for a frame too large), which is the real cause.
+		if !errors.Is(err, websocket.ErrCloseSent) {
+			cc.shutdown(fmt.Errorf("write: %w", err))
+		}
 		return ErrDisconnected
 	}
 	cc.client.tapFrame(ExtToSrv, b)
