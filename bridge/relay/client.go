@@ -11,6 +11,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/sockowner"
 	"github.com/infer-workspace/infer/session/browser"
 )
 
@@ -54,9 +55,9 @@ func Dial(ctx context.Context, path, token string, onStatus func(browser.Status)
 	// folder they can write in, would otherwise receive it, and then
 	// every browser command, typed text included.
 	if uc, ok := conn.(*net.UnixConn); ok {
-		uid, err := peerUID(uc)
+		uid, err := sockowner.UnixPeerUID(uc)
 		switch {
-		case errors.Is(err, errNoPeerCred):
+		case errors.Is(err, sockowner.ErrUnsupported):
 		case err != nil:
 			conn.Close()
 			return nil, fmt.Errorf("relay: cannot tell who serves %s: %w", path, err)

@@ -15,12 +15,9 @@ import (
 	"sync"
 	"time"
 
+	"github.com/infer-workspace/infer/internal/sockowner"
 	"github.com/infer-workspace/infer/session/browser"
 )
-
-// errNoPeerCred says this system has no way this package knows to tell a
-// Unix socket's peer; the owner-only home and the token then decide alone.
-var errNoPeerCred = errors.New("peer credentials are not supported on this system")
 
 // Server serves one Source to guests on the socket.
 type Server struct {
@@ -164,9 +161,9 @@ func (s *Server) accept() {
 // anyway) may talk to the browser. The home is the person's alone, so this
 // only matters if its mode is loosened; the token is checked next.
 func (s *Server) allowed(c *net.UnixConn) bool {
-	uid, err := peerUID(c)
+	uid, err := sockowner.UnixPeerUID(c)
 	switch {
-	case errors.Is(err, errNoPeerCred):
+	case errors.Is(err, sockowner.ErrUnsupported):
 		return true
 	case err != nil:
 		s.log.Warn("browser relay: closed a connection whose owner could not be found", "err", err)
