@@ -1,5 +1,5 @@
 // Package bridge is infer's end of the browser-extension bridge
-// (shared/spec/bridge-protocol.md): a loopback WebSocket server that
+// (docs/protocol.md): a loopback WebSocket server that
 // authenticates the extension, keeps one live connection, drives the
 // person's browser through it (the browser.Driver the agent's tools call) and
 // routes the side panel's frames to a Panel. It also serves the artifacts

@@ -47,7 +47,7 @@ type Profile struct {
 	Browser string
 }
 
-// Contract is the full bridge contract (shared/spec/bridge-protocol.md):
+// Contract is the full bridge contract (docs/protocol.md):
 // every frame may be sent, none is ignored, approvals queue up, and nothing
 // is sent unprompted after the hello.
 var Contract = &Profile{
@@ -56,7 +56,7 @@ var Contract = &Profile{
 }
 
 // OpenTask is the real extension, opentask 1.12.1, as recorded in
-// shared/recordings/opentask-1.12.1.jsonl and described in DESIGN.md.
+// sim/recording/testdata/opentask-1.12.1.jsonl.
 var OpenTask = &Profile{
 	Name:             "opentask-1.12.1",
 	ExtensionVersion: "1.12.1",

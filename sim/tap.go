@@ -3,7 +3,7 @@ package sim
 import "net/http"
 
 // Direction says which way a frame travelled, in the words of the
-// recordings in shared/recordings.
+// recordings (sim/recording).
 type Direction string
 
 // The two directions.

@@ -1,5 +1,5 @@
 // Package wire defines the frames of the browser-extension bridge protocol
-// (shared/spec/bridge-protocol.md) and their lenient decoding.
+// (docs/protocol.md) and their lenient decoding.
 //
 // It is the single vocabulary shared by the bridge server and the extension
 // simulator, so both sides agree on every field name by construction.

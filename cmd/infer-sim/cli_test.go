@@ -179,12 +179,11 @@ func TestRunReportsAFailingScenario(t *testing.T) {
 }
 
 func TestReplayExtOnlyAcceptsTheRealExtension(t *testing.T) {
-	const shared = "../../../shared/recordings/opentask-1.12.1.jsonl"
-	if _, err := os.Stat(shared); err != nil {
-		t.Skip("shared/recordings is not next to this checkout")
-	}
+	// The recording lives with the package that reads it; a missing file
+	// is a broken checkout, so replay's own error fails the test below.
+	const recorded = "../../sim/recording/testdata/opentask-1.12.1.jsonl"
 	in := infertest.Start(t, infertest.Options{})
-	r := startSim(t, nil, "replay", shared, "--ext-only", "--settle", "200ms", "--url", in.URL, "--token", in.Token)
+	r := startSim(t, nil, "replay", recorded, "--ext-only", "--settle", "200ms", "--url", in.URL, "--token", in.Token)
 	if c := r.code(t); c != 0 {
 		t.Fatalf("exit %d:\n%s\n%s", c, r.stdout.String(), r.stderr.String())
 	}
@@ -193,7 +192,7 @@ func TestReplayExtOnlyAcceptsTheRealExtension(t *testing.T) {
 	}
 	// Without --ext-only the test server's answers differ from infer's:
 	// the report says where, and the exit code is 1.
-	r = startSim(t, nil, "replay", shared, "--settle", "200ms", "--timeout", "3s", "--url", in.URL, "--token", in.Token)
+	r = startSim(t, nil, "replay", recorded, "--settle", "200ms", "--timeout", "3s", "--url", in.URL, "--token", in.Token)
 	if c := r.code(t); c != 1 || !strings.Contains(r.stdout.String(), "differences from the recorded frames") {
 		t.Errorf("exit %d:\n%s", c, r.stdout.String())
 	}

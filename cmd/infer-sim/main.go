@@ -744,8 +744,8 @@ func (c *cli) replayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "replay FILE [flags]",
 		Short: "Replay a recording's extension side and compare infer's answers",
-		Long: `replay plays the extension's side of a recording (made with --record, or one of
-shared/recordings) against a running infer, frame by frame, and reports
+		Long: `replay plays the extension's side of a recording (made with --record, or the real
+extension's in sim/recording/testdata) against a running infer, frame by frame, and reports
 where infer's answers differ from the recorded ones; ids, timestamps and
 uuids are ignored. It exits 0 when they are equivalent, 1 when they differ.
 
@@ -754,7 +754,7 @@ frame without closing the connection, which is how a recording of another
 extension version is checked against this infer.`,
 		Example: `  infer-sim --record session.jsonl            (use infer, then stop it)
   infer-sim replay session.jsonl
-  infer-sim replay ../shared/recordings/opentask-1.12.1.jsonl --ext-only`,
+  infer-sim replay sim/recording/testdata/opentask-1.12.1.jsonl --ext-only`,
 		Args: oneFile("recording"),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			url, token, err := conn.resolve(c.getenv)

@@ -10,7 +10,7 @@ import (
 )
 
 // TestOpenTaskRecordingReplay replays the browser commands of the opentask
-// 1.12.1 recording (shared/recordings/opentask-1.12.1.jsonl) against a
+// 1.12.1 recording (sim/recording/testdata/opentask-1.12.1.jsonl) against a
 // reconstruction of its test page, served from memory at the recorded
 // address, and compares each result with the extension's recorded frame.
 // Results that depended on the page's JavaScript ("clicked 1") or on the

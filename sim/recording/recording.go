@@ -1,5 +1,5 @@
 // Package recording writes and reads recordings of bridge sessions in the
-// format of shared/recordings: JSON lines of {"t": seconds, "dir":
+// format of testdata/opentask-1.12.1.jsonl: JSON lines of {"t": seconds, "dir":
 // "ext->srv"|"srv->ext", "frame": {...}}, plus a "handshake" line with the
 // upgrade request's headers and "event" lines for connections. Tokens never
 // reach a recording. Replay plays a recording's extension side against a

@@ -209,14 +209,15 @@ func TestReplayReportsAChangedAnswer(t *testing.T) {
 	}
 }
 
-const sharedRecording = "../../../shared/recordings/opentask-1.12.1.jsonl"
+// realExtension is the opentask 1.12.1 session kept in testdata; see
+// testdata/README.md for what it holds and which side of it to trust.
+const realExtension = "testdata/opentask-1.12.1.jsonl"
 
-func loadShared(t *testing.T) []Entry {
+// loadRealExtension fails, never skips, when the recording is missing: it
+// is part of the repository, so a checkout without it is broken.
+func loadRealExtension(t *testing.T) []Entry {
 	t.Helper()
-	entries, err := Load(sharedRecording)
-	if os.IsNotExist(err) || (err != nil && strings.Contains(err.Error(), "no such file")) {
-		t.Skip("shared/recordings is not next to this checkout")
-	}
+	entries, err := Load(realExtension)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -224,7 +225,7 @@ func loadShared(t *testing.T) []Entry {
 }
 
 func TestInferAcceptsEveryFrameOfTheRealExtension(t *testing.T) {
-	entries := loadShared(t)
+	entries := loadRealExtension(t)
 	in := infertest.Start(t, infertest.Options{})
 	rep, err := Replay(ctxGuard(t), entries, ReplayOptions{URL: in.URL, Token: in.Token, ExtOnly: true, Settle: 300 * time.Millisecond})
 	if err != nil {
@@ -243,7 +244,7 @@ func TestInferAcceptsEveryFrameOfTheRealExtension(t *testing.T) {
 }
 
 func TestReplayOfTheRealExtensionIsInformational(t *testing.T) {
-	entries := loadShared(t)
+	entries := loadRealExtension(t)
 	in := infertest.Start(t, infertest.Options{})
 	rep, err := Replay(ctxGuard(t), entries, ReplayOptions{URL: in.URL, Token: in.Token, Settle: 200 * time.Millisecond, Timeout: 3 * time.Second})
 	if err != nil {
