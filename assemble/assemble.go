@@ -1,7 +1,7 @@
 // Package assemble is infer's one composition root: it builds a running
 // infer — stores, model catalog, sandbox, tool pipeline, workspace, panel
 // sync and browser bridge — from configuration that is already loaded.
-// cmd/infer (every command that runs a workspace) and sim/infertest (the
+// cmd/infer (every command that runs a workspace) and internal/infertest (the
 // in-process infer of end-to-end tests) both build through it, so what the
 // tests run is what people run; perf measures the binaries built on it.
 //
