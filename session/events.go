@@ -123,7 +123,7 @@ const (
 // NoticePosted: a line for the person outside any turn. Workspace.notice
 // publishes the notices that are recorded in the conversation (most of
 // them); three are only shown, each published where it arises: a resumed
-// conversation that another process holds (ResumeConversation), and a turn
+// conversation that another process holds (Resume), and a turn
 // whose conversation could not be started or whose message could not be
 // saved (the runner).
 type NoticePosted struct {
@@ -165,7 +165,7 @@ type SettingsChanged struct {
 
 // ConversationChanged: the active conversation changed (a new session, a
 // resume, a move; see claim), published by the conversation lifecycle:
-// activate (new, resume, delete), ResumeConversation of the running
+// activate (new, resume, delete), Resume of the running
 // conversation (Same), claim when a held conversation is read again, and
 // movedTo when a message moves to a new conversation.
 type ConversationChanged struct {
