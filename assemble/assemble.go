@@ -1,7 +1,7 @@
 // Package assemble is infer's one composition root: it builds a running
 // infer — stores, model catalog, sandbox, tool pipeline, workspace, panel
 // sync and browser bridge — from configuration that is already loaded.
-// cmd/infer (every command that runs a workspace) and sim/infertest (the
+// cmd/infer (every command that runs a workspace) and internal/infertest (the
 // in-process infer of end-to-end tests) both build through it, so what the
 // tests run is what people run; perf measures the binaries built on it.
 //
@@ -116,7 +116,7 @@ type Infer struct {
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
 	// closeFront closes the workspace, the panel and the bridge, in that
-	// order, once: for Close, and for Serve's context ending.
+	// order, once: for Close, and for ServeHolding's context ending.
 	closeFront sync.Once
 }
 
@@ -290,7 +290,7 @@ func New(opts Options) (in *Infer, err error) {
 	}
 
 	// The seat is taken before the workspace is built: it is the tools'
-	// browser. What it reports to is given when it serves (see Serve).
+	// browser. What it reports to is given when it serves (see ServeHolding).
 	var driver browser.Driver
 	if opts.Bridge {
 		port := ext.Port
@@ -370,23 +370,20 @@ func (in *Infer) DiscoveryDone() <-chan struct{} {
 	return in.discoveryDone
 }
 
-// Serve runs the browser seat until ctx ends or Close, reporting the
-// browser's state to the workspace and, while this infer holds the
+// ServeHolding runs the browser seat until ctx ends or Close, reporting
+// the browser's state to the workspace and, while this infer holds the
 // bridge, the side panel to the panel sync. It returns at once when the
 // bridge is off.
+//
+// onHold is called when this infer starts holding the bridge (at once, or
+// after taking it over from an infer that stopped) and onRelease when it
+// stops: what only the holder serves starts and stops with them. Either
+// may be nil.
 //
 // ctx's end (a signal, in the commands) closes the seat as Close does,
 // after the workspace has ended its turn and the panel has forwarded the
 // turn's end: closing the bridge at once left the panel without the run's
 // RUN_ERROR, on "Working…" for good.
-func (in *Infer) Serve(ctx context.Context) error {
-	return in.ServeHolding(ctx, nil, nil)
-}
-
-// ServeHolding is Serve that also calls onHold when this infer starts
-// holding the bridge (at once, or after taking it over from an infer that
-// stopped) and onRelease when it stops: what only the holder serves
-// starts and stops with them. Either may be nil.
 func (in *Infer) ServeHolding(ctx context.Context, onHold, onRelease func()) error {
 	if in.Seat == nil {
 		return nil

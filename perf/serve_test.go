@@ -176,31 +176,23 @@ func storeLongConversation(tb testing.TB, home, project string, n int) string {
 	if err != nil {
 		tb.Fatal(err)
 	}
-	var batch []store.Message
-	flush := func() {
-		if err := s.Append(meta.ID, batch...); err != nil {
-			tb.Fatal(err)
-		}
-		batch = batch[:0]
-	}
 	for i := 0; i*4 < n; i++ {
 		call := fmt.Sprintf("call_%05d", i)
 		page := strings.Repeat(fmt.Sprintf("Row %d: \"Quarterly figures\" rose 4%% while costs <stayed flat>.\n\tNote %d.\n", i, i%9), 8)
-		batch = append(batch,
+		// As a turn saves them: the question and the call, the page with
+		// the call's outcome, the answer.
+		if err := s.Append(meta.ID,
 			store.Message{Role: "user", Content: fmt.Sprintf("What does row %d of the report say?", i)},
 			store.Message{Role: "assistant", ToolCalls: []store.ToolCall{{ID: call, Type: "function", Function: store.FunctionCall{Name: "BrowserRead", Arguments: fmt.Sprintf(`{"selector":"#row-%d"}`, i)}}}},
-			store.Message{Role: "tool", ToolCallID: call, Content: page},
-			store.Message{Role: "assistant", Content: fmt.Sprintf("Row %d says the figures rose four percent and costs stayed flat.", i)},
-		)
-		if len(batch) >= 400 {
-			flush()
-		}
-		if err := s.RecordToolResult(meta.ID, call, true); err != nil {
+		); err != nil {
 			tb.Fatal(err)
 		}
-	}
-	if len(batch) > 0 {
-		flush()
+		if err := s.AppendToolResult(meta.ID, store.Message{Role: "tool", ToolCallID: call, Content: page}, true); err != nil {
+			tb.Fatal(err)
+		}
+		if err := s.Append(meta.ID, store.Message{Role: "assistant", Content: fmt.Sprintf("Row %d says the figures rose four percent and costs stayed flat.", i)}); err != nil {
+			tb.Fatal(err)
+		}
 	}
 	return meta.ID
 }

@@ -11,8 +11,9 @@ import (
 
 // The conversation lifecycle: which conversation is active, switching
 // (new, resume, delete) and its store entry. It publishes
-// ConversationChanged and, with the recorder, TitleChanged; claims and
-// loading are in resume.go.
+// ConversationChanged (claims, in resume.go, do too), TitleChanged with the
+// recorder, and the notice that a resumed conversation is held by another
+// process; claims and loading are in resume.go.
 
 // Snapshot is a conversation as front ends show it.
 type Snapshot struct {

@@ -15,8 +15,10 @@ import (
 
 // Event is one fact the workspace publishes. The set is sealed (like
 // wire.Frame): only this package's types implement it, so a consumer's type
-// switch names every fact it handles, and each fact has exactly one type
-// and one place that publishes it.
+// switch names every fact it handles, and each fact has exactly one type.
+// Most facts also have one publisher; NoticePosted, ConversationChanged,
+// TitleChanged, QueueChanged and Chat are published from more than one
+// place, each named in the type's comment (and in docs/design.md's table).
 type Event interface{ sessionEvent() }
 
 // UserMessage: a user message entered the conversation, published by the
@@ -27,7 +29,9 @@ type UserMessage struct {
 	Origin       Origin
 }
 
-// Chat carries one AG-UI event of a turn, published by the runner.
+// Chat carries one AG-UI event of a turn, published by the runner: for a
+// turn that runs, and for the run of its own that reports a message that
+// could not be saved (unsavedRun).
 type Chat struct {
 	Conversation string
 	Event        events.Event
@@ -116,7 +120,12 @@ const (
 	Warn
 )
 
-// NoticePosted: a line for the person outside any turn.
+// NoticePosted: a line for the person outside any turn. Workspace.notice
+// publishes the notices that are recorded in the conversation (most of
+// them); three are only shown, each published where it arises: a resumed
+// conversation that another process holds (Resume), and a turn
+// whose conversation could not be started or whose message could not be
+// saved (the runner).
 type NoticePosted struct {
 	Conversation string
 	Text         string
@@ -155,7 +164,10 @@ type SettingsChanged struct {
 }
 
 // ConversationChanged: the active conversation changed (a new session, a
-// resume, a move; see claim), published by the conversation lifecycle.
+// resume, a move; see claim), published by the conversation lifecycle:
+// activate (new, resume, delete), Resume of the running
+// conversation (Same), claim when a held conversation is read again, and
+// movedTo when a message moves to a new conversation.
 type ConversationChanged struct {
 	Snapshot Snapshot
 	// Same is set when a resume named the conversation whose turn is
@@ -165,7 +177,9 @@ type ConversationChanged struct {
 	Same bool
 }
 
-// QueueChanged: the messages waiting for the running turn changed.
+// QueueChanged: the messages waiting for the running turn changed,
+// published by Send when a message joins the queue of a busy workspace
+// and by the runner when it takes one from the queue.
 type QueueChanged struct{ Queue []string }
 
 // BusyChanged: a turn started or ended; Interrupted says it ended
@@ -175,7 +189,9 @@ type BusyChanged struct {
 	Interrupted bool
 }
 
-// TitleChanged: a conversation's title changed.
+// TitleChanged: a conversation's title changed, published by setTitle for
+// the active conversation (the recorder's preview, the titler, a rename)
+// and by RenameConversation for any other.
 type TitleChanged struct {
 	Conversation string
 	Title        string

@@ -76,16 +76,6 @@ func (r *recorder) toolMessage(m llm.Message, ok bool) error {
 	return err
 }
 
-func (r *recorder) toolResult(id string, ok bool) error {
-	if err := r.w.opts.Store.RecordToolResult(r.conv.id, id, ok); err != nil {
-		return err
-	}
-	r.w.mu.Lock()
-	r.conv.toolResults[id] = ok
-	r.w.mu.Unlock()
-	return nil
-}
-
 func (w *Workspace) setTitle(c *conversation, title string) {
 	w.mu.Lock()
 	changed := c.title != title

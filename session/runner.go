@@ -158,11 +158,10 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 	}
 	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: offeredTools(w.pipeline.Specs(), provider), Effort: set.Effort, Temperature: set.Temperature}
 	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, ThreadID: conv.id}, trimImages(conv.history), agent.Hooks{
-		Emit:             emit,
-		Notice:           notice,
-		Record:           rec.llmMessage,
-		RecordToolResult: rec.toolResult,
-		RecordTool:       rec.toolMessage,
+		Emit:       emit,
+		Notice:     notice,
+		Record:     rec.llmMessage,
+		RecordTool: rec.toolMessage,
 		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
 			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
 			rec.ran(call.ID, o)

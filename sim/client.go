@@ -396,14 +396,6 @@ func (c *Client) LastError() error {
 	return c.lastErr
 }
 
-// LastResumed is the id of the last conversation the panel resumed ("" if
-// none): the one a profile with ResumeOnReconnect resumes again.
-func (c *Client) LastResumed() string {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.lastResumed
-}
-
 // PendingApprovals are the approval requests the panel shows now, oldest
 // first: a request leaves the list when infer resolves it or the panel
 // answers it. Under a SingleApproval profile there is at most one.

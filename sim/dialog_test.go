@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/infertest"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/tools"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // dialogBrowser answers every command as a browser that met an alert on

@@ -9,7 +9,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
-	"github.com/infer-workspace/infer/sim/infertest"
+	"github.com/infer-workspace/infer/internal/infertest"
 )
 
 // startPanel starts a test infer and runs a client with the given profile

@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/infertest"
 	"github.com/infer-workspace/infer/session/tools"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // markdownLink is a Markdown link or image; what the panel draws of it is

@@ -54,11 +54,6 @@ func (m *Model) loadState() tea.Cmd {
 	}
 }
 
-func (m *Model) fetchHistory() tea.Cmd {
-	ws := m.ws
-	return func() tea.Msg { return historyMsg(ws.History()) }
-}
-
 // maxDiffFile bounds the file read for a Write's diff.
 const maxDiffFile = 1 << 20
 

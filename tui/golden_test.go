@@ -159,8 +159,6 @@ func buildApproval(t *testing.T, w, h int) *harness {
 	return hs
 }
 
-func ptr[T any](v T) *T { return &v }
-
 // screenshotPNG is a deterministic picture: a header bar, a heading block
 // and a button on white, PNG-encoded as the extension sends it.
 func screenshotPNG(t *testing.T) []byte {

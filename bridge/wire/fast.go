@@ -303,25 +303,10 @@ const (
 
 // The word tests below look at eight bytes at once. For a word x,
 // (x - lowBits*n) &^ x has the high bit of some byte set exactly when some
-// byte is below n (n <= 128), and with v = x ^ lowBits*b the same test for
-// n = 1 finds a byte equal to b. The tests are OR-ed together so the loop
-// has one branch per word.
-
-// hasByteBelow reports whether any byte of x is below n (n <= 128).
-func hasByteBelow(x uint64, n byte) bool {
-	return (x-lowBits*uint64(n))&^x&highBits != 0
-}
-
-// hasByte reports whether any byte of x equals b.
-func hasByte(x uint64, b byte) bool {
-	return equalMask(x, b)&highBits != 0
-}
-
-// equalMask has a byte's high bit set when some byte of x equals b.
-func equalMask(x uint64, b byte) uint64 {
-	v := x ^ (lowBits * uint64(b))
-	return (v - lowBits) &^ v
-}
+// byte is below n (n <= 128); with v = x ^ lowBits*b the same test for
+// n = 1 finds a byte equal to b; and x's own high bits are the bytes that
+// are not ASCII. The tests are OR-ed together so the loop has one branch
+// per word.
 
 // jsonSpecial has a byte's high bit set when some byte of x is a control
 // character or not ASCII.

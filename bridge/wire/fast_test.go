@@ -2,6 +2,7 @@ package wire
 
 import (
 	"bytes"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"reflect"
@@ -127,14 +128,21 @@ func TestFastEncodeMatchesEncodingJSON(t *testing.T) {
 	}
 }
 
+// TestByteTricks checks the word tests against the byte-at-a-time rule,
+// with the odd byte at each of the eight places of a word.
 func TestByteTricks(t *testing.T) {
-	for b := range 256 {
-		word := uint64(0x4141414141414141)&^0xff | uint64(b) // one byte varies
-		if got, want := hasByteBelow(word, 0x20), b < 0x20; got != want {
-			t.Errorf("hasByteBelow(%#x) = %v", b, got)
-		}
-		if got, want := hasByte(word, '"'), b == '"'; got != want {
-			t.Errorf("hasByte(%#x, '\"') = %v", b, got)
+	for pos := range 8 {
+		for b := range 256 {
+			word := []byte("AAAAAAAA")
+			word[pos] = byte(b)
+			x := binary.LittleEndian.Uint64(word)
+			if got, want := jsonSpecial(x)&highBits != 0, b < 0x20 || b >= 0x80; got != want {
+				t.Errorf("jsonSpecial with %#x at %d = %v", b, pos, got)
+			}
+			plain := b >= 0x20 && b < 0x80 && !strings.ContainsRune(`"\<>&`, rune(b))
+			if got := needsNoEscape(string(word)); got != plain {
+				t.Errorf("needsNoEscape with %#x at %d = %v", b, pos, got)
+			}
 		}
 	}
 }

@@ -15,10 +15,10 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/assets"
+	"github.com/infer-workspace/infer/internal/infertest"
 	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session/browser"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 const guard = 30 * time.Second

@@ -138,7 +138,7 @@ func openApp(opts appOptions) (*app, error) {
 	return a, nil
 }
 
-// Serve runs the browser seat (see assemble.Infer.Serve), serving the MCP
+// Serve runs the browser seat (see assemble.Infer.ServeHolding), serving the MCP
 // socket while this infer holds the bridge: `infer mcp` finds the infer
 // the extension is connected to, also after a takeover.
 func (a *app) Serve(ctx context.Context) error {
@@ -165,13 +165,6 @@ func (a *app) releaseMCP() {
 	if l != nil {
 		l.Close()
 	}
-}
-
-// mcpListener is the MCP socket this infer serves now, or nil.
-func (a *app) mcpListener() *mcpserver.Listener {
-	a.mcpMu.Lock()
-	defer a.mcpMu.Unlock()
-	return a.mcpSocket
 }
 
 // Close stops following the token, then closes infer in assemble's order.

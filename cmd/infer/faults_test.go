@@ -234,17 +234,6 @@ func (c faultChatRequest) lastUser() string {
 	return ""
 }
 
-// toolResults are the tool messages after the last user message.
-func (c faultChatRequest) toolResults() []string {
-	var out []string
-	for i := len(c.Messages) - 1; i >= 0 && c.Messages[i].Role != "user"; i-- {
-		if c.Messages[i].Role == "tool" {
-			out = append([]string{c.text(i)}, out...)
-		}
-	}
-	return out
-}
-
 func startFaultModel(t *testing.T, script func(w http.ResponseWriter, r *http.Request, req faultChatRequest)) *faultModel {
 	t.Helper()
 	m := &faultModel{script: script}

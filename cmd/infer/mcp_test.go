@@ -23,6 +23,7 @@ import (
 	"github.com/infer-workspace/infer/internal/testreq"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
+	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/session/tools/grants"
 	"github.com/infer-workspace/infer/sim"
@@ -239,10 +240,10 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 // runs once the person approves.
 func TestMCPServerThroughInferServe(t *testing.T) {
 	s := serveInProcess(t, "", "")
-	if s.app.mcpListener() == nil {
+	if s.app.mcpListening() == nil {
 		t.Fatal("infer serve does not listen for infer mcp")
 	}
-	if fi, err := os.Stat(s.app.mcpListener().Path()); err != nil || fi.Mode().Perm() != 0o600 {
+	if fi, err := os.Stat(mcpserver.SocketPath(s.home)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket: %v %v", fi, err)
 	}
 	sub := s.app.Workspace.Subscribe()
@@ -285,7 +286,7 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 	}
 
 	// A client with the wrong token is refused.
-	c, err := net.Dial("unix", s.app.mcpListener().Path())
+	c, err := net.Dial("unix", mcpserver.SocketPath(s.home))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,4 +333,11 @@ func waitEvent(t *testing.T, sub *session.Subscription, match func(session.Event
 			return e
 		}
 	}
+}
+
+// mcpListening is the MCP socket the app serves now, or nil.
+func (a *app) mcpListening() *mcpserver.Listener {
+	a.mcpMu.Lock()
+	defer a.mcpMu.Unlock()
+	return a.mcpSocket
 }

@@ -124,7 +124,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		served := make(chan error, 1)
 		go func() { served <- a.Serve(serveCtx) }()
 		// Runs before a.Close: ending serveCtx closes the workspace, the
-		// panel and the bridge in that order (see assemble.Infer.Serve), so
+		// panel and the bridge in that order (see assemble.Infer.ServeHolding), so
 		// the panel gets the end of the turn a quit or a signal interrupts.
 		defer func() {
 			stopServe()

@@ -91,6 +91,3 @@ func (r results) median(benchmark, unit string) (value float64, runs int, ok boo
 	}
 	return (s[n/2-1] + s[n/2]) / 2, n, true
 }
-
-// has reports whether benchmark appears at all.
-func (r results) has(benchmark string) bool { return len(r.values[benchmark]) > 0 }

@@ -3,8 +3,9 @@
 // their results back, and repeats until the model answers without tools.
 //
 // The loop knows nothing about storage, approvals or front ends: it reports
-// through three hooks (Emit, Record, Exec), so the workspace decides where
-// events go, how messages are saved and how a tool call is permitted.
+// through five hooks (Emit and Notice for events, Record and RecordTool for
+// saving, Exec for running a tool), so the workspace decides where events
+// go, how messages are saved and how a tool call is permitted.
 //
 // Events are shaped for the strictest consumer we know, opentask 1.12.1's
 // side panel: every text segment gets its own TEXT_MESSAGE_START (also after
@@ -65,18 +66,14 @@ type Hooks struct {
 	// that leave their working state only on TEXT_MESSAGE_END), so that
 	// the workspace can mark them as no part of the conversation.
 	Notice func(events.Event)
-	// Record receives each completed message (assistant, tool) as soon as it
-	// is final, so the conversation is saved as the turn progresses. A
-	// Record error ends the turn as Failed: losing messages silently would
-	// be worse than stopping.
+	// Record receives each completed assistant message as soon as it is
+	// final, so the conversation is saved as the turn progresses. A Record
+	// error ends the turn as Failed: losing messages silently would be
+	// worse than stopping.
 	Record func(llm.Message) error
-	// RecordToolResult, when set, keeps the execution record of a tool call
-	// (succeeded or not) that conversation snapshots carry as tool_results.
-	RecordToolResult func(toolCallID string, ok bool) error
-	// RecordTool, when set, receives each tool message together with
-	// whether its call succeeded, so both are saved in one step (one
-	// append, one fsync); Record and RecordToolResult are then not called
-	// for tool messages. An error ends the turn as Failed, as for Record.
+	// RecordTool receives each tool message together with whether its call
+	// succeeded, so both are saved in one step (one append, one fsync). An
+	// error ends the turn as Failed, as for Record.
 	RecordTool func(m llm.Message, ok bool) error
 	// Exec runs one tool call, including any permission check and approval.
 	// It must return promptly once ctx is cancelled.
@@ -356,22 +353,11 @@ func (t *turn) record(m llm.Message) error {
 
 func (t *turn) recordTool(m llm.Message, ok bool) error {
 	m.Content = strings.ToValidUTF8(m.Content, "\uFFFD")
-	if t.hooks.RecordTool != nil {
-		if err := t.hooks.RecordTool(m, ok); err != nil {
-			return fmt.Errorf("saving the conversation: %w", err)
-		}
-		t.history = append(t.history, m)
-		t.added = append(t.added, m)
-		return nil
+	if err := t.hooks.RecordTool(m, ok); err != nil {
+		return fmt.Errorf("saving the conversation: %w", err)
 	}
-	if err := t.record(m); err != nil {
-		return err
-	}
-	if t.hooks.RecordToolResult != nil {
-		if err := t.hooks.RecordToolResult(m.ToolCallID, ok); err != nil {
-			return fmt.Errorf("saving the conversation: %w", err)
-		}
-	}
+	t.history = append(t.history, m)
+	t.added = append(t.added, m)
 	return nil
 }
 

@@ -48,17 +48,24 @@ type recorder struct {
 
 func (r *recorder) hooks(exec func(ctx context.Context, c llm.ToolCall) ToolResult) Hooks {
 	r.results = map[string]bool{}
+	record := func(m llm.Message) error {
+		if r.failOn > 0 && len(r.msgs)+1 == r.failOn {
+			return errors.New("disk full")
+		}
+		r.msgs = append(r.msgs, m)
+		return nil
+	}
 	return Hooks{
-		Emit: func(e events.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() },
-		Record: func(m llm.Message) error {
-			if r.failOn > 0 && len(r.msgs)+1 == r.failOn {
-				return errors.New("disk full")
+		Emit:   func(e events.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() },
+		Record: record,
+		RecordTool: func(m llm.Message, ok bool) error {
+			if err := record(m); err != nil {
+				return err
 			}
-			r.msgs = append(r.msgs, m)
+			r.results[m.ToolCallID] = ok
 			return nil
 		},
-		RecordToolResult: func(id string, ok bool) error { r.results[id] = ok; return nil },
-		Exec:             exec,
+		Exec: exec,
 	}
 }
 
@@ -344,7 +351,6 @@ func TestRecordToolSavesEachToolMessageWithItsOutcome(t *testing.T) {
 		h := r.hooks(func(ctx context.Context, c llm.ToolCall) ToolResult {
 			return ToolResult{Content: "bad \xff byte from " + c.Name, OK: c.Name == "BrowserNavigate"}
 		})
-		h.RecordToolResult = func(string, bool) error { panic("RecordToolResult called although RecordTool is set") }
 		h.RecordTool = func(msg llm.Message, ok bool) error {
 			if failTool {
 				return errors.New("disk full")

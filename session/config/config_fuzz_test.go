@@ -100,10 +100,10 @@ func FuzzParseConfig(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, data string) {
 		checkNoSecretEcho(t, data, func(d string) error {
-			_, err := ParseConfig([]byte(d), "config.yaml")
+			_, err := parseOnly([]byte(d), "config.yaml")
 			return err
 		})
-		c, err := ParseConfig([]byte(data), "config.yaml")
+		c, err := parseOnly([]byte(data), "config.yaml")
 		if err == nil {
 			if verr := c.Validate(); verr != nil {
 				t.Fatalf("parsed but invalid: %v", verr)

@@ -217,13 +217,6 @@ func LoadConfigFile(path string) (Config, error) {
 	return cfg.WithDefaults(), nil
 }
 
-// ParseConfig decodes and validates config.yaml contents without applying
-// defaults; file is the name used in errors.
-func ParseConfig(data []byte, file string) (Config, error) {
-	_, cfg, err := parseConfig(data, file)
-	return cfg, err
-}
-
 func readConfigFile(path string) (*document, Config, error) {
 	shown := DisplayPath(path)
 	data, err := readSmallFile(path)

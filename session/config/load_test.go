@@ -253,7 +253,7 @@ func TestConfigNeverPrintsAPIKey(t *testing.T) {
 }
 
 func TestDefaultConfigTemplate(t *testing.T) {
-	cfg, err := ParseConfig(DefaultConfigYAML(), "template")
+	cfg, err := parseOnly(DefaultConfigYAML(), "template")
 	if err != nil {
 		t.Fatalf("the template does not load: %v\n%s", err, DefaultConfigYAML())
 	}
@@ -267,7 +267,7 @@ func TestDefaultConfigTemplate(t *testing.T) {
 	for _, line := range strings.Split(providersExample, "\n") {
 		b.WriteString("  " + line + "\n")
 	}
-	examples, err := ParseConfig([]byte(b.String()), "providers example")
+	examples, err := parseOnly([]byte(b.String()), "providers example")
 	if err != nil {
 		t.Fatalf("the provider examples do not load: %v", err)
 	}
@@ -422,7 +422,7 @@ func TestConfigErrorsNameLinesNotValues(t *testing.T) {
 		{"token as a name", "providers:\n  sk-proj-Ab3dEf6hIj9kLm2nOp5q:\n    kind: nope\n", "sk-proj-Ab3dEf6hIj9kLm2nOp5q", "looks like a token"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			_, err := ParseConfig([]byte(tc.yaml), "config.yaml")
+			_, err := parseOnly([]byte(tc.yaml), "config.yaml")
 			if err == nil {
 				t.Fatal("no error")
 			}
@@ -459,4 +459,12 @@ func TestNetworkAllowIsCheckedWithoutEchoingIt(t *testing.T) {
 			t.Fatalf("the error echoes the value: %v", err)
 		}
 	}
+}
+
+// parseOnly decodes and validates config.yaml contents without applying
+// defaults, as loading does before it merges; file is the name used in
+// errors.
+func parseOnly(data []byte, file string) (Config, error) {
+	_, cfg, err := parseConfig(data, file)
+	return cfg, err
 }

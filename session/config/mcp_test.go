@@ -18,12 +18,12 @@ func TestMCPServersValidate(t *testing.T) {
 		{"mcp:\n  servers:\n    s:\n      command: x\n      start_timeout: 1ms\n", "start_timeout: 1ms is out of range"},
 		{"mcp:\n  standalone:\n    mode: yolo\n", `mcp.standalone.mode: "yolo" is not a mode for infer mcp`},
 	} {
-		_, err := ParseConfig([]byte(c.yaml), "config.yaml")
+		_, err := parseOnly([]byte(c.yaml), "config.yaml")
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: err = %v, want %q", c.yaml, err, c.want)
 		}
 	}
-	cfg, err := ParseConfig([]byte("mcp:\n  servers:\n    gh:\n      url: https://h/mcp\n      headers: {Authorization: Bearer literal-in-home}\n    fs:\n      command: npx\n      sandbox: false\n"), "config.yaml")
+	cfg, err := parseOnly([]byte("mcp:\n  servers:\n    gh:\n      url: https://h/mcp\n      headers: {Authorization: Bearer literal-in-home}\n    fs:\n      command: npx\n      sandbox: false\n"), "config.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -117,7 +117,7 @@ func TestAProjectNeverStartsAServerUnconfined(t *testing.T) {
 // TestSandboxEnvAddsUp: sandbox.env names variables, never values, and a
 // trusted project's names add to the person's.
 func TestSandboxEnvAddsUp(t *testing.T) {
-	if _, err := ParseConfig([]byte("sandbox:\n  env: [\"DATABASE_URL=postgres://u:pw@h/db\"]\n"), "config.yaml"); err == nil ||
+	if _, err := parseOnly([]byte("sandbox:\n  env: [\"DATABASE_URL=postgres://u:pw@h/db\"]\n"), "config.yaml"); err == nil ||
 		!strings.Contains(err.Error(), "sandbox.env[0]") || strings.Contains(err.Error(), "pw@h") {
 		t.Errorf("a value in sandbox.env: %v", err)
 	}

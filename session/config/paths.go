@@ -163,17 +163,6 @@ func ArtifactsDir(home, projectRoot string) string {
 	return filepath.Join(ProjectDir(home, projectRoot), "artifacts")
 }
 
-// RuntimeFile returns a path for a short-lived file such as a lock, under
-// the XDG runtime directory (or the temporary directory when there is
-// none), creating its parent directories with mode 0700.
-func RuntimeFile(name string) (string, error) {
-	p, err := xdg.RuntimeFile(filepath.Join(xdgSubdir, name))
-	if err != nil {
-		return "", fmt.Errorf("runtime file %s: %w", name, err)
-	}
-	return p, nil
-}
-
 // CacheDir returns a directory for disposable state such as a Chromium
 // profile, under the XDG cache directory, created with mode 0700.
 func CacheDir(name string) (string, error) {

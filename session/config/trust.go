@@ -176,26 +176,6 @@ func lookupTrust(home string, st *TrustStatus) error {
 	return nil
 }
 
-// Trust records that the person trusts projectRoot with its
-// .infer/config.yaml as it is now, and returns the new status. It fails
-// when there is no project file. Callers that showed the file's settings
-// before asking should use TrustSHA256 with the hash of what they showed,
-// so that a file changed in between is not trusted unseen.
-func Trust(home, projectRoot string) (TrustStatus, error) {
-	st, _, err := projectFileStatus(home, projectRoot)
-	if err != nil {
-		return st, err
-	}
-	if st.State == NoProjectConfig {
-		return st, fmt.Errorf("%s has no %s: there is nothing to trust", DisplayPath(st.Folder), filepath.Join(ProjectConfigDir, ConfigFile))
-	}
-	if err := TrustSHA256(home, st.Folder, st.SHA256); err != nil {
-		return st, err
-	}
-	st.State, st.TrustedAt = Trusted, time.Now().UTC()
-	return st, nil
-}
-
 // TrustSHA256 records that the person trusts projectRoot with the
 // .infer/config.yaml whose SHA-256 is sum (hex): the file applies fully
 // while its bytes hash to sum.

@@ -7,13 +7,14 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // trust records the project's current file as trusted, failing the test
 // on error.
 func trust(t *testing.T, home, project string) {
 	t.Helper()
-	if _, err := Trust(home, project); err != nil {
+	if _, err := trustNow(home, project); err != nil {
 		t.Fatal(err)
 	}
 }
@@ -33,7 +34,7 @@ func checkState(t *testing.T, home, project string, want TrustState) TrustStatus
 func TestTrustLifecycle(t *testing.T) {
 	home, project := t.TempDir(), t.TempDir()
 	checkState(t, home, project, NoProjectConfig)
-	if _, err := Trust(home, project); err == nil || !strings.Contains(err.Error(), "nothing to trust") {
+	if _, err := trustNow(home, project); err == nil || !strings.Contains(err.Error(), "nothing to trust") {
 		t.Fatalf("trusting a folder without a file: %v", err)
 	}
 
@@ -114,7 +115,7 @@ func TestTrustStoreOthersCanWriteIsNotBelieved(t *testing.T) {
 	if !strings.Contains(strings.Join(warnings, "\n"), "chmod 600") {
 		t.Errorf("warnings = %q", warnings)
 	}
-	if _, err := Trust(home, project); err == nil {
+	if _, err := trustNow(home, project); err == nil {
 		t.Error("trust wrote to a store others may write")
 	}
 }
@@ -126,7 +127,7 @@ func TestTrustStoreCorruptIsReportedNotOverwritten(t *testing.T) {
 	if _, err := CheckTrust(home, project); err == nil || !strings.Contains(err.Error(), "not valid JSON") {
 		t.Fatalf("check: %v", err)
 	}
-	if _, err := Trust(home, project); err == nil {
+	if _, err := trustNow(home, project); err == nil {
 		t.Fatal("trust replaced a corrupt store")
 	}
 	if data, _ := os.ReadFile(TrustPath(home)); string(data) != "{not json" {
@@ -162,7 +163,7 @@ func TestTrustConcurrentChangesAreAllKept(t *testing.T) {
 	var wg sync.WaitGroup
 	for _, p := range projects {
 		wg.Go(func() {
-			if _, err := Trust(home, p); err != nil {
+			if _, err := trustNow(home, p); err != nil {
 				t.Error(err)
 			}
 		})
@@ -171,4 +172,22 @@ func TestTrustConcurrentChangesAreAllKept(t *testing.T) {
 	for _, p := range projects {
 		checkState(t, home, p, Trusted)
 	}
+}
+
+// trustNow trusts projectRoot's .infer/config.yaml as it is now, as a person
+// who read it would through TrustSHA256, and returns the new status. It
+// fails when there is no project file.
+func trustNow(home, projectRoot string) (TrustStatus, error) {
+	st, _, err := projectFileStatus(home, projectRoot)
+	if err != nil {
+		return st, err
+	}
+	if st.State == NoProjectConfig {
+		return st, fmt.Errorf("%s has no %s: there is nothing to trust", DisplayPath(st.Folder), filepath.Join(ProjectConfigDir, ConfigFile))
+	}
+	if err := TrustSHA256(home, st.Folder, st.SHA256); err != nil {
+		return st, err
+	}
+	st.State, st.TrustedAt = Trusted, time.Now().UTC()
+	return st, nil
 }

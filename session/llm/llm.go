@@ -1,6 +1,7 @@
 // Package llm is the workspace's small provider interface: one streaming
-// completion call that every model backend (the offline demo model, OpenAI
-// and every OpenAI-compatible server, Anthropic) implements, plus the types
+// completion call that every model backend implements (the offline demo
+// model; OpenAI and every OpenAI-compatible server; Anthropic; Gemini;
+// Ollama, local and cloud: the packages beside this one), plus the types
 // that cross it.
 //
 // The interface is ours rather than an SDK's so that the turn loop owns

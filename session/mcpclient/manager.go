@@ -390,52 +390,5 @@ func Summary(sts []Status) (text string, warn bool) {
 	return "mcp: " + strings.Join(parts, ", "), counts[Failed]+counts[Crashed] > 0
 }
 
-// Report is /mcp's and doctor's listing: each server, its state and
-// tools, one per line.
-func Report(sts []Status) string {
-	if len(sts) == 0 {
-		return "No MCP servers are configured. Add them under mcp.servers in ~/.infer/config.yaml (see the README)."
-	}
-	var b strings.Builder
-	for i, s := range sts {
-		if i > 0 {
-			b.WriteString("\n")
-		}
-		where := s.Transport
-		if s.Transport == "stdio" {
-			if s.Sandboxed {
-				where += ", sandboxed"
-			} else {
-				where += ", not sandboxed"
-			}
-		}
-		fmt.Fprintf(&b, "%s (%s): %s", s.Name, where, s.State)
-		if s.Err != "" {
-			b.WriteString(" — " + s.Err)
-		}
-		b.WriteString("\n")
-		for _, t := range s.Tools {
-			ro := ""
-			if t.ReadOnly {
-				ro = " [read-only]"
-			}
-			fmt.Fprintf(&b, "  %s%s", t.Name, ro)
-			if d := firstLine(t.Description); d != "" {
-				b.WriteString(" — " + d)
-			}
-			b.WriteString("\n")
-		}
-	}
-	return strings.TrimRight(b.String(), "\n")
-}
-
-func firstLine(s string) string {
-	s, _, _ = strings.Cut(strings.TrimSpace(s), "\n")
-	if r := []rune(s); len(r) > 100 {
-		s = string(r[:100]) + "…"
-	}
-	return s
-}
-
 // errClosed is reported by a server asked to start while infer shuts down.
 var errClosed = errors.New("infer is shutting down")

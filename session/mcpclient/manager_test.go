@@ -280,12 +280,6 @@ func TestServersThatFailToStart(t *testing.T) {
 	if o := call(p, "mcp__hang__echo", `{}`, tools.Auto); o.Ran || !strings.Contains(o.Output, "not running (failed") {
 		t.Fatalf("call to failed: %+v", o)
 	}
-	report := Report(m.Statuses())
-	for _, want := range []string{"hang (stdio, not sandboxed): failed", "ok (stdio, not sandboxed): ready", "  mcp__ok__echo [read-only] — Says the text back.", "off (stdio, not sandboxed): disabled"} {
-		if !strings.Contains(report, want) {
-			t.Errorf("report lacks %q:\n%s", want, report)
-		}
-	}
 }
 
 func TestStartingServerIsWaitedFor(t *testing.T) {

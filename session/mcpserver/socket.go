@@ -93,9 +93,6 @@ func Listen(path string, token func() string, run Backend, version string, log *
 	return l, nil
 }
 
-// Path is the socket's path.
-func (l *Listener) Path() string { return l.path }
-
 // Close stops accepting, cancels the running calls (which withdraws their
 // approvals), lets their answers reach the clients, then ends every
 // session and removes the socket.

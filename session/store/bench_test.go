@@ -109,7 +109,7 @@ func resumeFixture(b *testing.B) (*Store, string) {
 		batch = append(batch, benchTurn(i)...)
 		if len(batch) >= 200 {
 			mustAppend(b, s, id, batch...)
-			if err := s.RecordToolResult(id, fmt.Sprintf("call_%d", i), true); err != nil {
+			if err := s.recordToolResult(id, fmt.Sprintf("call_%d", i), true); err != nil {
 				b.Fatal(err)
 			}
 			batch = batch[:0]

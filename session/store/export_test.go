@@ -12,7 +12,7 @@ func TestExportMarkdown(t *testing.T) {
 	turn := sampleTurn()
 	turn[2].Content = "output with a fence:\n```\nnot the end\n```"
 	mustAppend(t, s, id, turn...)
-	if err := s.RecordToolResult(id, "call_1", false); err != nil {
+	if err := s.recordToolResult(id, "call_1", false); err != nil {
 		t.Fatal(err)
 	}
 	if err := s.Rename(id, "A\ntitle"); err != nil {
@@ -49,7 +49,7 @@ func TestExportJSON(t *testing.T) {
 		t.Fatalf("empty conversation export: %s", empty)
 	}
 	mustAppend(t, s, id, sampleTurn()...)
-	if err := s.RecordToolResult(id, "call_1", true); err != nil {
+	if err := s.recordToolResult(id, "call_1", true); err != nil {
 		t.Fatal(err)
 	}
 	data, err := ExportJSON(mustLoad(t, s, id))
@@ -73,4 +73,13 @@ func TestExportJSON(t *testing.T) {
 	if mustJSON(t, got.Messages) != mustJSON(t, sampleTurn()) {
 		t.Fatalf("exported messages differ:\n%s", data)
 	}
+}
+
+// recordToolResult notes whether the execution of toolCallID succeeded, on
+// its own: what stores written before AppendToolResult existed hold, and
+// what a test needs to place an outcome apart from its message.
+func (s *Store) recordToolResult(id, toolCallID string, ok bool) error {
+	return s.change(id, func(Meta) []record {
+		return []record{{Kind: kindToolResult, ToolCallID: toolCallID, OK: &ok}}
+	})
 }

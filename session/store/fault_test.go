@@ -120,7 +120,7 @@ func TestDiskFullIsReportedAndRolledBack(t *testing.T) {
 	for name, op := range map[string]func() error{
 		"rename":      func() error { return s.Rename(id, "x") },
 		"pin":         func() error { return s.SetPinned(id, true) },
-		"tool result": func() error { return s.RecordToolResult(id, "c", true) },
+		"tool result": func() error { return s.recordToolResult(id, "c", true) },
 	} {
 		if err := op(); !errors.Is(err, syscall.ENOSPC) {
 			t.Fatalf("%s on a full disk = %v", name, err)

@@ -36,7 +36,7 @@ func TestChildProcessAppender(t *testing.T) {
 		if err := s.Append(id, user(text), Message{Role: RoleTool, ToolCallID: text, Content: string(make([]byte, 3000))}); err != nil {
 			t.Fatal(err)
 		}
-		if err := s.RecordToolResult(id, text, i%2 == 0); err != nil {
+		if err := s.recordToolResult(id, text, i%2 == 0); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -74,7 +74,7 @@ func TestTwoProcessesAppend(t *testing.T) {
 				errs[2] = err
 				return
 			}
-			if err := s.RecordToolResult(id, text, i%2 == 0); err != nil {
+			if err := s.recordToolResult(id, text, i%2 == 0); err != nil {
 				errs[2] = err
 				return
 			}

@@ -400,7 +400,7 @@ func (s *Store) Append(id string, msgs ...Message) error {
 
 // AppendToolResult adds a tool message together with the outcome of the
 // call it answers (msg.ToolCallID), in one write: what a finished tool call
-// saves, for the price of one append instead of Append and RecordToolResult.
+// saves, for the price of one append.
 func (s *Store) AppendToolResult(id string, msg Message, ok bool) error {
 	if msg.Role != RoleTool {
 		return fmt.Errorf("saving conversation %s: a tool result needs a message with role %q, not %q", id, RoleTool, msg.Role)
@@ -413,16 +413,6 @@ func (s *Store) AppendToolResult(id string, msg Message, ok bool) error {
 			{Kind: kindMessage, Message: &msg},
 			{Kind: kindToolResult, ToolCallID: msg.ToolCallID, OK: &ok},
 		}
-	})
-}
-
-// RecordToolResult notes whether the execution of toolCallID succeeded.
-func (s *Store) RecordToolResult(id, toolCallID string, ok bool) error {
-	if toolCallID == "" {
-		return fmt.Errorf("saving conversation %s: tool result without a tool call id", id)
-	}
-	return s.change(id, func(Meta) []record {
-		return []record{{Kind: kindToolResult, ToolCallID: toolCallID, OK: &ok}}
 	})
 }
 

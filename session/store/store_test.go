@@ -128,7 +128,7 @@ func TestRoundTrip(t *testing.T) {
 	turn := sampleTurn()
 	mustAppend(t, s, meta.ID, turn[:2]...)
 	mustAppend(t, s, meta.ID, turn[2])
-	if err := s.RecordToolResult(meta.ID, "call_1", true); err != nil {
+	if err := s.recordToolResult(meta.ID, "call_1", true); err != nil {
 		t.Fatal(err)
 	}
 	mustAppend(t, s, meta.ID, turn[3])
@@ -373,7 +373,7 @@ func TestAppendValidatesInput(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `message 2 has role "robot"`) {
 		t.Fatalf("bad role: %v", err)
 	}
-	if err := s.RecordToolResult(id, "", true); err == nil {
+	if err := s.AppendToolResult(id, Message{Role: RoleTool, Content: "x"}, true); err == nil {
 		t.Fatal("tool result without a call id accepted")
 	}
 	if c := mustLoad(t, s, id); len(c.Messages) != 0 {
@@ -389,7 +389,7 @@ func TestMemoryStore(t *testing.T) {
 	id := mustCreate(t, s)
 	turn := sampleTurn()
 	mustAppend(t, s, id, turn...)
-	if err := s.RecordToolResult(id, "call_1", false); err != nil {
+	if err := s.recordToolResult(id, "call_1", false); err != nil {
 		t.Fatal(err)
 	}
 	list, err := s.List()

@@ -11,10 +11,10 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/infertest"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 // The offline model's answer to a screenshot shows the picture, and the

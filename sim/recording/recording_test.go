@@ -15,9 +15,9 @@ import (
 	"github.com/infer-workspace/infer/internal/leaks"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/internal/infertest"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
-	"github.com/infer-workspace/infer/sim/infertest"
 )
 
 func TestMain(m *testing.M) {

@@ -15,7 +15,7 @@ import (
 	"github.com/infer-workspace/infer/internal/leaks"
 
 	"github.com/infer-workspace/infer/assets"
-	"github.com/infer-workspace/infer/sim/infertest"
+	"github.com/infer-workspace/infer/internal/infertest"
 )
 
 func TestMain(m *testing.M) {

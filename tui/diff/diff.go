@@ -27,12 +27,6 @@ const (
 	Insert Op = '+'
 )
 
-// Line is one line of an edit script.
-type Line struct {
-	Op   Op
-	Text string
-}
-
 // MaxLines is the most lines (both sides together) whose diff is refined
 // (see lineDiffs); above it the library is asked once, which bounds the
 // search at about a hundred passes over the lines. The approvals pane
@@ -40,31 +34,6 @@ type Line struct {
 // Write's target, so this lets a full-size file of ordinary lines be
 // refined while one of tiny lines cannot stall the screen.
 const MaxLines = 100_000
-
-// Script returns the edit script turning a into b.
-func Script(a, b []string) []Line {
-	if len(a) == 0 && len(b) == 0 {
-		return nil
-	}
-	out := make([]Line, 0, max(len(a), len(b)))
-	x := 0 // next line of a not yet in the script
-	for _, d := range lineDiffs(a, b) {
-		for ; x < d.Start; x++ {
-			out = append(out, Line{Equal, a[x]})
-		}
-		for _, s := range a[d.Start:d.End] {
-			out = append(out, Line{Delete, s})
-		}
-		for _, s := range b[d.ReplStart:d.ReplEnd] {
-			out = append(out, Line{Insert, s})
-		}
-		x = d.End
-	}
-	for ; x < len(a); x++ {
-		out = append(out, Line{Equal, a[x]})
-	}
-	return out
-}
 
 // refineRounds bounds how often lineDiffs asks the library again about
 // the stretches it replaced wholesale.

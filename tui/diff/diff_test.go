@@ -318,3 +318,36 @@ func TestLargeInputHitsTheCap(t *testing.T) {
 		t.Fatalf("above MaxLines %d lines kept, want some and fewer than the %d refined below it", once, refined)
 	}
 }
+
+// Line is one line of an edit script (see Script).
+type Line struct {
+	Op   Op
+	Text string
+}
+
+// Script returns the edit script turning a into b: the replacements
+// lineDiffs finds, with the lines between them, so the tests can check
+// them by applying them.
+func Script(a, b []string) []Line {
+	if len(a) == 0 && len(b) == 0 {
+		return nil
+	}
+	out := make([]Line, 0, max(len(a), len(b)))
+	x := 0 // next line of a not yet in the script
+	for _, d := range lineDiffs(a, b) {
+		for ; x < d.Start; x++ {
+			out = append(out, Line{Equal, a[x]})
+		}
+		for _, s := range a[d.Start:d.End] {
+			out = append(out, Line{Delete, s})
+		}
+		for _, s := range b[d.ReplStart:d.ReplEnd] {
+			out = append(out, Line{Insert, s})
+		}
+		x = d.End
+	}
+	for ; x < len(a); x++ {
+		out = append(out, Line{Equal, a[x]})
+	}
+	return out
+}

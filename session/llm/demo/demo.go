@@ -315,24 +315,6 @@ func (s *streamer) summarise(msgs []llm.Message) (llm.Completion, error) {
 // the screenshot tool's ![screenshot](/artifacts/…).
 var imageLink = regexp.MustCompile(`!\[[^\]]*\]\(/artifacts/[^)\s]+\)`)
 
-// ParseCommands turns a message into tool calls, or reports false when any
-// part of it is not a tool command.
-func ParseCommands(msg string) ([]llm.ToolCall, bool) {
-	var calls []llm.ToolCall
-	for _, part := range strings.Split(msg, ";") {
-		part = strings.TrimSpace(part)
-		if part == "" {
-			continue
-		}
-		c, ok := parseCommand(part)
-		if !ok {
-			return nil, false
-		}
-		calls = append(calls, c)
-	}
-	return calls, len(calls) > 0
-}
-
 func parseCommand(part string) (llm.ToolCall, bool) {
 	lower := strings.ToLower(part)
 	rest := func(prefix string) string { return strings.TrimSpace(part[len(prefix):]) }

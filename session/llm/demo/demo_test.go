@@ -42,7 +42,7 @@ func TestParseCommands(t *testing.T) {
 		{"open example.com; read h1 ; screenshot", []string{`BrowserNavigate {"url":"https://example.com"}`, `BrowserRead {"selector":"h1"}`, `BrowserScreenshot {}`}},
 	}
 	for _, c := range cases {
-		calls, ok := ParseCommands(c.in)
+		calls, ok := parseCommands(c.in)
 		if !ok {
 			t.Errorf("%q: not parsed", c.in)
 			continue
@@ -56,7 +56,7 @@ func TestParseCommands(t *testing.T) {
 		}
 	}
 	for _, bad := range []string{"hello", "open", "type x", "click", "tabs; hello", "", "mcp", "mcp t", "mcp t echo [1]", "mcp t echo {oops"} {
-		if _, ok := ParseCommands(bad); ok {
+		if _, ok := parseCommands(bad); ok {
 			t.Errorf("%q parsed as commands", bad)
 		}
 	}
@@ -224,4 +224,23 @@ func TestSearchCallsWebSearchOnlyWhenOffered(t *testing.T) {
 	if err != nil || len(c.ToolCalls) != 0 || !strings.Contains(c.Text, "no hosted web search") {
 		t.Fatalf("without the tool: %+v %v", c, err)
 	}
+}
+
+// parseCommands turns a message made only of tool commands into its tool
+// calls, or reports false, so that the command grammar can be tested apart
+// from the steps the model takes.
+func parseCommands(msg string) ([]llm.ToolCall, bool) {
+	var calls []llm.ToolCall
+	for _, part := range strings.Split(msg, ";") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		c, ok := parseCommand(part)
+		if !ok {
+			return nil, false
+		}
+		calls = append(calls, c)
+	}
+	return calls, len(calls) > 0
 }

@@ -47,11 +47,6 @@ func assistantMessage(m llm.Message, f Flavor) (sdk.ChatCompletionMessageParamUn
 			},
 		})
 	}
-	// Ollama reads earlier reasoning back from "reasoning"; other servers
-	// either ignore it or reject unknown fields, so only Ollama gets it.
-	if f == FlavorOllama && m.Reasoning != "" {
-		a.SetExtraFields(map[string]any{"reasoning": m.Reasoning})
-	}
 	// OpenRouter wants the reasoning_details it sent back unchanged (Gemini
 	// and Anthropic models behind it refuse a tool continuation without
 	// their signatures); the assembled array is replayed as it was kept.
@@ -108,11 +103,11 @@ func chatTools(tools []llm.Tool) ([]sdk.ChatCompletionToolUnionParam, error) {
 func (p *Provider) chatOnce(ctx context.Context, req llm.Request, body *chatBody, adj call.Adjust, emit func(llm.Delta)) (call.Result, error) {
 	var o chatOptions
 	var sent call.Sent
-	if effort := adjustedEffort(EffortValue(p.cfg.Flavor, req.Model, req.Effort), adj); effort != "" {
+	if effort := adjustedEffort(EffortValue(req.Model, req.Effort), adj); effort != "" {
 		o.effort = effort
 		sent.Effort = effort
 	}
-	if t := TemperatureValue(p.cfg.Flavor, req.Model, req.Temperature); t != nil && !adj.DropTemperature {
+	if t := TemperatureValue(req.Temperature); t != nil && !adj.DropTemperature {
 		o.temperature = t
 		sent.Temperature = true
 	}

@@ -178,7 +178,7 @@ func TestChatBodyMatchesTheSDK(t *testing.T) {
 	temp := 0.7
 	tiny := 0.0000001
 	zero := 0.0
-	for _, f := range []Flavor{FlavorOpenAI, FlavorOllama, FlavorCompatible} {
+	for _, f := range []Flavor{FlavorOpenAI, FlavorOpenRouter, FlavorCompatible} {
 		for _, system := range []string{"", "be brief"} {
 			for _, tools := range [][]llm.Tool{nil, testTools} {
 				for _, o := range []chatOptions{
@@ -239,7 +239,7 @@ func TestChatBodyNoticesChangedMessages(t *testing.T) {
 
 	// Each field a message's encoding depends on, changed alone.
 	base := llm.Message{Role: llm.RoleAssistant, Content: "c", Reasoning: "r", ToolCalls: []llm.ToolCall{{ID: "i", Name: "n", Arguments: "{}"}}}
-	ollama := newChatEncoder(FlavorOllama)
+	router := newChatEncoder(FlavorOpenRouter)
 	for _, change := range []func(*llm.Message){
 		func(m *llm.Message) { m.Content = "c2" },
 		func(m *llm.Message) { m.Reasoning = "r2" },
@@ -250,9 +250,9 @@ func TestChatBodyNoticesChangedMessages(t *testing.T) {
 	} {
 		m := base
 		m.ToolCalls = append([]llm.ToolCall(nil), base.ToolCalls...)
-		checkBody(t, ollama, req([]llm.Message{{Role: llm.RoleUser, Content: "q"}, base}), chatOptions{})
+		checkBody(t, router, req([]llm.Message{{Role: llm.RoleUser, Content: "q"}, base}), chatOptions{})
 		change(&m)
-		checkBody(t, ollama, req([]llm.Message{{Role: llm.RoleUser, Content: "q"}, m}), chatOptions{})
+		checkBody(t, router, req([]llm.Message{{Role: llm.RoleUser, Content: "q"}, m}), chatOptions{})
 	}
 
 	// New tools and a new system prompt replace the cached ones.

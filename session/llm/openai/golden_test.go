@@ -77,7 +77,7 @@ func TestWireGoldens(t *testing.T) {
 // Responses API reasoning.effort; both stream.
 func checkShape(t *testing.T, f Flavor, model string, e llm.Effort, tp *float64, rec llmtest.Recorded) {
 	t.Helper()
-	wantEffort := EffortValue(f, model, e)
+	wantEffort := EffortValue(model, e)
 	var gotEffort any
 	if UsesResponses(f, model) {
 		if rec.Path != "/v1/responses" {

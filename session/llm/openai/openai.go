@@ -1,6 +1,7 @@
 // Package openai is the llm.Provider for OpenAI and every server that speaks
-// its Chat Completions protocol: OpenRouter, Gemini's compatible endpoint,
-// Ollama (local and cloud), LM Studio, vLLM, llama.cpp and gateways. It uses
+// its Chat Completions protocol: OpenRouter, PayPerQ, LM Studio, vLLM,
+// llama.cpp and gateways. (Gemini and Ollama have native adapters in
+// session/llm/gemini and session/llm/ollama.) It uses
 // the official SDK (github.com/openai/openai-go/v3) with its retries and
 // environment defaults switched off, so the retry policy and the keys sent
 // are ours (see session/llm/internal/call).
@@ -32,20 +33,15 @@ type Flavor int
 const (
 	FlavorOpenAI     Flavor = iota // api.openai.com
 	FlavorOpenRouter               // openrouter.ai
-	FlavorGemini                   // Gemini's OpenAI-compatible endpoint
-	FlavorOllama                   // Ollama's /v1 endpoint, local or ollama.com
 	FlavorCompatible               // any other compatible server
 	FlavorPayPerQ                  // api.ppq.ai
 )
 
 // Default endpoints.
 const (
-	DefaultBaseURL     = "https://api.openai.com/v1"
-	OpenRouterBaseURL  = "https://openrouter.ai/api/v1"
-	GeminiBaseURL      = "https://generativelanguage.googleapis.com/v1beta/openai/"
-	OllamaBaseURL      = "http://localhost:11434/v1"
-	OllamaCloudBaseURL = "https://ollama.com/v1"
-	PayPerQBaseURL     = "https://api.ppq.ai/v1"
+	DefaultBaseURL    = "https://api.openai.com/v1"
+	OpenRouterBaseURL = "https://openrouter.ai/api/v1"
+	PayPerQBaseURL    = "https://api.ppq.ai/v1"
 )
 
 // PublicCatalog reports whether the flavor's models endpoint is public
@@ -213,9 +209,6 @@ func (p *Provider) ListModels(ctx context.Context) ([]string, error) {
 	seen := map[string]bool{}
 	for _, m := range page.Data {
 		id := m.ID
-		if p.cfg.Flavor == FlavorGemini {
-			id = strings.TrimPrefix(id, "models/")
-		}
 		if id == "" || seen[id] || !chatCapable(id) {
 			continue
 		}

@@ -74,17 +74,17 @@ func modelFamily(model string) family {
 // EffortValue maps a reasoning effort to the reasoning_effort value sent to
 // an OpenAI-style server ("" means leave the field out):
 //
-//	effort       | gpt-5.1+, GPT-6.1 Terra, GPT-6 Sol/Luna, unknown | gpt-5/-mini/-nano | GPT-6 Astra, GPT-6.1 Sol | o-series | gpt-4.x and older | Ollama
-//	auto         | omit                                             | omit              | omit                     | omit     | omit              | omit
-//	none         | "none"                                           | "minimal"         | "low"                    | "low"    | omit              | "none" (Ollama sends think=false)
-//	low/med/high | same                                             | same              | same                     | same     | omit              | same (think=<level>)
-func EffortValue(f Flavor, model string, e llm.Effort) string {
+//	effort       | gpt-5.1+, GPT-6.1 Terra, GPT-6 Sol/Luna, unknown | gpt-5/-mini/-nano | GPT-6 Astra, GPT-6.1 Sol | o-series | gpt-4.x and older
+//	auto         | omit                                             | omit              | omit                     | omit     | omit
+//	none         | "none"                                           | "minimal"         | "low"                    | "low"    | omit
+//	low/med/high | same                                             | same              | same                     | same     | omit
+//
+// Every flavor gets the same mapping: the model's name, not the server,
+// decides (OpenRouter's "openai/gpt-5-mini" is still gpt-5-mini).
+func EffortValue(model string, e llm.Effort) string {
 	switch e {
 	case "", llm.EffortAuto:
 		return ""
-	}
-	if f == FlavorOllama {
-		return string(e)
 	}
 	fam := modelFamily(model)
 	if fam == famLegacy {
@@ -104,9 +104,9 @@ func EffortValue(f Flavor, model string, e llm.Effort) string {
 }
 
 // TemperatureValue maps a temperature to the top-level temperature field
-// (nil: leave it out). Every flavor takes it as is: Ollama's compatible
-// endpoint copies it into options.temperature itself.
-func TemperatureValue(_ Flavor, _ string, t *float64) *float64 {
+// (nil: leave it out). Every flavor and model takes it as is; a model that
+// refuses it is retried without it (call.Adjust's DropTemperature).
+func TemperatureValue(t *float64) *float64 {
 	if t == nil {
 		return nil
 	}

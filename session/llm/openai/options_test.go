@@ -16,7 +16,6 @@ func TestEffortValueTable(t *testing.T) {
 		// auto and empty leave the provider's default everywhere.
 		{FlavorOpenAI, "gpt-5.1", llm.EffortAuto, ""},
 		{FlavorOpenAI, "gpt-5.1", "", ""},
-		{FlavorOllama, "qwen3", llm.EffortAuto, ""},
 		{FlavorOpenRouter, "openai/gpt-5", llm.EffortAuto, ""},
 
 		// none: per model family.
@@ -40,10 +39,7 @@ func TestEffortValueTable(t *testing.T) {
 		{FlavorOpenRouter, "openai/gpt-5-mini", llm.EffortNone, "minimal"},
 		{FlavorOpenRouter, "openai/gpt-4o", llm.EffortNone, ""},
 		{FlavorOpenRouter, "deepseek/deepseek-r1", llm.EffortNone, "none"},
-		{FlavorGemini, "gemini-2.5-flash", llm.EffortNone, "none"},
 		{FlavorCompatible, "qwen3-32b", llm.EffortNone, "none"},
-		{FlavorOllama, "gpt-oss:20b", llm.EffortNone, "none"},
-		{FlavorOllama, "deepseek-r1", llm.EffortNone, "none"},
 
 		// low / medium / high: the matching value, except models without
 		// the parameter.
@@ -53,14 +49,11 @@ func TestEffortValueTable(t *testing.T) {
 		{FlavorOpenAI, "o3", llm.EffortHigh, "high"},
 		{FlavorOpenAI, "gpt-4.1", llm.EffortHigh, ""},
 		{FlavorOpenRouter, "anthropic/claude-sonnet-4.5", llm.EffortHigh, "high"},
-		{FlavorGemini, "gemini-2.5-pro", llm.EffortLow, "low"},
 		{FlavorCompatible, "llama-3.3-70b", llm.EffortMedium, "medium"},
-		{FlavorOllama, "gpt-oss:120b", llm.EffortHigh, "high"},
-		{FlavorOllama, "qwen3:8b", llm.EffortLow, "low"},
 	}
 	for _, r := range rows {
-		if got := EffortValue(r.flavor, r.model, r.effort); got != r.want {
-			t.Errorf("EffortValue(%v, %q, %q) = %q, want %q", r.flavor, r.model, r.effort, got, r.want)
+		if got := EffortValue(r.model, r.effort); got != r.want {
+			t.Errorf("EffortValue(%q, %q) = %q, want %q", r.model, r.effort, got, r.want)
 		}
 	}
 }
@@ -78,15 +71,12 @@ func TestTemperatureValueTable(t *testing.T) {
 		{FlavorOpenAI, "gpt-4o", f(1.5), f(1.5)},
 		{FlavorOpenAI, "gpt-5", f(2), f(2)},
 		{FlavorOpenRouter, "x/y", f(0.7), f(0.7)},
-		{FlavorGemini, "gemini-2.5-flash", f(1.2), f(1.2)},
-		{FlavorOllama, "llama3.2", f(0.3), f(0.3)},
-		{FlavorOllama, "llama3.2", nil, nil},
 		{FlavorCompatible, "m", f(0.0), f(0.0)},
 	}
 	for _, r := range rows {
-		got := TemperatureValue(r.flavor, r.model, r.in)
+		got := TemperatureValue(r.in)
 		if (got == nil) != (r.want == nil) || (got != nil && *got != *r.want) {
-			t.Errorf("TemperatureValue(%v, %q, %v) = %v, want %v", r.flavor, r.model, r.in, got, r.want)
+			t.Errorf("TemperatureValue(%v) = %v, want %v", r.in, got, r.want)
 		}
 	}
 }
@@ -116,7 +106,6 @@ func TestUsesResponsesTable(t *testing.T) {
 		// Only OpenAI has the Responses API.
 		{FlavorOpenRouter, "openai/o3-pro", false},
 		{FlavorCompatible, "gpt-5-pro", false},
-		{FlavorOllama, "gpt-oss:20b", false},
 	}
 	for _, r := range rows {
 		if got := UsesResponses(r.flavor, r.model); got != r.want {

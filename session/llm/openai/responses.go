@@ -107,7 +107,7 @@ func (p *Provider) responsesOnce(ctx context.Context, req llm.Request, input res
 		params.Instructions = sdk.String(req.System)
 	}
 	var sent call.Sent
-	if effort := adjustedEffort(EffortValue(p.cfg.Flavor, req.Model, req.Effort), adj); effort != "" {
+	if effort := adjustedEffort(EffortValue(req.Model, req.Effort), adj); effort != "" {
 		params.Reasoning.Effort = shared.ReasoningEffort(effort)
 		sent.Effort = effort
 	}
@@ -115,7 +115,7 @@ func (p *Provider) responsesOnce(ctx context.Context, req llm.Request, input res
 		params.Reasoning.Summary = shared.ReasoningSummaryAuto
 		sent.Summary = true
 	}
-	if t := TemperatureValue(p.cfg.Flavor, req.Model, req.Temperature); t != nil && !adj.DropTemperature {
+	if t := TemperatureValue(req.Temperature); t != nil && !adj.DropTemperature {
 		params.Temperature = sdk.Float(*t)
 		sent.Temperature = true
 	}

@@ -384,7 +384,7 @@ func TestAnalyzeWords(t *testing.T) {
 	if a.Unsafe != "" || strings.Join(a.Words, "|") != strings.Join(want, "|") {
 		t.Errorf("Analyze = %+v, want words %q", a, want)
 	}
-	if len(ReadOnlyPatterns()) == 0 || len(DenyPatterns()) == 0 {
+	if len(builtinReadOnly()) == 0 || len(builtinDeny) == 0 {
 		t.Error("built-in lists are empty")
 	}
 }

@@ -270,15 +270,6 @@ func (c readOnlyCommand) forbidden(args []string) string {
 	return ""
 }
 
-// ReadOnlyPatterns lists the built-in read-only allowlist, for help text.
-func ReadOnlyPatterns() []string {
-	out := make([]string, len(builtinReadOnly()))
-	for i, c := range builtinReadOnly() {
-		out[i] = c.pattern.String()
-	}
-	return out
-}
-
 // builtinDeny always asks, even in auto mode.
 var builtinDeny = []string{
 	"sudo", "sudo *", "doas *", "su", "su *", "pkexec *",
@@ -288,11 +279,6 @@ var builtinDeny = []string{
 	"chmod -R * /", "chown -R * /",
 	"shutdown*", "reboot*", "halt", "poweroff*",
 }
-
-// DenyPatterns lists the built-in deny patterns, for help text. Structural
-// rules (recursive rm of / or a home directory, piping into a shell,
-// writing to a disk device) apply as well.
-func DenyPatterns() []string { return append([]string(nil), builtinDeny...) }
 
 // joinQuoted renders words as a command line, quoting where needed.
 func joinQuoted(words []string) string {

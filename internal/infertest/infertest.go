@@ -90,7 +90,7 @@ func Start(t testing.TB, opts Options) *Infer {
 	}
 	go func() {
 		defer close(ti.served)
-		in.Serve(ctx)
+		in.ServeHolding(ctx, nil, nil)
 	}()
 	t.Cleanup(ti.Close)
 	return ti
