@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"sync"
 	"time"
 
-	"github.com/infer-workspace/infer/internal/sockowner"
+	"github.com/infer-workspace/infer/internal/privsock"
 	"github.com/infer-workspace/infer/session/browser"
 )
 
@@ -55,15 +54,13 @@ func Dial(ctx context.Context, path, token string, onStatus func(browser.Status)
 	// folder they can write in, would otherwise receive it, and then
 	// every browser command, typed text included.
 	if uc, ok := conn.(*net.UnixConn); ok {
-		uid, err := sockowner.UnixPeerUID(uc)
-		switch {
-		case errors.Is(err, sockowner.ErrUnsupported):
-		case err != nil:
+		var other *privsock.OtherUserError
+		if err := privsock.CheckPeer(uc); errors.As(err, &other) {
+			conn.Close()
+			return nil, fmt.Errorf("relay: %w (uid %d) at %s; it was not sent the token. Remove it, and keep infer's home a folder only you can write in", ErrNotOurs, other.UID, path)
+		} else if err != nil {
 			conn.Close()
 			return nil, fmt.Errorf("relay: cannot tell who serves %s: %w", path, err)
-		case uid != os.Getuid() && uid != 0:
-			conn.Close()
-			return nil, fmt.Errorf("relay: %w (uid %d) at %s; it was not sent the token. Remove it, and keep infer's home a folder only you can write in", ErrNotOurs, uid, path)
 		}
 	}
 	deadline := time.Now().Add(handshakeTimeout)

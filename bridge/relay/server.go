@@ -15,8 +15,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/infer-workspace/infer/internal/sockowner"
+	"github.com/infer-workspace/infer/internal/privsock"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/config"
 )
 
 // Server serves one Source to guests on the socket.
@@ -28,7 +29,6 @@ type Server struct {
 	src    Source
 	holder Holder
 	log    *slog.Logger
-	uid    int
 
 	ctx    context.Context
 	cancel context.CancelFunc
@@ -57,40 +57,30 @@ func Listen(path string, token func() string, src Source, h Holder, log *slog.Lo
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if err := privateFolder(filepath.Dir(path)); err != nil {
+	// Whoever can write in the socket's folder could put a socket of their
+	// own in the holder's place, which guests would hand the token and
+	// every browser command to.
+	if err := config.CheckHome(filepath.Dir(path)); err != nil {
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, ErrInUse
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("relay: remove the stale socket %s: %w", path, err)
-		}
+	ln, err := privsock.Listen(path)
+	if errors.Is(err, privsock.ErrLive) {
+		return nil, ErrInUse
 	}
-	ln, err := net.ListenUnix("unix", &net.UnixAddr{Name: path, Net: "unix"})
 	if err != nil {
-		return nil, fmt.Errorf("relay: listen on %s: %w", path, err)
+		return nil, fmt.Errorf("relay: %w", err)
 	}
 	// Close removes the file itself, and only if it is still this one: a
 	// holder that took over after a crash may have put its own there.
-	ln.SetUnlinkOnClose(false)
-	fail := func(err error) (*Server, error) {
+	fi, err := os.Lstat(path)
+	if err != nil {
 		ln.Close()
 		os.Remove(path)
 		return nil, fmt.Errorf("relay: %w", err)
 	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		return fail(err)
-	}
-	fi, err := os.Lstat(path)
-	if err != nil {
-		return fail(err)
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s := &Server{
-		ln: ln, path: path, file: fi, token: token, src: src, holder: h, log: log, uid: os.Getuid(),
+		ln: ln, path: path, file: fi, token: token, src: src, holder: h, log: log,
 		ctx: ctx, cancel: cancel, conns: map[net.Conn]struct{}{}, guests: map[*guest]struct{}{},
 	}
 	s.wg.Add(1)
@@ -161,17 +151,15 @@ func (s *Server) accept() {
 // anyway) may talk to the browser. The home is the person's alone, so this
 // only matters if its mode is loosened; the token is checked next.
 func (s *Server) allowed(c *net.UnixConn) bool {
-	uid, err := sockowner.UnixPeerUID(c)
+	err := privsock.CheckPeer(c)
 	switch {
-	case errors.Is(err, sockowner.ErrUnsupported):
+	case err == nil:
 		return true
-	case err != nil:
+	case errors.As(err, new(*privsock.OtherUserError)):
+		s.log.Warn("browser relay: " + err.Error() + " connected; it was closed unanswered")
+	default:
 		s.log.Warn("browser relay: closed a connection whose owner could not be found", "err", err)
-		return false
-	case uid == s.uid || uid == 0:
-		return true
 	}
-	s.log.Warn(fmt.Sprintf("browser relay: a process of another user (uid %d) connected; it was closed unanswered", uid), "uid", uid)
 	return false
 }
 

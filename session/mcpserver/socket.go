@@ -17,7 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
-	"github.com/infer-workspace/infer/internal/sockowner"
+	"github.com/infer-workspace/infer/internal/privsock"
 )
 
 // SocketFile is the socket's name in infer's home. The home is the
@@ -67,21 +67,11 @@ func Listen(path string, token func() string, run Backend, version string, log *
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	if _, err := os.Lstat(path); err == nil {
-		if c, err := net.DialTimeout("unix", path, time.Second); err == nil {
-			c.Close()
-			return nil, ErrInUse
-		}
-		if err := os.Remove(path); err != nil {
-			return nil, fmt.Errorf("mcpserver: remove the stale socket %s: %w", path, err)
-		}
+	ln, err := privsock.Listen(path)
+	if errors.Is(err, privsock.ErrLive) {
+		return nil, ErrInUse
 	}
-	ln, err := net.Listen("unix", path)
 	if err != nil {
-		return nil, fmt.Errorf("mcpserver: listen on %s: %w", path, err)
-	}
-	if err := os.Chmod(path, 0o600); err != nil {
-		ln.Close()
 		return nil, fmt.Errorf("mcpserver: %w", err)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
@@ -130,14 +120,11 @@ func (l *Listener) serve(c net.Conn) {
 	// browser: the home is the person's alone, so this only matters if
 	// its mode is loosened. Nothing is read or written before.
 	if uc, ok := c.(*net.UnixConn); ok {
-		uid, err := sockowner.UnixPeerUID(uc)
-		switch {
-		case errors.Is(err, sockowner.ErrUnsupported):
-		case err != nil:
-			l.log.Warn("mcp: closed a connection whose owner could not be found", "err", err)
+		if err := privsock.CheckPeer(uc); errors.As(err, new(*privsock.OtherUserError)) {
+			l.log.Warn("mcp: " + err.Error() + " connected to the socket; it was closed unanswered")
 			return
-		case !sockowner.Trusted(uid):
-			l.log.Warn(fmt.Sprintf("mcp: a process of another user (uid %d) connected to the socket; it was closed unanswered", uid), "uid", uid)
+		} else if err != nil {
+			l.log.Warn("mcp: closed a connection whose owner could not be found", "err", err)
 			return
 		}
 	}
@@ -202,15 +189,12 @@ func Dial(ctx context.Context, path, token string) (net.Conn, error) {
 	// The token goes only to an infer of this user (or root): another
 	// user's socket in its place would receive it.
 	if uc, ok := c.(*net.UnixConn); ok {
-		uid, err := sockowner.UnixPeerUID(uc)
-		switch {
-		case errors.Is(err, sockowner.ErrUnsupported):
-		case err != nil:
+		if err := privsock.CheckPeer(uc); errors.As(err, new(*privsock.OtherUserError)) {
+			c.Close()
+			return nil, fmt.Errorf("mcpserver: %s is served by %v; it was not sent the token. Remove it, and keep infer's home a folder only you can write in", path, err)
+		} else if err != nil {
 			c.Close()
 			return nil, fmt.Errorf("mcpserver: cannot tell who serves %s: %w", path, err)
-		case !sockowner.Trusted(uid):
-			c.Close()
-			return nil, fmt.Errorf("mcpserver: %s is served by a process of another user (uid %d); it was not sent the token. Remove it, and keep infer's home a folder only you can write in", path, uid)
 		}
 	}
 	_ = c.SetDeadline(time.Now().Add(handshakeTimeout))
