@@ -14,8 +14,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/assemble"
-	"github.com/infer-workspace/infer/bridge/relay"
-	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/store"
 )
@@ -206,7 +204,3 @@ func newLogger(w io.Writer, format string, level slog.Level) (*slog.Logger, erro
 	}
 	return nil, usageError{fmt.Errorf("unknown --log-format %q: use text or json", format)}
 }
-
-// describeHolder names the infer whose browser this one uses, for the
-// person to find it.
-func describeHolder(h relay.Holder) string { return seat.Describe(h) }

@@ -196,7 +196,7 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 		}()
 		defer func() { stopServe(); <-served }()
 		if h, ok := a.Seat.Holder(); ok {
-			log.Info("using the browser of another infer", "holder", describeHolder(h))
+			log.Info("using the browser of another infer", "holder", seat.Describe(h))
 		} else if a.Seat.Holding() {
 			log.Info("browser bridge listening", "url", a.Seat.URL())
 		}

@@ -203,7 +203,7 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 	// the reason, since nobody is there to answer.
 	pl := tools.NewPipeline(tools.PipelineConfig{Env: env, Grants: gs, Timeouts: timeouts})
 	if h, ok := st.Holder(); ok {
-		log.Info("no infer with a workspace runs for this home: using the browser of "+describeHolder(h)+", nobody to ask", "mode", mode, "project", root)
+		log.Info("no infer with a workspace runs for this home: using the browser of "+seat.Describe(h)+", nobody to ask", "mode", mode, "project", root)
 	} else {
 		log.Info("no infer runs for this home: hosting the browser bridge, nobody to ask", "url", st.URL(), "mode", mode, "project", root)
 	}

@@ -7,6 +7,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/infer-workspace/infer/bridge/seat"
 )
 
 // seatLine says where this infer's browser is: the bridge it listens on,
@@ -14,7 +16,7 @@ import (
 // neither yet.
 func seatLine(a *app) string {
 	if h, ok := a.Seat.Holder(); ok {
-		return "standing by: this infer uses the browser of " + describeHolder(h) + ", and takes the port over when that one stops"
+		return "standing by: this infer uses the browser of " + seat.Describe(h) + ", and takes the port over when that one stops"
 	}
 	if a.Seat.Holding() {
 		return "listening on " + a.Seat.URL()

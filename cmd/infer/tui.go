@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/tools"
@@ -149,7 +150,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		if h, ok := a.Seat.Holder(); ok {
 			// A second infer opens instead of exiting; this says whose
 			// browser it drives, and that it carries on when that one stops.
-			banner = "This infer uses the browser of " + describeHolder(h) + ", which holds the extension's port; it takes the port over when that infer stops. The browser pane says who holds it now."
+			banner = "This infer uses the browser of " + seat.Describe(h) + ", which holds the extension's port; it takes the port over when that infer stops. The browser pane says who holds it now."
 		}
 	} else {
 		opts.BrowserOff = bridgeOffReason(a.Home)
