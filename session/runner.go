@@ -263,7 +263,7 @@ func offeredTools(specs []llm.Tool, provider llm.Provider) []llm.Tool {
 	}
 	out := make([]llm.Tool, 0, len(specs))
 	for _, t := range specs {
-		if t.Name != tools.WebSearchName {
+		if t.Name != tools.NameWebSearch {
 			out = append(out, t)
 		}
 	}

@@ -46,7 +46,7 @@ func TestWebSearchToolGoesThroughTheProviderAfterApproval(t *testing.T) {
 	f.w.Send("search infer workspace", tools.OriginTerminal)
 	evs := collect(t, sub, opened)
 	a := evs[len(evs)-1].(ApprovalOpened).Approval
-	if a.Call.Name != tools.WebSearchName {
+	if a.Call.Name != tools.NameWebSearch {
 		t.Fatalf("approval for %+v", a.Call)
 	}
 	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal)
@@ -60,7 +60,7 @@ func TestWebSearchToolGoesThroughTheProviderAfterApproval(t *testing.T) {
 	if len(sd.queries) != 1 || sd.queries[0] != "m: infer workspace" {
 		t.Fatalf("queries %v", sd.queries)
 	}
-	if !strings.Contains(strings.Join(sd.tools[0], ","), tools.WebSearchName) {
+	if !strings.Contains(strings.Join(sd.tools[0], ","), tools.NameWebSearch) {
 		t.Fatalf("WebSearch not offered: %v", sd.tools[0])
 	}
 }

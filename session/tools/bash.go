@@ -29,15 +29,20 @@ const (
 	pipeGrace = time.Second
 )
 
+// NameBash is the name of the tool that runs shell commands.
+const NameBash = "Bash"
+
 type bashTool struct{}
 
 type bashArgs struct {
-	Command     string `json:"command"`
-	TimeoutMS   int64  `json:"timeout_ms"`
-	Description string `json:"description"`
+	Command     string `json:"command" limits:"minLength=1" jsonschema:"The command line to run with bash -c, e.g. \"go test ./...\"."`
+	TimeoutMS   int64  `json:"timeout_ms,omitempty" limits:"minimum=1,maximum=600000" jsonschema:"Stop the command after this many milliseconds (default 120000)."`
+	Description string `json:"description,omitempty" jsonschema:"A few words saying what the command does, shown to the person."`
 }
 
-func (bashTool) Name() string { return "Bash" }
+var bashSchema = schemaOf[bashArgs]()
+
+func (bashTool) Name() string { return NameBash }
 
 func (bashTool) Description() string {
 	return `Run a shell command with bash -c in the project root and return its combined stdout and stderr and its exit code.
@@ -52,17 +57,18 @@ Examples:
 Simple read-only commands (ls, cat, grep, git status/log/diff, …) run without asking; pipes, chains (&&, ;), redirections and $(…) always need the person's approval, so prefer one plain command per call.`
 }
 
-func (bashTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "command": {"type": "string", "minLength": 1, "description": "The command line to run with bash -c, e.g. \"go test ./...\"."},
-    "timeout_ms": {"type": "integer", "minimum": 1, "maximum": 600000, "description": "Stop the command after this many milliseconds (default 120000)."},
-    "description": {"type": "string", "description": "A few words saying what the command does, shown to the person."}
-  },
-  "required": ["command"],
-  "additionalProperties": false
-}`)
+func (bashTool) Schema() json.RawMessage { return bashSchema() }
+
+// show gives the command as the summary; the approval box shows it so
+// nothing in it can hide, with what the model says it does.
+func (bashTool) show(args string) Shown {
+	return showAs(args, func(a bashArgs) Shown {
+		s := Shown{Summary: oneLine(a.Command), Detail: []Part{{Kind: PartCommand, Text: a.Command}}}
+		if a.Description != "" {
+			s.Detail = append(s.Detail, field("about: ", a.Description))
+		}
+		return s
+	})
 }
 
 func (bashTool) Timeout() time.Duration { return bashDefaultTimeout }

@@ -147,13 +147,42 @@ func siteOf(raw string) string {
 	return strings.ToLower(u.Scheme) + "://" + strings.ToLower(u.Host)
 }
 
+// Names of the browser tools.
+const (
+	NameBrowserNavigate   = "BrowserNavigate"
+	NameBrowserClick      = "BrowserClick"
+	NameBrowserType       = "BrowserType"
+	NameBrowserRead       = "BrowserRead"
+	NameBrowserScreenshot = "BrowserScreenshot"
+	NameBrowserTabs       = "BrowserTabs"
+)
+
+// BrowserNames lists the browser tools, in the order a model is offered
+// them: those that act through the person's browser.
+func BrowserNames() []string {
+	return []string{NameBrowserNavigate, NameBrowserClick, NameBrowserType, NameBrowserRead, NameBrowserScreenshot, NameBrowserTabs}
+}
+
+// noArgs is the arguments of a tool that takes none.
+type noArgs struct{}
+
+var noArgsSchema = schemaOf[noArgs]()
+
+// targeted is a browser call's Shown: the summary is what it acts on,
+// and so is the target.
+func targeted(what string, detail ...Part) Shown {
+	return Shown{Summary: what, Target: what, HasTarget: true, Detail: detail}
+}
+
 type navigateTool struct{}
 
 type navigateArgs struct {
-	URL string `json:"url"`
+	URL string `json:"url" limits:"minLength=1" jsonschema:"Absolute http or https URL to open."`
 }
 
-func (navigateTool) Name() string { return "BrowserNavigate" }
+var navigateSchema = schemaOf[navigateArgs]()
+
+func (navigateTool) Name() string { return NameBrowserNavigate }
 
 func (navigateTool) Description() string {
 	return `Open a URL in the person's browser, in the tab infer controls, and wait for it to load. Returns the page's final URL and title.
@@ -162,15 +191,10 @@ Example:
 {"url": "https://github.com/infer-workspace/infer/issues"}`
 }
 
-func (navigateTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "url": {"type": "string", "minLength": 1, "description": "Absolute http or https URL to open."}
-  },
-  "required": ["url"],
-  "additionalProperties": false
-}`)
+func (navigateTool) Schema() json.RawMessage { return navigateSchema() }
+
+func (navigateTool) show(args string) Shown {
+	return showAs(args, func(a navigateArgs) Shown { return targeted(a.URL, field("url: ", a.URL)) })
 }
 
 func (navigateTool) Timeout() time.Duration { return browserTimeout }
@@ -215,10 +239,12 @@ func checkURL(raw string) error {
 type clickTool struct{}
 
 type clickArgs struct {
-	Selector string `json:"selector"`
+	Selector string `json:"selector" limits:"minLength=1" jsonschema:"CSS selector of the element to click."`
 }
 
-func (clickTool) Name() string { return "BrowserClick" }
+var clickSchema = schemaOf[clickArgs]()
+
+func (clickTool) Name() string { return NameBrowserClick }
 
 func (clickTool) Description() string {
 	return `Click the first element matching a CSS selector in the controlled tab. Read the page first to choose a selector.
@@ -228,15 +254,10 @@ Examples:
 {"selector": "a[href='/login']"}`
 }
 
-func (clickTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "selector": {"type": "string", "minLength": 1, "description": "CSS selector of the element to click."}
-  },
-  "required": ["selector"],
-  "additionalProperties": false
-}`)
+func (clickTool) Schema() json.RawMessage { return clickSchema() }
+
+func (clickTool) show(args string) Shown {
+	return showAs(args, func(a clickArgs) Shown { return targeted(a.Selector, field("click: ", a.Selector)) })
 }
 
 func (clickTool) Timeout() time.Duration { return browserTimeout }
@@ -257,12 +278,14 @@ func (clickTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output
 type typeTool struct{}
 
 type typeArgs struct {
-	Selector   string `json:"selector"`
-	Text       string `json:"text"`
-	PressEnter bool   `json:"press_enter"`
+	Selector   string `json:"selector" limits:"minLength=1" jsonschema:"CSS selector of the field."`
+	Text       string `json:"text" jsonschema:"The text to put in the field."`
+	PressEnter bool   `json:"press_enter,omitempty" jsonschema:"Press Enter after typing (default false)."`
 }
 
-func (typeTool) Name() string { return "BrowserType" }
+var typeSchema = schemaOf[typeArgs]()
+
+func (typeTool) Name() string { return NameBrowserType }
 
 func (typeTool) Description() string {
 	return `Replace the value of the input or text area matching a CSS selector with text, optionally pressing Enter afterwards (to submit a search, for example).
@@ -272,17 +295,27 @@ Examples:
 {"selector": "#comment", "text": "Thanks, this fixed it."}`
 }
 
-func (typeTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "selector": {"type": "string", "minLength": 1, "description": "CSS selector of the field."},
-    "text": {"type": "string", "description": "The text to put in the field."},
-    "press_enter": {"type": "boolean", "description": "Press Enter after typing (default false)."}
-  },
-  "required": ["selector", "text"],
-  "additionalProperties": false
-}`)
+func (typeTool) Schema() json.RawMessage { return typeSchema() }
+
+// show quotes the text for the person, but its target leaves it out: the
+// text may be a password, and lines others read need only the field.
+func (typeTool) show(args string) Shown {
+	return showAs(args, func(a typeArgs) Shown {
+		enter := ""
+		if a.PressEnter {
+			enter = " ⏎"
+		}
+		s := Shown{
+			Summary:   oneLine(fmt.Sprintf("%q into %s", a.Text, a.Selector) + enter),
+			Target:    "text into " + a.Selector + enter,
+			HasTarget: true,
+			Detail:    []Part{field("type: ", a.Text), field("into: ", a.Selector)},
+		}
+		if a.PressEnter {
+			s.Detail = append(s.Detail, note("then press enter", false))
+		}
+		return s
+	})
 }
 
 func (typeTool) Timeout() time.Duration { return browserTimeout }
@@ -307,10 +340,12 @@ func (typeTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Output,
 type readPageTool struct{}
 
 type readPageArgs struct {
-	Selector string `json:"selector"`
+	Selector string `json:"selector,omitempty" jsonschema:"CSS selector of the element to read (default: the whole page)."`
 }
 
-func (readPageTool) Name() string { return "BrowserRead" }
+var readPageSchema = schemaOf[readPageArgs]()
+
+func (readPageTool) Name() string { return NameBrowserRead }
 
 func (readPageTool) Description() string {
 	return `Read the visible text of the controlled tab: the whole page, or the first element matching a CSS selector. Secret fields are redacted by the extension.
@@ -323,14 +358,15 @@ Examples:
 {"selector": "#issue-list"}`
 }
 
-func (readPageTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "selector": {"type": "string", "description": "CSS selector of the element to read (default: the whole page)."}
-  },
-  "additionalProperties": false
-}`)
+func (readPageTool) Schema() json.RawMessage { return readPageSchema() }
+
+func (readPageTool) show(args string) Shown {
+	return showAs(args, func(a readPageArgs) Shown {
+		if a.Selector == "" {
+			return targeted("whole page", field("read: ", "(whole page)"))
+		}
+		return targeted(a.Selector, field("read: ", a.Selector))
+	})
 }
 
 func (readPageTool) Timeout() time.Duration { return browserTimeout }
@@ -361,7 +397,7 @@ func (readPageTool) Run(ctx context.Context, env *Env, raw json.RawMessage) (Out
 
 type screenshotTool struct{}
 
-func (screenshotTool) Name() string { return "BrowserScreenshot" }
+func (screenshotTool) Name() string { return NameBrowserScreenshot }
 
 func (screenshotTool) Description() string {
 	return `Capture the visible part of the controlled tab as an image, which you can see. The picture is also saved as an artifact; its path is returned, and writing ![screenshot](/artifacts/<path>) in your answer shows it to the person.
@@ -370,9 +406,10 @@ Example:
 {}`
 }
 
-func (screenshotTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`)
-}
+func (screenshotTool) Schema() json.RawMessage { return noArgsSchema() }
+
+// show: nothing to name; the approval box shows the empty arguments.
+func (screenshotTool) show(string) Shown { return Shown{HasTarget: true} }
 
 func (screenshotTool) Timeout() time.Duration { return browserTimeout }
 func (screenshotTool) ReadOnly() bool         { return true }
@@ -457,7 +494,7 @@ func saveArtifact(env *Env, dir, ext string, data []byte) (string, string, error
 
 type tabsTool struct{}
 
-func (tabsTool) Name() string { return "BrowserTabs" }
+func (tabsTool) Name() string { return NameBrowserTabs }
 
 func (tabsTool) Description() string {
 	return `List the browser's open tabs with their titles and URLs, marking the tab infer controls and the focused one.
@@ -466,9 +503,10 @@ Example:
 {}`
 }
 
-func (tabsTool) Schema() json.RawMessage {
-	return json.RawMessage(`{"type": "object", "properties": {}, "additionalProperties": false}`)
-}
+func (tabsTool) Schema() json.RawMessage { return noArgsSchema() }
+
+// show: nothing to name; the approval box shows the empty arguments.
+func (tabsTool) show(string) Shown { return Shown{HasTarget: true} }
 
 func (tabsTool) Timeout() time.Duration { return browserTimeout }
 func (tabsTool) ReadOnly() bool         { return true }

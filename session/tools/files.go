@@ -32,15 +32,24 @@ type pathArgs struct {
 	Path string `json:"path"`
 }
 
+// Names of the file tools.
+const (
+	NameRead  = "Read"
+	NameWrite = "Write"
+	NameEdit  = "Edit"
+)
+
 type readTool struct{}
 
 type readArgs struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
+	Path   string `json:"path" limits:"minLength=1" jsonschema:"File to read, relative to the project root or absolute."`
+	Offset int    `json:"offset,omitempty" limits:"minimum=1" jsonschema:"First line to return, counting from 1 (default 1)."`
+	Limit  int    `json:"limit,omitempty" limits:"minimum=1" jsonschema:"How many lines to return (default 2000)."`
 }
 
-func (readTool) Name() string { return "Read" }
+var readSchema = schemaOf[readArgs]()
+
+func (readTool) Name() string { return NameRead }
 
 func (readTool) Description() string {
 	return `Read a text file and return its lines numbered from 1 (line number, a tab, the text).
@@ -52,17 +61,10 @@ Examples:
 {"path": "internal/server/server.go", "offset": 120, "limit": 80}`
 }
 
-func (readTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File to read, relative to the project root or absolute."},
-    "offset": {"type": "integer", "minimum": 1, "description": "First line to return, counting from 1 (default 1)."},
-    "limit": {"type": "integer", "minimum": 1, "description": "How many lines to return (default 2000)."}
-  },
-  "required": ["path"],
-  "additionalProperties": false
-}`)
+func (readTool) Schema() json.RawMessage { return readSchema() }
+
+func (readTool) show(args string) Shown {
+	return showAs(args, func(a readArgs) Shown { return Shown{Summary: a.Path} })
 }
 
 func (readTool) Timeout() time.Duration { return fileTimeout }
@@ -215,11 +217,13 @@ func openError(env *Env, abs string, err error) error {
 type writeTool struct{}
 
 type writeArgs struct {
-	Path    string `json:"path"`
-	Content string `json:"content"`
+	Path    string `json:"path" limits:"minLength=1" jsonschema:"File to write, relative to the project root or absolute."`
+	Content string `json:"content" jsonschema:"The complete new content of the file."`
 }
 
-func (writeTool) Name() string { return "Write" }
+var writeSchema = schemaOf[writeArgs]()
+
+func (writeTool) Name() string { return NameWrite }
 
 func (writeTool) Description() string {
 	return `Create a file or replace its whole content, creating missing parent directories.
@@ -230,16 +234,16 @@ Example:
 {"path": "docs/notes.md", "content": "# Notes\n\nFirst draft.\n"}`
 }
 
-func (writeTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File to write, relative to the project root or absolute."},
-    "content": {"type": "string", "description": "The complete new content of the file."}
-  },
-  "required": ["path", "content"],
-  "additionalProperties": false
-}`)
+func (writeTool) Schema() json.RawMessage { return writeSchema() }
+
+// show: the approval box compares the new content with the file's.
+func (writeTool) show(args string) Shown {
+	return showAs(args, func(a writeArgs) Shown {
+		return Shown{Summary: a.Path, Detail: []Part{
+			field("file: ", a.Path),
+			{Kind: PartContent, Path: a.Path, Text: a.Content},
+		}}
+	})
 }
 
 func (writeTool) Timeout() time.Duration { return fileTimeout }
@@ -299,13 +303,15 @@ func via(env *Env, abs, real string) string {
 type editTool struct{}
 
 type editArgs struct {
-	Path       string `json:"path"`
-	OldString  string `json:"old_string"`
-	NewString  string `json:"new_string"`
-	ReplaceAll bool   `json:"replace_all"`
+	Path       string `json:"path" limits:"minLength=1" jsonschema:"File to edit, relative to the project root or absolute."`
+	OldString  string `json:"old_string" limits:"minLength=1" jsonschema:"The exact text to replace."`
+	NewString  string `json:"new_string" jsonschema:"The text to put in its place."`
+	ReplaceAll bool   `json:"replace_all,omitempty" jsonschema:"Replace every occurrence instead of exactly one (default false)."`
 }
 
-func (editTool) Name() string { return "Edit" }
+var editSchema = schemaOf[editArgs]()
+
+func (editTool) Name() string { return NameEdit }
 
 func (editTool) Description() string {
 	return `Replace exact text in a file: old_string must appear exactly once (include a few surrounding lines to make it unique), unless replace_all is true, which replaces every occurrence.
@@ -317,18 +323,18 @@ Examples:
 {"path": "README.md", "old_string": "infer-old", "new_string": "infer", "replace_all": true}`
 }
 
-func (editTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "minLength": 1, "description": "File to edit, relative to the project root or absolute."},
-    "old_string": {"type": "string", "minLength": 1, "description": "The exact text to replace."},
-    "new_string": {"type": "string", "description": "The text to put in its place."},
-    "replace_all": {"type": "boolean", "description": "Replace every occurrence instead of exactly one (default false)."}
-  },
-  "required": ["path", "old_string", "new_string"],
-  "additionalProperties": false
-}`)
+func (editTool) Schema() json.RawMessage { return editSchema() }
+
+// show: the approval box shows the change as a diff.
+func (editTool) show(args string) Shown {
+	return showAs(args, func(a editArgs) Shown {
+		s := Shown{Summary: a.Path, Detail: []Part{field("file: ", a.Path)}}
+		if a.ReplaceAll {
+			s.Detail = append(s.Detail, note("every occurrence", false))
+		}
+		s.Detail = append(s.Detail, Part{Kind: PartChange, Old: a.OldString, Text: a.NewString})
+		return s
+	})
 }
 
 func (editTool) Timeout() time.Duration { return fileTimeout }

@@ -29,6 +29,20 @@ type NetworkArgs struct {
 	Loopback bool `json:"loopback,omitempty"`
 }
 
+// networkShower shows a network approval's call: a confined command
+// asking to reach a host through infer's proxy.
+type networkShower struct{}
+
+func (networkShower) show(args string) Shown {
+	return showAs(args, func(a NetworkArgs) Shown {
+		s := Shown{Summary: oneLine(a.Host + " for " + a.Command), Detail: []Part{field("host: ", a.Host), field("for: ", a.Command)}}
+		if a.Loopback {
+			s.Detail = append(s.Detail, note("a service on your own machine", true))
+		}
+		return s
+	})
+}
+
 // netGate decides which hosts one confined command may reach: those in
 // network.allow, those a host grant covers, and those the person allows
 // when asked. It remembers its answers for the command's lifetime only,

@@ -32,15 +32,23 @@ const (
 // dependency trees are noise to a model.
 var skippedDirs = map[string]bool{".git": true, "node_modules": true}
 
+// Names of the search tools.
+const (
+	NameGrep = "Grep"
+	NameTree = "Tree"
+)
+
 type grepTool struct{}
 
 type grepArgs struct {
-	Pattern string `json:"pattern"`
-	Path    string `json:"path"`
-	Glob    string `json:"glob"`
+	Pattern string `json:"pattern" limits:"minLength=1" jsonschema:"Go regular expression to search for."`
+	Path    string `json:"path,omitempty" jsonschema:"Directory or file to search, relative to the project root (default: the root)."`
+	Glob    string `json:"glob,omitempty" jsonschema:"Only search files whose name (or relative path, when it contains /) matches this glob, e.g. *.go."`
 }
 
-func (grepTool) Name() string { return "Grep" }
+var grepSchema = schemaOf[grepArgs]()
+
+func (grepTool) Name() string { return NameGrep }
 
 func (grepTool) Description() string {
 	return `Search file contents with a Go regular expression (RE2 syntax; (?i) makes it case-insensitive) and return matching lines as path:line: text.
@@ -53,17 +61,16 @@ Examples:
 {"pattern": "(?i)api[_-]?key", "glob": "*.yaml"}`
 }
 
-func (grepTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "pattern": {"type": "string", "minLength": 1, "description": "Go regular expression to search for."},
-    "path": {"type": "string", "description": "Directory or file to search, relative to the project root (default: the root)."},
-    "glob": {"type": "string", "description": "Only search files whose name (or relative path, when it contains /) matches this glob, e.g. *.go."}
-  },
-  "required": ["pattern"],
-  "additionalProperties": false
-}`)
+func (grepTool) Schema() json.RawMessage { return grepSchema() }
+
+func (grepTool) show(args string) Shown {
+	return showAs(args, func(a grepArgs) Shown {
+		s := a.Pattern
+		if a.Path != "" {
+			s += " in " + a.Path
+		}
+		return Shown{Summary: oneLine(s)}
+	})
 }
 
 func (grepTool) Timeout() time.Duration { return searchTimeout }
@@ -262,11 +269,13 @@ func cutLine(s string, max int) string {
 type treeTool struct{}
 
 type treeArgs struct {
-	Path  string `json:"path"`
-	Depth int    `json:"depth"`
+	Path  string `json:"path,omitempty" jsonschema:"Directory to list, relative to the project root (default: the root)."`
+	Depth int    `json:"depth,omitempty" limits:"minimum=1,maximum=10" jsonschema:"How many levels to descend (default 3)."`
 }
 
-func (treeTool) Name() string { return "Tree" }
+var treeSchema = schemaOf[treeArgs]()
+
+func (treeTool) Name() string { return NameTree }
 
 func (treeTool) Description() string {
 	return `List a directory as an indented tree (directories end with /), to find your way around a project.
@@ -278,15 +287,10 @@ Examples:
 {"path": "internal", "depth": 2}`
 }
 
-func (treeTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "path": {"type": "string", "description": "Directory to list, relative to the project root (default: the root)."},
-    "depth": {"type": "integer", "minimum": 1, "maximum": 10, "description": "How many levels to descend (default 3)."}
-  },
-  "additionalProperties": false
-}`)
+func (treeTool) Schema() json.RawMessage { return treeSchema() }
+
+func (treeTool) show(args string) Shown {
+	return showAs(args, func(a treeArgs) Shown { return Shown{Summary: a.Path} })
 }
 
 func (treeTool) Timeout() time.Duration { return searchTimeout }

@@ -11,10 +11,10 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 )
 
-// WebSearchName is the web search tool's name. The workspace offers it to
+// NameWebSearch is the web search tool's name. The workspace offers it to
 // the model only when the current provider runs searches itself (see
 // llm.WebSearcher).
-const WebSearchName = "WebSearch"
+const NameWebSearch = "WebSearch"
 
 // ErrNoWebSearch is what Env.WebSearch returns when the current provider
 // has no hosted search: the tool fails closed instead of letting the
@@ -25,11 +25,15 @@ const webSearchTimeout = 2 * time.Minute
 
 type webSearchTool struct{}
 
+// webSearchArgs: a search has no show of its own, so its calls show
+// generically ("query=…"), as they always have.
 type webSearchArgs struct {
-	Query string `json:"query"`
+	Query string `json:"query" limits:"minLength=1" jsonschema:"What to search the web for."`
 }
 
-func (webSearchTool) Name() string { return WebSearchName }
+var webSearchSchema = schemaOf[webSearchArgs]()
+
+func (webSearchTool) Name() string { return NameWebSearch }
 
 func (webSearchTool) Description() string {
 	return `Search the web with the model provider's own hosted search and return what it found, with the source links.
@@ -40,16 +44,7 @@ Example:
 {"query": "Go 1.26 release notes range over func"}`
 }
 
-func (webSearchTool) Schema() json.RawMessage {
-	return json.RawMessage(`{
-  "type": "object",
-  "properties": {
-    "query": {"type": "string", "minLength": 1, "description": "What to search the web for."}
-  },
-  "required": ["query"],
-  "additionalProperties": false
-}`)
-}
+func (webSearchTool) Schema() json.RawMessage { return webSearchSchema() }
 
 func (webSearchTool) Timeout() time.Duration { return webSearchTimeout }
 

@@ -34,7 +34,7 @@ func TestWebSearchAsksAndKeepsSources(t *testing.T) {
 	}}
 	ap := &recordingApprover{yes: true}
 	p := NewPipeline(PipelineConfig{Env: env, Approver: ap})
-	call := Call{ID: "c1", Name: WebSearchName, Args: `{"query":"go 1.26"}`, Origin: OriginAgent}
+	call := Call{ID: "c1", Name: NameWebSearch, Args: `{"query":"go 1.26"}`, Origin: OriginAgent}
 	for _, m := range []Mode{Standard, Plan} {
 		if perm := p.Check(call, m); perm.Kind != Ask || !strings.Contains(perm.Why, "web search") {
 			t.Fatalf("%s: %+v", m, perm)
@@ -63,7 +63,7 @@ func TestWebSearchFailsClosed(t *testing.T) {
 	ap := &recordingApprover{yes: true}
 	// No search wired at all.
 	p := NewPipeline(PipelineConfig{Env: &Env{}, Approver: ap})
-	o := p.Run(context.Background(), Call{ID: "c1", Name: WebSearchName, Args: `{"query":"x"}`}, Auto)
+	o := p.Run(context.Background(), Call{ID: "c1", Name: NameWebSearch, Args: `{"query":"x"}`}, Auto)
 	if o.Success || !strings.Contains(o.Output, "web search is not available") {
 		t.Fatalf("outcome %+v", o)
 	}
@@ -72,7 +72,7 @@ func TestWebSearchFailsClosed(t *testing.T) {
 		return llm.SearchResult{}, fmt.Errorf("%w: openai-compatible server lmstudio has no hosted web search", ErrNoWebSearch)
 	}}
 	p = NewPipeline(PipelineConfig{Env: env, Approver: ap})
-	o = p.Run(context.Background(), Call{ID: "c2", Name: WebSearchName, Args: `{"query":"x"}`}, Auto)
+	o = p.Run(context.Background(), Call{ID: "c2", Name: NameWebSearch, Args: `{"query":"x"}`}, Auto)
 	if o.Success || !strings.Contains(o.Output, "lmstudio has no hosted web search") {
 		t.Fatalf("outcome %+v", o)
 	}
