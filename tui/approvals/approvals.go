@@ -1,7 +1,8 @@
 // Package approvals is the pane for tool calls waiting for the person: the
-// oldest request in detail (a unified diff for Edit and Write, the command
-// for Bash, the URL or selector for browser actions), where it came from
-// and why it asks, and the others listed under it.
+// oldest request in detail, as its tool shows it (tools.Show: a unified
+// diff for a change to a file, a command so that nothing in it hides, the
+// URL or selector of a browser action), where it came from and why it
+// asks, and the others listed under it.
 //
 // The pane answers keys with an Action value; the root turns it into a
 // workspace call. A request that becomes the head answers no key for
@@ -196,12 +197,21 @@ func (m *Model) Add(a session.Approval) *FileRequest {
 	}
 	m.list = append(m.list, entry{a: a})
 	m.headChanged()
-	if a.Call.Name == "Write" {
-		if p := toolfmt.Str(toolfmt.Args(a.Call.Args), "path"); p != "" {
-			return &FileRequest{ID: a.ID, Path: p}
-		}
+	if p := contentPath(a.Call); p != "" {
+		return &FileRequest{ID: a.ID, Path: p}
 	}
 	return nil
+}
+
+// contentPath is the file whose whole content the call would replace, as
+// its tool shows it, or "": the box compares the two.
+func contentPath(c tools.Call) string {
+	for _, p := range tools.Show(c.Name, c.Args).Detail {
+		if p.Kind == tools.PartContent {
+			return p.Path
+		}
+	}
+	return ""
 }
 
 // Resolve removes a request answered anywhere.
@@ -227,10 +237,8 @@ func (m *Model) Replace(all []session.Approval) []FileRequest {
 	for _, a := range all {
 		f, seen := old[a.ID]
 		m.list = append(m.list, entry{a: a, file: f})
-		if !seen && a.Call.Name == "Write" {
-			if p := toolfmt.Str(toolfmt.Args(a.Call.Args), "path"); p != "" {
-				reqs = append(reqs, FileRequest{ID: a.ID, Path: p})
-			}
+		if p := contentPath(a.Call); !seen && p != "" {
+			reqs = append(reqs, FileRequest{ID: a.ID, Path: p})
 		}
 	}
 	m.headChanged()
@@ -650,12 +658,11 @@ func (m *Model) footer(w, left int) []string {
 	return lines
 }
 
-// detail pretty-prints the head request's arguments.
+// detail draws the head request's arguments as its tool shows them
+// (tools.Show).
 func (m *Model) detail(w int) []string {
 	e := m.list[0]
 	th := m.th
-	call := e.a.Call
-	args := toolfmt.Args(call.Args)
 	var out []string
 	field := func(label, value string) {
 		for i, l := range chat.Wrap(termtext.Text(value), max(w-len(label), 8)) {
@@ -666,79 +673,73 @@ func (m *Model) detail(w int) []string {
 			}
 		}
 	}
-	switch {
-	case args == nil:
-		field("args: ", call.Args)
-	case call.Name == "Bash":
-		const label = "$ "
-		for i, l := range commandRows(toolfmt.Str(args, "command")) {
-			for j, r := range chat.Wrap(l.text, max(w-len(label), 8)) {
-				if l.note {
-					r = th.Warn.Render(r)
-				}
-				if i == 0 && j == 0 {
-					out = append(out, th.Faint.Render(label)+r)
-				} else {
-					out = append(out, strings.Repeat(" ", len(label))+r)
-				}
+	for _, p := range tools.Show(e.a.Call.Name, e.a.Call.Args).Detail {
+		switch p.Kind {
+		case tools.PartField:
+			field(p.Label, p.Text)
+		case tools.PartNote:
+			if p.Warn {
+				out = append(out, th.Warn.Render(ansi.Truncate(termtext.Line(p.Text), w, "…")))
+			} else {
+				out = append(out, th.Faint.Render(termtext.Line(p.Text)))
 			}
-		}
-		if d := toolfmt.Str(args, "description"); d != "" {
-			field("about: ", d)
-		}
-	case call.Name == "Edit":
-		field("file: ", toolfmt.Str(args, "path"))
-		if toolfmt.Bool(args, "replace_all") {
-			out = append(out, th.Faint.Render("every occurrence"))
-		}
-		out = append(out, m.diffLines(diff.SplitLines(toolfmt.Str(args, "old_string")), diff.SplitLines(toolfmt.Str(args, "new_string")), w)...)
-	case call.Name == "Write":
-		field("file: ", toolfmt.Str(args, "path"))
-		content := diff.SplitLines(toolfmt.Str(args, "content"))
-		switch f := e.file; {
-		case !f.loaded:
-			out = append(out, th.Faint.Render("reading the current file…"))
-			out = append(out, m.diffLines(nil, content, w)...)
-		case f.err != "":
-			out = append(out, th.Warn.Render(ansi.Truncate("cannot read the current file: "+termtext.Line(f.err), w, "…")))
-			out = append(out, m.diffLines(nil, content, w)...)
-		case !f.exists:
-			out = append(out, th.Faint.Render("new file"))
-			out = append(out, m.diffLines(nil, content, w)...)
+		case tools.PartCommand:
+			out = append(out, m.commandLines(p.Text, w)...)
+		case tools.PartChange:
+			out = append(out, m.diffLines(diff.SplitLines(p.Old), diff.SplitLines(p.Text), w)...)
+		case tools.PartContent:
+			out = append(out, m.contentLines(e.file, p.Text, w)...)
 		default:
-			d := m.diffLines(diff.SplitLines(f.content), content, w)
-			if len(d) == 0 {
-				d = []string{th.Faint.Render("no change: the file already has this content")}
+			for _, l := range strings.Split(p.Text, "\n") {
+				out = append(out, chat.Wrap(termtext.Text(l), w)...)
 			}
-			out = append(out, d...)
 		}
-	case call.Name == tools.NetworkTool:
-		// A confined command asks to reach a host through infer's proxy.
-		field("host: ", toolfmt.Str(args, "host"))
-		field("for: ", toolfmt.Str(args, "command"))
-		if toolfmt.Bool(args, "loopback") {
-			out = append(out, th.Warn.Render(ansi.Truncate("a service on your own machine", w, "…")))
+	}
+	return out
+}
+
+// commandLines shows a command after "$ " so that nothing in it can hide
+// (see commandRows).
+func (m *Model) commandLines(cmd string, w int) []string {
+	const label = "$ "
+	var out []string
+	for i, l := range commandRows(cmd) {
+		for j, r := range chat.Wrap(l.text, max(w-len(label), 8)) {
+			if l.note {
+				r = m.th.Warn.Render(r)
+			}
+			if i == 0 && j == 0 {
+				out = append(out, m.th.Faint.Render(label)+r)
+			} else {
+				out = append(out, strings.Repeat(" ", len(label))+r)
+			}
 		}
-	case call.Name == "BrowserNavigate":
-		field("url: ", toolfmt.Str(args, "url"))
-	case call.Name == "BrowserClick":
-		field("click: ", toolfmt.Str(args, "selector"))
-	case call.Name == "BrowserType":
-		field("type: ", toolfmt.Str(args, "text"))
-		field("into: ", toolfmt.Str(args, "selector"))
-		if toolfmt.Bool(args, "press_enter") {
-			out = append(out, th.Faint.Render("then press enter"))
-		}
-	case call.Name == "BrowserRead":
-		sel := toolfmt.Str(args, "selector")
-		if sel == "" {
-			sel = "(whole page)"
-		}
-		field("read: ", sel)
+	}
+	return out
+}
+
+// contentLines compares a file's new content with what it holds now, as
+// far as that is known yet.
+func (m *Model) contentLines(f fileState, text string, w int) []string {
+	th := m.th
+	content := diff.SplitLines(text)
+	var out []string
+	switch {
+	case !f.loaded:
+		out = append(out, th.Faint.Render("reading the current file…"))
+		out = append(out, m.diffLines(nil, content, w)...)
+	case f.err != "":
+		out = append(out, th.Warn.Render(ansi.Truncate("cannot read the current file: "+termtext.Line(f.err), w, "…")))
+		out = append(out, m.diffLines(nil, content, w)...)
+	case !f.exists:
+		out = append(out, th.Faint.Render("new file"))
+		out = append(out, m.diffLines(nil, content, w)...)
 	default:
-		for _, l := range strings.Split(toolfmt.Pretty(call.Args), "\n") {
-			out = append(out, chat.Wrap(termtext.Text(l), w)...)
+		d := m.diffLines(diff.SplitLines(f.content), content, w)
+		if len(d) == 0 {
+			d = []string{th.Faint.Render("no change: the file already has this content")}
 		}
+		out = append(out, d...)
 	}
 	return out
 }
