@@ -275,7 +275,7 @@ func New(opts Options) (in *Infer, err error) {
 	in.MCP = StartMCP(cfg, home, root, in.Sandbox, opts.Version, log, network)
 	timeouts := map[string]time.Duration{}
 	if d := cfg.Tools.Bash.Timeout.Std(); d > 0 {
-		timeouts["Bash"] = d
+		timeouts[tools.NameBash] = d
 	}
 	ext := opts.BrowserUse.Extension
 	// A browser tool waits for the extension's answer: give it the
@@ -284,7 +284,7 @@ func New(opts Options) (in *Infer, err error) {
 	// the time it may first wait for an extension to connect, so a command
 	// that follows a long wait still has its whole budget.
 	if d := ext.CommandTimeout.Std(); opts.Bridge && d > 0 {
-		for _, name := range []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"} {
+		for _, name := range tools.BrowserNames() {
 			timeouts[name] = ext.ConnectWait.Std() + d + 5*time.Second
 		}
 	}

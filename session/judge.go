@@ -93,7 +93,7 @@ func ParseVerdict(text string) (tools.Verdict, error) {
 // else go to the person.
 func demoVerdict(call tools.Call) tools.Verdict {
 	switch call.Name {
-	case "BrowserNavigate":
+	case tools.NameBrowserNavigate:
 		var a struct {
 			URL string `json:"url"`
 		}
@@ -101,7 +101,7 @@ func demoVerdict(call tools.Call) tools.Verdict {
 			return tools.Verdict{Approve: true, Reason: "offline judge: navigation to a local or demo site"}
 		}
 		return tools.Verdict{Reason: "offline judge: navigation to a remote site needs the person"}
-	case "BrowserClick", "BrowserType", "Write", "Edit":
+	case tools.NameBrowserClick, tools.NameBrowserType, tools.NameWrite, tools.NameEdit:
 		return tools.Verdict{Approve: true, Reason: "offline judge: " + call.Name + " inside the project or the controlled tab"}
 	}
 	return tools.Verdict{Reason: "offline judge: " + call.Name + " calls always go to the person"}

@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -95,32 +94,11 @@ func (c OutsideCall) Line() string {
 	return line
 }
 
-// outsideArgs names what a browser call acts on (the URL, the selector);
-// other tools' arguments are shown as JSON.
+// outsideArgs names what a browser call acts on (the URL, the selector),
+// as its tool shows it; other tools' arguments are shown as JSON.
 func outsideArgs(name, args string) string {
-	var a map[string]any
-	if json.Unmarshal([]byte(args), &a) != nil {
-		return readableJSON(args)
-	}
-	str := func(k string) string { s, _ := a[k].(string); return s }
-	switch name {
-	case "BrowserNavigate":
-		return str("url")
-	case "BrowserClick":
-		return str("selector")
-	case "BrowserType":
-		s := "text into " + str("selector")
-		if b, _ := a["press_enter"].(bool); b {
-			s += " ⏎"
-		}
-		return s
-	case "BrowserRead":
-		if sel := str("selector"); sel != "" {
-			return sel
-		}
-		return "whole page"
-	case "BrowserScreenshot", "BrowserTabs":
-		return ""
+	if s := tools.Show(name, args); s.HasTarget {
+		return s.Target
 	}
 	return readableJSON(args)
 }

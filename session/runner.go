@@ -191,15 +191,15 @@ func (w *Workspace) shell(ctx context.Context, conv *conversation, rec *recorder
 	if b, err := jsonString(cmd); err == nil {
 		args = `{"command":` + b + `}`
 	}
-	call := store.ToolCall{ID: callID, Type: "function", Function: store.FunctionCall{Name: "Bash", Arguments: args}}
+	call := store.ToolCall{ID: callID, Type: "function", Function: store.FunctionCall{Name: tools.NameBash, Arguments: args}}
 	if err := rec.message(store.Message{Role: "assistant", ToolCalls: []store.ToolCall{call}}); err != nil {
 		emit(events.NewRunErrorEvent(err.Error(), events.WithRunID(runID)))
 		return false
 	}
-	emit(events.NewToolCallStartEvent(callID, "Bash"))
+	emit(events.NewToolCallStartEvent(callID, tools.NameBash))
 	emit(events.NewToolCallArgsEvent(callID, args))
 	emit(events.NewToolCallEndEvent(callID))
-	o := w.pipeline.Run(ctx, tools.Call{ID: callID, Name: "Bash", Args: args, Origin: tools.OriginShell}, mode)
+	o := w.pipeline.Run(ctx, tools.Call{ID: callID, Name: tools.NameBash, Args: args, Origin: tools.OriginShell}, mode)
 	content := o.Output
 	if content == "" {
 		content = "(no output)"

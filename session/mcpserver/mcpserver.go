@@ -33,12 +33,12 @@ type Tool struct {
 
 // Tools are the tools `infer mcp` offers, in order.
 var Tools = []Tool{
-	{"browser_navigate", "BrowserNavigate"},
-	{"browser_click", "BrowserClick"},
-	{"browser_type", "BrowserType"},
-	{"browser_read", "BrowserRead"},
-	{"browser_screenshot", "BrowserScreenshot"},
-	{"browser_tabs", "BrowserTabs"},
+	{"browser_navigate", tools.NameBrowserNavigate},
+	{"browser_click", tools.NameBrowserClick},
+	{"browser_type", tools.NameBrowserType},
+	{"browser_read", tools.NameBrowserRead},
+	{"browser_screenshot", tools.NameBrowserScreenshot},
+	{"browser_tabs", tools.NameBrowserTabs},
 }
 
 // New returns an MCP server whose tools call run.

@@ -177,7 +177,7 @@ func (e *Env) sawURL(u string) {
 
 // Tool is one callable tool.
 type Tool interface {
-	// Name is the name the model calls, e.g. "Bash".
+	// Name is the name the model calls, e.g. NameBash.
 	Name() string
 	// Description tells the model what the tool does and how to call it.
 	Description() string

@@ -23,6 +23,7 @@ import (
 	"unicode"
 
 	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/tools"
 )
 
 // ID is the model id under which the workspace offers this model.
@@ -142,7 +143,7 @@ func (s *streamer) answer(msg string, offered []llm.Tool, seq int) (llm.Completi
 	for _, c := range calls {
 		// Only WebSearch is checked: the other tools are the workspace's
 		// own and always offered together.
-		if c.Name == "WebSearch" && !offersTool(offered, c.Name) {
+		if c.Name == tools.NameWebSearch && !offersTool(offered, c.Name) {
 			// Fail closed: a search nobody can run is not answered from
 			// memory as though it had been.
 			return s.done(s.say(llm.TextDelta, "I would search the web for that, but this model's provider has no hosted web search, so nothing was searched."))
@@ -329,12 +330,12 @@ func parseCommand(part string) (llm.ToolCall, bool) {
 	}
 	for _, p := range []string{"navigate ", "open ", "go to "} {
 		if strings.HasPrefix(lower, p) && rest(p) != "" {
-			return call("BrowserNavigate", map[string]any{"url": NormaliseURL(rest(p))})
+			return call(tools.NameBrowserNavigate, map[string]any{"url": NormaliseURL(rest(p))})
 		}
 	}
 	switch {
 	case strings.HasPrefix(lower, "click ") && rest("click ") != "":
-		return call("BrowserClick", map[string]any{"selector": unquote(rest("click "))})
+		return call(tools.NameBrowserClick, map[string]any{"selector": unquote(rest("click "))})
 	case strings.HasPrefix(lower, "type "):
 		body := rest("type ")
 		enter := false
@@ -354,19 +355,19 @@ func parseCommand(part string) (llm.ToolCall, bool) {
 		if enter {
 			args["press_enter"] = true
 		}
-		return call("BrowserType", args)
+		return call(tools.NameBrowserType, args)
 	case lower == "read":
-		return call("BrowserRead", map[string]any{})
+		return call(tools.NameBrowserRead, map[string]any{})
 	case strings.HasPrefix(lower, "read "):
-		return call("BrowserRead", map[string]any{"selector": unquote(rest("read "))})
+		return call(tools.NameBrowserRead, map[string]any{"selector": unquote(rest("read "))})
 	case lower == "screenshot":
-		return call("BrowserScreenshot", map[string]any{})
+		return call(tools.NameBrowserScreenshot, map[string]any{})
 	case lower == "tabs":
-		return call("BrowserTabs", map[string]any{})
+		return call(tools.NameBrowserTabs, map[string]any{})
 	case strings.HasPrefix(lower, "search ") && rest("search ") != "":
-		return call("WebSearch", map[string]any{"query": rest("search ")})
+		return call(tools.NameWebSearch, map[string]any{"query": rest("search ")})
 	case strings.HasPrefix(lower, "run ") && rest("run ") != "":
-		return call("Bash", map[string]any{"command": rest("run ")})
+		return call(tools.NameBash, map[string]any{"command": rest("run ")})
 	case strings.HasPrefix(lower, "mcp "):
 		return mcpCall(rest("mcp "))
 	}
