@@ -7,6 +7,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/google/jsonschema-go/jsonschema"
 )
 
 // TestSchemasAreTheHandWrittenOnes: the schemas generated from the
@@ -121,6 +123,57 @@ func TestShow(t *testing.T) {
 		}
 		if tc.detail != nil && !reflect.DeepEqual(s.Detail, tc.detail) {
 			t.Errorf("Show(%s, %s).Detail = %+v, want %+v", tc.name, tc.args, s.Detail, tc.detail)
+		}
+	}
+}
+
+// TestValidatorAgreesWithTheSchemaLibrary: the registry's own validator,
+// kept for the errors it writes to the model, accepts exactly what
+// jsonschema-go accepts for the generated schemas, so the model is held
+// to the schema it is shown.
+func TestValidatorAgreesWithTheSchemaLibrary(t *testing.T) {
+	reg := DefaultRegistry()
+	cases := map[string][]string{
+		NameBash:              {`{"command":"ls"}`, `{"command":""}`, `{"command":"ls","timeout_ms":0}`, `{"command":"ls","timeout_ms":600000}`, `{"command":"ls","timeout_ms":600001}`, `{"command":"ls","x":1}`, `{}`},
+		NameRead:              {`{"path":"a"}`, `{"path":"a","limit":"ten"}`, `{"path":"a","limit":3.0}`, `{"path":"a","offset":2.5}`, `{"path":7}`},
+		NameWrite:             {`{"path":"a","content":""}`, `{"path":"a"}`},
+		NameEdit:              {`{"path":"a","old_string":"x","new_string":""}`, `{"path":"a","old_string":"","new_string":"y"}`, `{"path":"a","old_string":"x","new_string":"y","replace_all":"yes"}`},
+		NameGrep:              {`{"pattern":"x","glob":"*.go"}`, `{"glob":"*.go"}`},
+		NameTree:              {`{}`, `{"depth":10}`, `{"depth":11}`, `{"path":3}`},
+		NameBrowserNavigate:   {`{"url":"https://x"}`, `{"url":""}`},
+		NameBrowserClick:      {`{"selector":"#a"}`, `{}`},
+		NameBrowserType:       {`{"selector":"#a","text":""}`, `{"selector":"#a"}`, `{"selector":"#a","text":"x","press_enter":true}`},
+		NameBrowserRead:       {`{}`, `{"selector":"main"}`, `{"selector":false}`},
+		NameBrowserScreenshot: {`{}`, `{"full":true}`},
+		NameBrowserTabs:       {`{}`, `{"all":true}`},
+		NameWebSearch:         {`{"query":"go"}`, `{"query":""}`},
+	}
+	if len(cases) != len(reg.Names()) {
+		t.Errorf("cases for %d tools, %d are registered", len(cases), len(reg.Names()))
+	}
+	for name, argsList := range cases {
+		tool, ok := reg.Lookup(name)
+		if !ok {
+			t.Fatalf("%s is not registered", name)
+		}
+		var s jsonschema.Schema
+		if err := json.Unmarshal(tool.Schema(), &s); err != nil {
+			t.Fatal(err)
+		}
+		rs, err := s.Resolve(nil)
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		for _, args := range argsList {
+			var v any
+			if err := json.Unmarshal([]byte(args), &v); err != nil {
+				t.Fatal(err)
+			}
+			libErr := rs.Validate(v)
+			ourErr := reg.Validate(name, args)
+			if (libErr == nil) != (ourErr == nil) {
+				t.Errorf("%s %s: jsonschema-go says %v, the registry says %v", name, args, libErr, ourErr)
+			}
 		}
 	}
 }
