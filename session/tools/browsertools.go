@@ -157,10 +157,17 @@ const (
 	NameBrowserTabs       = "BrowserTabs"
 )
 
-// BrowserNames lists the browser tools, in the order a model is offered
-// them: those that act through the person's browser.
+// BrowserNames lists the built-in tools that act through the person's
+// browser, in the order a model is offered them.
 func BrowserNames() []string {
-	return []string{NameBrowserNavigate, NameBrowserClick, NameBrowserType, NameBrowserRead, NameBrowserScreenshot, NameBrowserTabs}
+	reg := builtinRegistry()
+	var out []string
+	for _, name := range reg.order {
+		if isBrowser(reg.tools[name]) {
+			out = append(out, name)
+		}
+	}
+	return out
 }
 
 // noArgs is the arguments of a tool that takes none.

@@ -170,14 +170,17 @@ func showAs[A any](args string, f func(A) Shown) Shown {
 	return f(a)
 }
 
-// builtins are the tools Show describes: the default registry's, and the
+// builtinRegistry is DefaultRegistry built once, for questions about the
+// built-in tools themselves.
+var builtinRegistry = sync.OnceValue(DefaultRegistry)
+
+// builtins are the tools Show describes: the built-in ones, and the
 // network approval's.
 var builtins = sync.OnceValue(func() map[string]shower {
 	m := map[string]shower{NetworkTool: networkShower{}}
-	reg := DefaultRegistry()
-	for _, name := range reg.Names() {
-		t, _ := reg.Lookup(name)
-		if s, ok := t.(shower); ok {
+	reg := builtinRegistry()
+	for _, name := range reg.order {
+		if s, ok := reg.tools[name].(shower); ok {
 			m[name] = s
 		}
 	}

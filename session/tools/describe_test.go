@@ -83,7 +83,8 @@ func TestEveryToolIsDescribedOnce(t *testing.T) {
 			browsers = append(browsers, name)
 		}
 	}
-	if !slices.Equal(browsers, BrowserNames()) {
+	want := []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"}
+	if !slices.Equal(browsers, want) || !slices.Equal(BrowserNames(), want) {
 		t.Errorf("BrowserNames() = %v, the browser tools are %v", BrowserNames(), browsers)
 	}
 }
