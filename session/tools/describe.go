@@ -135,14 +135,20 @@ const (
 	PartText
 )
 
-// Part is one element of a call's detail.
+// Part is one element of a call's detail; which fields it uses depends
+// on its Kind.
 type Part struct {
-	Kind  PartKind
+	Kind PartKind
+	// Label names a field's value ("url: ").
 	Label string
-	Text  string
-	Old   string
-	Path  string
-	Warn  bool
+	// Text is the value, the note, the command, the new text or content.
+	Text string
+	// Old is the text a change replaces.
+	Old string
+	// Path is the file whose content a PartContent replaces.
+	Path string
+	// Warn marks a note the person must not miss.
+	Warn bool
 }
 
 // field and note build Parts.
