@@ -2,9 +2,15 @@ package tools
 
 import (
 	"encoding/json"
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -176,5 +182,64 @@ func TestValidatorAgreesWithTheSchemaLibrary(t *testing.T) {
 				t.Errorf("%s %s: jsonschema-go says %v, the registry says %v", name, args, libErr, ourErr)
 			}
 		}
+	}
+}
+
+// TestToolNamesAreSpelledOnce: outside tests, a built-in tool's name is
+// written only in the constant that declares it, next to the tool; other
+// code names tools by those constants, so a renamed tool cannot leave a
+// switch behind that no longer matches.
+func TestToolNamesAreSpelledOnce(t *testing.T) {
+	names := map[string]bool{strconv.Quote(NetworkTool): true}
+	for _, n := range DefaultRegistry().Names() {
+		names[strconv.Quote(n)] = true
+	}
+	root, err := filepath.Abs(filepath.Join("..", ".."))
+	if err != nil {
+		t.Fatal(err)
+	}
+	fset := token.NewFileSet()
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if n := d.Name(); path != root && (strings.HasPrefix(n, ".") || n == "testdata" || n == "node_modules") {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return nil
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.SkipObjectResolution)
+		if err != nil {
+			return err
+		}
+		declared := map[*ast.BasicLit]bool{}
+		if filepath.Dir(path) == filepath.Join(root, "session", "tools") {
+			for _, decl := range f.Decls {
+				if g, ok := decl.(*ast.GenDecl); ok && g.Tok == token.CONST {
+					for _, spec := range g.Specs {
+						for _, v := range spec.(*ast.ValueSpec).Values {
+							if lit, ok := v.(*ast.BasicLit); ok {
+								declared[lit] = true
+							}
+						}
+					}
+				}
+			}
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			if lit, ok := n.(*ast.BasicLit); ok && lit.Kind == token.STRING && names[lit.Value] && !declared[lit] {
+				rel, _ := filepath.Rel(root, path)
+				t.Errorf("%s:%d spells the tool name %s; use its constant in session/tools", rel, fset.Position(lit.Pos()).Line, lit.Value)
+			}
+			return true
+		})
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
 	}
 }
