@@ -7,6 +7,11 @@
 // Judge first) when needed, run with a timeout, and return exactly one
 // Outcome.
 //
+// Each built-in tool is described once, in its own file: its name
+// constant, its typed arguments (from which its schema is generated) and
+// how its calls show to people (Show), so no front end switches on tool
+// names.
+//
 // The workspace owns approval requests and conversations; this package
 // only calls out to the Approver and Judge interfaces, so it has no idea
 // how many front ends are watching.
