@@ -17,7 +17,7 @@ func UnknownFields(data []byte) []string {
 	if err != nil {
 		return nil
 	}
-	mk, ok := factories[typ]
+	k, ok := kinds[typ]
 	if !ok {
 		return nil
 	}
@@ -25,7 +25,7 @@ func UnknownFields(data []byte) []string {
 	if json.Unmarshal(data, &members) != nil {
 		return nil
 	}
-	known := fieldNames(reflect.TypeOf(mk()).Elem())
+	known := fieldNames(reflect.TypeOf(k.new()).Elem())
 	var unknown []string
 	for name := range members {
 		// encoding/json matches names case-insensitively.

@@ -31,7 +31,7 @@ func FuzzDecode(f *testing.F) {
 			return
 		}
 		if u, ok := frame.(Unknown); ok {
-			if _, known := factories[u.Type]; known {
+			if _, known := kinds[u.Type]; known {
 				t.Fatalf("known type %q decoded as Unknown", u.Type)
 			}
 			return
