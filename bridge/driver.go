@@ -34,8 +34,8 @@ func (s *Server) Do(ctx context.Context, cmd browser.Command) (browser.Result, e
 }
 
 func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
-	if !knownAction(cmd.Action) {
-		return browser.Result{}, fmt.Errorf("browser: unknown action %q (want navigate, click, type, read, screenshot or tabs)", cmd.Action)
+	if err := cmd.Action.Check(); err != nil {
+		return browser.Result{}, err
 	}
 	if err := ctx.Err(); err != nil {
 		return browser.Result{}, fmt.Errorf("browser %s: %w", cmd.Action, err)
@@ -78,7 +78,7 @@ func (s *Server) do(ctx context.Context, cmd browser.Command) (browser.Result, e
 
 	frame := wire.BrowserCommand{
 		ID:         id,
-		Action:     string(cmd.Action),
+		Action:     cmd.Action,
 		URL:        cmd.URL,
 		Selector:   cmd.Selector,
 		Text:       cmd.Text,
@@ -264,14 +264,6 @@ func (c *conn) deliver(r *wire.BrowserResult) {
 	}
 	cl.res = *r
 	cl.ready <- struct{}{} // buffered, and this is its only send
-}
-
-func knownAction(a browser.Action) bool {
-	switch a {
-	case browser.Navigate, browser.Click, browser.Type, browser.Read, browser.Screenshot, browser.Tabs:
-		return true
-	}
-	return false
 }
 
 // toResult converts a wire result, applying the contract's meaning of each

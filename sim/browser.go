@@ -21,6 +21,7 @@ import (
 	"errors"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // Browser is what the simulated extension drives: the fake in-memory
@@ -37,14 +38,15 @@ type Browser interface {
 // Interrupted words the error of a command its context stopped: the
 // command's timeout_ms ran out, or the command was cancelled. Both
 // simulated browsers report it this way.
-func Interrupted(action string, err error) string {
-	if action == "" {
-		action = "command"
+func Interrupted(action browser.Action, err error) string {
+	what := string(action)
+	if what == "" {
+		what = "command"
 	}
 	if errors.Is(err, context.DeadlineExceeded) {
-		return action + " timed out: the command's timeout_ms ran out"
+		return what + " timed out: the command's timeout_ms ran out"
 	}
-	return action + " canceled: " + err.Error()
+	return what + " canceled: " + err.Error()
 }
 
 // Complete gives res the shape the contract fixes for every answer to the

@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // MinimalPageText is what a Minimal browser's read returns.
@@ -51,20 +52,20 @@ func (m *Minimal) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 	defer m.mu.Unlock()
 	empty := ""
 	switch cmd.Action {
-	case wire.ActionNavigate:
+	case browser.Navigate:
 		if cmd.URL == "" {
 			return wire.BrowserResult{Error: "navigate requires url"}
 		}
 		m.url = cmd.URL
 		return wire.BrowserResult{URL: m.url, Title: m.url, Content: &empty}
-	case wire.ActionClick, wire.ActionType:
+	case browser.Click, browser.Type:
 		return wire.BrowserResult{URL: m.url, Title: m.url, Content: &empty}
-	case wire.ActionRead:
+	case browser.Read:
 		text := MinimalPageText
 		return wire.BrowserResult{URL: m.url, Title: m.url, Content: &text}
-	case wire.ActionScreenshot:
+	case browser.Screenshot:
 		return wire.BrowserResult{URL: m.url, Title: m.url, Content: &empty, Image: minimalPNG(), ImageMIMEType: "image/png"}
-	case wire.ActionTabs:
+	case browser.Tabs:
 		url := m.url
 		if url == "" {
 			url = "about:blank"
@@ -72,6 +73,6 @@ func (m *Minimal) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 		return wire.BrowserResult{URL: m.url, Title: m.url, Content: &empty,
 			Tabs: []wire.Tab{{Index: 0, URL: url, Title: url, Active: true, Controlled: true}}}
 	default:
-		return wire.BrowserResult{Error: "unknown action: " + cmd.Action}
+		return wire.BrowserResult{Error: "unknown action: " + string(cmd.Action)}
 	}
 }

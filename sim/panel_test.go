@@ -12,6 +12,7 @@ import (
 
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // scriptedPanel is a test double of bridge.Panel that answers like a tiny
@@ -210,24 +211,24 @@ func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
 func TestMinimalBrowserAnswersEveryAction(t *testing.T) {
 	var m Minimal
 	ctx := context.Background()
-	if r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionTabs}); r.Error != "" || len(r.Tabs) != 1 || r.Tabs[0].URL != "about:blank" {
+	if r := m.Do(ctx, wire.BrowserCommand{Action: browser.Tabs}); r.Error != "" || len(r.Tabs) != 1 || r.Tabs[0].URL != "about:blank" {
 		t.Errorf("tabs before navigate: %+v", r)
 	}
-	if r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionNavigate}); r.Error != "navigate requires url" {
+	if r := m.Do(ctx, wire.BrowserCommand{Action: browser.Navigate}); r.Error != "navigate requires url" {
 		t.Errorf("navigate without url: %+v", r)
 	}
-	if r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "https://example.com/"}); r.Error != "" || r.URL != "https://example.com/" || r.Title != "https://example.com/" {
+	if r := m.Do(ctx, wire.BrowserCommand{Action: browser.Navigate, URL: "https://example.com/"}); r.Error != "" || r.URL != "https://example.com/" || r.Title != "https://example.com/" {
 		t.Errorf("navigate: %+v", r)
 	}
-	if r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionRead, Selector: "h1"}); r.Content == nil || *r.Content != MinimalPageText {
+	if r := m.Do(ctx, wire.BrowserCommand{Action: browser.Read, Selector: "h1"}); r.Content == nil || *r.Content != MinimalPageText {
 		t.Errorf("read: %+v", r)
 	}
-	for _, a := range []string{wire.ActionClick, wire.ActionType} {
+	for _, a := range []browser.Action{browser.Click, browser.Type} {
 		if r := m.Do(ctx, wire.BrowserCommand{Action: a, Selector: "#q", Text: "x"}); r.Error != "" || r.URL != "https://example.com/" {
 			t.Errorf("%s: %+v", a, r)
 		}
 	}
-	r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionScreenshot})
+	r := m.Do(ctx, wire.BrowserCommand{Action: browser.Screenshot})
 	raw, err := base64.StdEncoding.DecodeString(r.Image)
 	if err != nil || r.ImageMIMEType != "image/png" {
 		t.Fatalf("screenshot: %v %q", err, r.ImageMIMEType)
@@ -240,7 +241,7 @@ func TestMinimalBrowserAnswersEveryAction(t *testing.T) {
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	if r := m.Do(cancelled, wire.BrowserCommand{Action: wire.ActionRead}); r.Error == "" {
+	if r := m.Do(cancelled, wire.BrowserCommand{Action: browser.Read}); r.Error == "" {
 		t.Error("a cancelled command succeeded")
 	}
 }

@@ -317,7 +317,7 @@ func clip(s string, n int) string {
 
 // describeCommand is a one-line summary of a browser command.
 func describeCommand(c wire.BrowserCommand) string {
-	s := c.Action
+	s := string(c.Action)
 	for _, part := range []string{c.URL, c.Selector} {
 		if part != "" {
 			s += " " + part

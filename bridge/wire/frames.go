@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // Frame is any decoded frame. FrameType returns its type discriminator, the
@@ -120,16 +122,6 @@ func validate(f Frame) error {
 // never be answered or correlated.
 var errMissingID = errors.New("missing id")
 
-// Browser command actions.
-const (
-	ActionNavigate   = "navigate"
-	ActionClick      = "click"
-	ActionType       = "type"
-	ActionRead       = "read"
-	ActionScreenshot = "screenshot"
-	ActionTabs       = "tabs"
-)
-
 // Approval actions. Anything other than ActionApprove is a rejection.
 const (
 	ActionApprove = "approve"
@@ -152,15 +144,17 @@ type BrowserHelloAck struct{}
 func (BrowserHelloAck) FrameType() string { return "browser_hello_ack" }
 
 // BrowserCommand asks the extension to act in the controlled tab. Only the
-// fields relevant to Action are set.
+// fields relevant to Action are set. Action is the domain's own type: its
+// values are the wire's names, so the vocabulary is written once, in
+// session/browser.
 type BrowserCommand struct {
-	ID         string `json:"id"`
-	Action     string `json:"action"`
-	URL        string `json:"url,omitempty"`
-	Selector   string `json:"selector,omitempty"`
-	Text       string `json:"text,omitempty"`
-	PressEnter bool   `json:"press_enter,omitempty"`
-	TimeoutMS  int64  `json:"timeout_ms,omitempty"`
+	ID         string         `json:"id"`
+	Action     browser.Action `json:"action"`
+	URL        string         `json:"url,omitempty"`
+	Selector   string         `json:"selector,omitempty"`
+	Text       string         `json:"text,omitempty"`
+	PressEnter bool           `json:"press_enter,omitempty"`
+	TimeoutMS  int64          `json:"timeout_ms,omitempty"`
 }
 
 // FrameType implements Frame.

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/sim/fakebrowser"
 )
@@ -276,10 +277,10 @@ func TestCanarySecretsReachNoOutput(t *testing.T) {
 		}
 		defer b.Close()
 		ctx := context.Background()
-		if r := b.Do(ctx, wire.BrowserCommand{Action: wire.ActionNavigate, URL: page.URL + "/login"}); r.Error != "" {
+		if r := b.Do(ctx, wire.BrowserCommand{Action: browser.Navigate, URL: page.URL + "/login"}); r.Error != "" {
 			t.Fatal(r.Error)
 		}
-		r := b.Do(ctx, wire.BrowserCommand{Action: wire.ActionScreenshot})
+		r := b.Do(ctx, wire.BrowserCommand{Action: browser.Screenshot})
 		img, err := png.Decode(canaryPNGReader(t, r.Image))
 		if err != nil {
 			t.Fatal(err)

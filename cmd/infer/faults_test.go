@@ -596,12 +596,12 @@ func (w *faultWatch) next(ctx context.Context) (faultRun, error) {
 // command's context) the first time it arrives, telling the test it has.
 type faultGateBrowser struct {
 	sim.Minimal
-	action  string
+	action  browser.Action
 	once    sync.Once
 	arrived chan struct{}
 }
 
-func newFaultGateBrowser(action string) *faultGateBrowser {
+func newFaultGateBrowser(action browser.Action) *faultGateBrowser {
 	return &faultGateBrowser{action: action, arrived: make(chan struct{})}
 }
 
@@ -644,7 +644,7 @@ func (r *faultRig) reconnect(t *testing.T) {
 // ErrDisconnected, the turn records a failed tool result and finishes,
 // and after a reconnect the next turn's navigate works.
 func TestFaultExtensionVanishesMidCommand(t *testing.T) {
-	br := newFaultGateBrowser(wire.ActionNavigate)
+	br := newFaultGateBrowser(browser.Navigate)
 	rg := startFaultRig(t, "", "", faultRigOptions{Browser: br, CommandTimeout: config.MaxCommandTimeout})
 	rg.setMode("auto")
 	watch := rg.watch(t)
@@ -766,7 +766,7 @@ func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
 	for !ok {
 		cmd, ok = x.next().(wire.BrowserCommand)
 	}
-	if cmd.Action != wire.ActionScreenshot {
+	if cmd.Action != browser.Screenshot {
 		t.Fatalf("command %+v", cmd)
 	}
 	x.vanishMidFrame(`{"type":"browser_result","id":"`+cmd.ID+`","url":"https://example.com/","title":"Big","image_mime_type":"image/png","image":"`, 8<<20)

@@ -10,11 +10,16 @@ package browser
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
 
-// Action is one of the six browser actions of the bridge contract.
+// Action is one of the browser actions of the bridge contract. Its value is
+// the action's name on the wire: bridge/wire sends it as it is, so the
+// actions are named here and nowhere else.
 type Action string
 
 // The actions of the contract.
@@ -26,6 +31,24 @@ const (
 	Screenshot Action = "screenshot"
 	Tabs       Action = "tabs"
 )
+
+// Actions lists every action, in the contract's order: drivers accept
+// exactly these.
+var Actions = []Action{Navigate, Click, Type, Read, Screenshot, Tabs}
+
+// Check returns nil for one of Actions, and otherwise an error naming the
+// ones there are.
+func (a Action) Check() error {
+	if slices.Contains(Actions, a) {
+		return nil
+	}
+	names := make([]string, len(Actions))
+	for i, k := range Actions {
+		names[i] = string(k)
+	}
+	last := len(names) - 1
+	return fmt.Errorf("browser: unknown action %q (want %s or %s)", a, strings.Join(names[:last], ", "), names[last])
+}
 
 // Command is one browser action. Only the fields its Action uses are set.
 type Command struct {

@@ -23,7 +23,7 @@ import (
 type simDriver struct{ b *fakebrowser.Browser }
 
 func (d simDriver) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
-	r := d.b.Do(ctx, wire.BrowserCommand{ID: "1", Action: string(cmd.Action), URL: cmd.URL, Selector: cmd.Selector, Text: cmd.Text, PressEnter: cmd.PressEnter})
+	r := d.b.Do(ctx, wire.BrowserCommand{ID: "1", Action: cmd.Action, URL: cmd.URL, Selector: cmd.Selector, Text: cmd.Text, PressEnter: cmd.PressEnter})
 	if r.Error != "" {
 		return browser.Result{}, errors.New(r.Error)
 	}

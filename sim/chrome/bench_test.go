@@ -8,6 +8,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // BenchmarkChromeCommandOverhead compares the backend's read command with
@@ -17,11 +18,11 @@ import (
 func BenchmarkChromeCommandOverhead(b *testing.B) {
 	br := browserForTest(b)
 	ctx := context.Background()
-	if res := br.Do(ctx, wire.BrowserCommand{ID: "n", Action: wire.ActionNavigate, URL: site.URL + "/article.html"}); res.Error != "" {
+	if res := br.Do(ctx, wire.BrowserCommand{ID: "n", Action: browser.Navigate, URL: site.URL + "/article.html"}); res.Error != "" {
 		b.Fatal(res.Error)
 	}
 	tabCtx := br.controlled().ctx
-	cmd := wire.BrowserCommand{ID: "r", Action: wire.ActionRead, Selector: "h1"}
+	cmd := wire.BrowserCommand{ID: "r", Action: browser.Read, Selector: "h1"}
 	direct := chromedp.Evaluate[string](`document.querySelector("h1").innerText`)
 	viaBackend := func() time.Duration {
 		start := time.Now()

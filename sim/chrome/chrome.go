@@ -60,6 +60,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/sim"
 	"github.com/infer-workspace/infer/sim/redact"
 )
@@ -373,15 +374,15 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 	switch {
 	case ctx.Err() != nil:
 		res.Error = sim.Interrupted(cmd.Action, ctx.Err())
-	case cmd.Action == wire.ActionTabs:
+	case cmd.Action == browser.Tabs:
 		res = b.tabs(ctx)
-	case cmd.Action == wire.ActionNavigate && cmd.URL == "":
+	case cmd.Action == browser.Navigate && cmd.URL == "":
 		res.Error = "navigate requires url" // like opentask: no url or title
-	case cmd.Action == wire.ActionNavigate, cmd.Action == wire.ActionClick, cmd.Action == wire.ActionType,
-		cmd.Action == wire.ActionRead, cmd.Action == wire.ActionScreenshot:
+	case cmd.Action == browser.Navigate, cmd.Action == browser.Click, cmd.Action == browser.Type,
+		cmd.Action == browser.Read, cmd.Action == browser.Screenshot:
 		res, nullRead = b.pageCommand(ctx, cmd)
 	default:
-		res.Error = "unknown action: " + cmd.Action
+		res.Error = "unknown action: " + string(cmd.Action)
 	}
 	return sim.Complete(res, cmd.ID, nullRead)
 }
@@ -405,7 +406,7 @@ func (b *Browser) pageCommand(ctx context.Context, cmd wire.BrowserCommand) (wir
 	}
 	t := b.controlled()
 	if t == nil {
-		if cmd.Action != wire.ActionNavigate {
+		if cmd.Action != browser.Navigate {
 			return wire.BrowserResult{Error: errNoTab.Error()}, false
 		}
 		var err error
@@ -428,15 +429,15 @@ func (b *Browser) onTab(ctx context.Context, t *tab, cmd wire.BrowserCommand) (w
 		err error
 	)
 	switch cmd.Action {
-	case wire.ActionNavigate:
+	case browser.Navigate:
 		pr, err = b.navigate(rctx, t, cmd.URL)
-	case wire.ActionClick:
+	case browser.Click:
 		pr, err = b.click(rctx, t, cmd.Selector)
-	case wire.ActionType:
+	case browser.Type:
 		pr, err = b.typeText(rctx, t, cmd)
-	case wire.ActionRead:
+	case browser.Read:
 		pr, err = b.evaluate(rctx, pageArgs{Action: "read", Selector: cmd.Selector})
-	case wire.ActionScreenshot:
+	case browser.Screenshot:
 		return b.screenshot(ctx, rctx), false
 	}
 	res := wire.BrowserResult{URL: pr.URL, Title: pr.Title}
@@ -445,7 +446,7 @@ func (b *Browser) onTab(ctx context.Context, t *tab, cmd wire.BrowserCommand) (w
 		res.Error = b.explain(ctx, cmd.Action, err)
 	case pr.Error != "":
 		res.Error = pr.Error
-	case pr.Missing && cmd.Action == wire.ActionRead:
+	case pr.Missing && cmd.Action == browser.Read:
 		return res, true // content null, as the extension sends it
 	case pr.Missing && !b.openTask():
 		res.Error = fmt.Sprintf("no element matches selector '%s'", cmd.Selector)
@@ -879,12 +880,12 @@ func (b *Browser) screenshot(cmdCtx, ctx context.Context) wire.BrowserResult {
 	pr, err := b.evaluate(ctx, pageArgs{Action: "info"})
 	res := wire.BrowserResult{URL: pr.URL, Title: pr.Title}
 	if err != nil {
-		res.Error = b.explain(cmdCtx, wire.ActionScreenshot, err)
+		res.Error = b.explain(cmdCtx, browser.Screenshot, err)
 		return res
 	}
 	png, err := chromedp.Run(ctx, chromedp.CaptureScreenshot())
 	if err != nil {
-		res.Error = b.explain(cmdCtx, wire.ActionScreenshot, err)
+		res.Error = b.explain(cmdCtx, browser.Screenshot, err)
 		return res
 	}
 	res.Image = base64.StdEncoding.EncodeToString(png)
@@ -903,7 +904,7 @@ func (b *Browser) tabs(ctx context.Context) wire.BrowserResult {
 	defer context.AfterFunc(ctx, cancel)()
 	infos, err := chromedp.Targets(rctx)
 	if err != nil {
-		return wire.BrowserResult{Error: b.explain(ctx, wire.ActionTabs, err)}
+		return wire.BrowserResult{Error: b.explain(ctx, browser.Tabs, err)}
 	}
 	pages := map[target.ID]*target.Info{}
 	for _, info := range infos {
@@ -953,7 +954,7 @@ func containsID(ids []target.ID, id target.ID) bool {
 
 // explain words a failed call: the command's own timeout or cancellation,
 // the browser's death, or the browser's error.
-func (b *Browser) explain(cmdCtx context.Context, action string, err error) string {
+func (b *Browser) explain(cmdCtx context.Context, action browser.Action, err error) string {
 	if cmdCtx.Err() != nil {
 		return sim.Interrupted(action, cmdCtx.Err())
 	}
@@ -973,9 +974,9 @@ func (b *Browser) explain(cmdCtx context.Context, action string, err error) stri
 			return sim.Interrupted(action, cmdCtx.Err())
 		case <-t.C:
 		}
-		return action + " failed: the controlled tab was closed"
+		return string(action) + " failed: the controlled tab was closed"
 	}
-	return action + " failed: " + err.Error()
+	return string(action) + " failed: " + err.Error()
 }
 
 // browserGoneGrace is how long a closed tab waits to be explained by the

@@ -23,6 +23,7 @@ import (
 
 	"github.com/infer-workspace/infer/internal/leaks"
 	"github.com/infer-workspace/infer/internal/testreq"
+	"github.com/infer-workspace/infer/session/browser"
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
@@ -155,16 +156,16 @@ func mustDo(t testing.TB, b *Browser, cmd wire.BrowserCommand) wire.BrowserResul
 
 func read(t testing.TB, b *Browser, sel string) *string {
 	t.Helper()
-	return mustDo(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: sel}).Content
+	return mustDo(t, b, wire.BrowserCommand{Action: browser.Read, Selector: sel}).Content
 }
 
 func TestNavigateTypeEnterAndReadTheResultPage(t *testing.T) {
 	b := browserForTest(t)
-	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/search.html"})
+	res := mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/search.html"})
 	if res.URL != site.URL+"/search.html" || res.Title != "Search the catalog · Tidewater Library" {
 		t.Fatalf("after navigate: %q %q", res.URL, res.Title)
 	}
-	res = mustDo(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "#q", Text: "sea", PressEnter: true})
+	res = mustDo(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "#q", Text: "sea", PressEnter: true})
 	if !strings.Contains(res.URL, "/search?q=sea") {
 		t.Fatalf("Enter did not submit the form: the tab shows %q", res.URL)
 	}
@@ -183,13 +184,13 @@ func TestNavigateTypeEnterAndReadTheResultPage(t *testing.T) {
 
 func TestClickFollowsALinkAndWaitsForTheLoad(t *testing.T) {
 	b := browserForTest(t)
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/search.html"})
-	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionClick, Selector: `a[href="/article.html"]`})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/search.html"})
+	res := mustDo(t, b, wire.BrowserCommand{Action: browser.Click, Selector: `a[href="/article.html"]`})
 	if res.URL != site.URL+"/article.html" || !strings.HasPrefix(res.Title, "The keepers of the light") {
 		t.Fatalf("after the click: %q %q", res.URL, res.Title)
 	}
 	// A click that loads nothing returns at once with the same page.
-	res = mustDo(t, b, wire.BrowserCommand{Action: wire.ActionClick, Selector: "h1"})
+	res = mustDo(t, b, wire.BrowserCommand{Action: browser.Click, Selector: "h1"})
 	if res.URL != site.URL+"/article.html" {
 		t.Fatalf("a click on a heading moved the tab to %q", res.URL)
 	}
@@ -197,26 +198,26 @@ func TestClickFollowsALinkAndWaitsForTheLoad(t *testing.T) {
 
 func TestMissingElementsAndBadSelectors(t *testing.T) {
 	b := browserForTest(t)
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
-	res := do(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#nope"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/"})
+	res := do(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#nope"})
 	if res.Error != "" || res.Content != nil {
 		t.Fatalf("read of a missing element: %+v, want content null and no error", res)
 	}
-	for _, action := range []string{wire.ActionClick, wire.ActionType} {
+	for _, action := range []browser.Action{browser.Click, browser.Type} {
 		res := do(t, b, wire.BrowserCommand{Action: action, Selector: "#nope", Text: "x"})
 		if res.Error != "no element matches selector '#nope'" {
 			t.Errorf("%s of a missing element: error %q", action, res.Error)
 		}
 	}
-	res = do(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "a[["})
+	res = do(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "a[["})
 	if !strings.Contains(res.Error, "is not a valid selector") {
 		t.Errorf("bad selector: %q", res.Error)
 	}
-	res = do(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "h1", Text: "x"})
+	res = do(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "h1", Text: "x"})
 	if !strings.HasPrefix(res.Error, "cannot type into <h1>") {
 		t.Errorf("typing into a heading: %q", res.Error)
 	}
-	if res := do(t, b, wire.BrowserCommand{Action: wire.ActionNavigate}); res.Error != "navigate requires url" || res.URL != "" {
+	if res := do(t, b, wire.BrowserCommand{Action: browser.Navigate}); res.Error != "navigate requires url" || res.URL != "" {
 		t.Errorf("navigate without url: %+v", res)
 	}
 	if res := do(t, b, wire.BrowserCommand{Action: "scroll"}); res.Error != "unknown action: scroll" {
@@ -232,23 +233,23 @@ func TestNavigationErrorsAreReportedLikeChromium(t *testing.T) {
 	}
 	closed := "http://" + l.Addr().String() + "/"
 	l.Close()
-	res := do(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: closed})
+	res := do(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: closed})
 	if res.Error != "net::ERR_CONNECTION_REFUSED at "+closed || res.URL != closed {
 		t.Fatalf("refused connection: %+v", res)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
-	res = b.Do(ctx, wire.BrowserCommand{ID: "slow", Action: wire.ActionNavigate, URL: site.URL + "/hang"})
+	res = b.Do(ctx, wire.BrowserCommand{ID: "slow", Action: browser.Navigate, URL: site.URL + "/hang"})
 	if res.Error != "navigate timed out: the command's timeout_ms ran out" {
 		t.Fatalf("hanging page: %+v", res)
 	}
 	// The tab still works afterwards.
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/"})
 }
 
 func TestANavigateGivenUpOnDoesNotSpoilTheNext(t *testing.T) {
 	b := browserForTest(t)
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/"})
 	// A navigate whose command gives up within milliseconds leaves its
 	// navigation starting in the tab: its document request is sent, then
 	// aborted by the next navigate, while that one waits. The next
@@ -257,9 +258,9 @@ func TestANavigateGivenUpOnDoesNotSpoilTheNext(t *testing.T) {
 	// timeouts are inputs, nothing here is timed.
 	for i := range 20 {
 		ctx, cancel := context.WithTimeout(context.Background(), time.Duration(5+5*(i%4))*time.Millisecond)
-		b.Do(ctx, wire.BrowserCommand{ID: "given-up", Action: wire.ActionNavigate, URL: site.URL + "/hang"})
+		b.Do(ctx, wire.BrowserCommand{ID: "given-up", Action: browser.Navigate, URL: site.URL + "/hang"})
 		cancel()
-		res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/article.html"})
+		res := mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/article.html"})
 		if res.URL != site.URL+"/article.html" {
 			t.Fatalf("after a navigate given up on, navigate showed %q", res.URL)
 		}
@@ -274,10 +275,10 @@ func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 	}
 	defer fake.Close()
 	url := site.URL + "/secrets.html"
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: url})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: url})
 	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
-	fake.Do(ctx, wire.BrowserCommand{ID: "n", Action: wire.ActionNavigate, URL: url})
+	fake.Do(ctx, wire.BrowserCommand{ID: "n", Action: browser.Navigate, URL: url})
 	want := map[string]string{
 		"#pw": "[redacted]", "#pw-upper": "[redacted]", "#cur": "[redacted]", "#new": "[redacted]",
 		"#otc": "[redacted]", "#a": "[redacted]", "#mySecretField": "[redacted]", "#b": "[redacted]",
@@ -295,18 +296,18 @@ func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 		if got == nil || *got != w {
 			t.Errorf("chromium read %s = %v, want %q", sel, got, w)
 		}
-		fr := fake.Do(ctx, wire.BrowserCommand{ID: "r", Action: wire.ActionRead, Selector: sel})
+		fr := fake.Do(ctx, wire.BrowserCommand{ID: "r", Action: browser.Read, Selector: sel})
 		if fr.Content == nil || got == nil || *fr.Content != *got {
 			t.Errorf("fake browser read %s = %v, chromium %v", sel, fr.Content, got)
 		}
 	}
 	// Typing a password and reading it back still redacts.
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "#pw", Text: "correct horse"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "#pw", Text: "correct horse"})
 	if got := read(t, b, "#pw"); got == nil || *got != "[redacted]" {
 		t.Errorf("typed password read back as %v", got)
 	}
 	body := read(t, b, "")
-	fb := fake.Do(ctx, wire.BrowserCommand{ID: "b", Action: wire.ActionRead})
+	fb := fake.Do(ctx, wire.BrowserCommand{ID: "b", Action: browser.Read})
 	if body == nil || fb.Content == nil || *fb.Content != *body {
 		t.Errorf("the page text differs:\nchromium %v\nfake     %v", deref(body), deref(fb.Content))
 	}
@@ -319,8 +320,8 @@ func TestReadRedactsSecretInputsInThePage(t *testing.T) {
 
 func TestScreenshotIsAPNGOfTheControlledTab(t *testing.T) {
 	b := browserForTest(t)
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/table.html"})
-	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionScreenshot})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/table.html"})
+	res := mustDo(t, b, wire.BrowserCommand{Action: browser.Screenshot})
 	if res.ImageMIMEType != "image/png" || res.URL != site.URL+"/table.html" {
 		t.Fatalf("screenshot result %q %q", res.ImageMIMEType, res.URL)
 	}
@@ -339,8 +340,8 @@ func TestScreenshotIsAPNGOfTheControlledTab(t *testing.T) {
 
 func TestTabsListsPagesAndFlagsTheControlledOne(t *testing.T) {
 	b := browserForTest(t)
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/forms.html"})
-	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionTabs})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/forms.html"})
+	res := mustDo(t, b, wire.BrowserCommand{Action: browser.Tabs})
 	if res.URL != site.URL+"/forms.html" {
 		t.Errorf("tabs result describes %q, want the controlled tab", res.URL)
 	}
@@ -372,10 +373,10 @@ func TestReadMatchesTheFakeBrowserOnTheDemoSite(t *testing.T) {
 	defer cancel()
 	for _, path := range []string{"", "search.html", "login.html", "article.html", "table.html", "forms.html", "search?q=sea", "nope.html"} {
 		url := site.URL + "/" + path
-		mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: url})
-		fake.Do(ctx, wire.BrowserCommand{ID: "n", Action: wire.ActionNavigate, URL: url})
+		mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: url})
+		fake.Do(ctx, wire.BrowserCommand{ID: "n", Action: browser.Navigate, URL: url})
 		got := read(t, b, "")
-		want := fake.Do(ctx, wire.BrowserCommand{ID: "r", Action: wire.ActionRead})
+		want := fake.Do(ctx, wire.BrowserCommand{ID: "r", Action: browser.Read})
 		if got == nil || want.Content == nil || *got != *want.Content {
 			t.Errorf("/%s\nchromium %q\nfake     %q", path, deref(got), deref(want.Content))
 		}
@@ -391,16 +392,16 @@ func deref(s *string) string {
 
 func TestOpenTaskProfileAndACrashedBrowser(t *testing.T) {
 	b := newBrowser(t, Options{Profile: ProfileOpenTask})
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/"})
-	for _, action := range []string{wire.ActionClick, wire.ActionType} {
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/"})
+	for _, action := range []browser.Action{browser.Click, browser.Type} {
 		if res := do(t, b, wire.BrowserCommand{Action: action, Selector: "#nope", Text: "x"}); res.Error != "" {
 			t.Errorf("opentask %s of a missing element: error %q, want none", action, res.Error)
 		}
 	}
-	if res := do(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "h1", Text: "x"}); res.Error != "" {
+	if res := do(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "h1", Text: "x"}); res.Error != "" {
 		t.Errorf("opentask typing into a heading: error %q, want a silent no-op", res.Error)
 	}
-	for _, tab := range mustDo(t, b, wire.BrowserCommand{Action: wire.ActionTabs}).Tabs {
+	for _, tab := range mustDo(t, b, wire.BrowserCommand{Action: browser.Tabs}).Tabs {
 		if tab.Controlled {
 			t.Errorf("opentask tabs carry a controlled flag: %+v", tab)
 		}
@@ -410,7 +411,7 @@ func TestOpenTaskProfileAndACrashedBrowser(t *testing.T) {
 	// later one; none hangs.
 	inflight := make(chan wire.BrowserResult, 1)
 	go func() {
-		inflight <- do(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/hang"})
+		inflight <- do(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/hang"})
 	}()
 	time.Sleep(100 * time.Millisecond) // let the navigation start; not an assertion
 	if err := b.Process().Kill(); err != nil {
@@ -424,7 +425,7 @@ func TestOpenTaskProfileAndACrashedBrowser(t *testing.T) {
 	case <-time.After(guard):
 		t.Fatal("the in-flight command hung after the browser died")
 	}
-	for _, action := range []string{wire.ActionRead, wire.ActionTabs, wire.ActionNavigate} {
+	for _, action := range []browser.Action{browser.Read, browser.Tabs, browser.Navigate} {
 		res := do(t, b, wire.BrowserCommand{Action: action, URL: site.URL + "/"})
 		if !strings.Contains(res.Error, "the browser has exited") {
 			t.Errorf("%s after the crash: %+v", action, res)
@@ -483,11 +484,11 @@ func TestAttachToARunningBrowser(t *testing.T) {
 	if b.UserDataDir() != "" {
 		t.Error("an attached browser got a temporary profile")
 	}
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/article.html"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/article.html"})
 	if h1 := read(t, b, "h1"); h1 == nil || *h1 != "The keepers of the light" {
 		t.Fatalf("h1 = %v", h1)
 	}
-	tabs := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionTabs}).Tabs
+	tabs := mustDo(t, b, wire.BrowserCommand{Action: browser.Tabs}).Tabs
 	if len(tabs) < 2 {
 		t.Fatalf("tabs %+v: want the browser's own tab and the controlled one", tabs)
 	}
@@ -505,11 +506,11 @@ func TestNewReportsAMissingBrowser(t *testing.T) {
 // server does not serve says so.
 func TestStartedBrowserReachesTheBuiltInSites(t *testing.T) {
 	b := newBrowser(t, Options{Sites: map[string]http.Handler{assets.DemoHost: assets.DemoSiteHandler()}})
-	res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://" + assets.DemoHost + "/search.html"})
+	res := mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://" + assets.DemoHost + "/search.html"})
 	if res.URL != "http://"+assets.DemoHost+"/search.html" || res.Title != "Search the catalog · Tidewater Library" {
 		t.Fatalf("after navigate: %q %q", res.URL, res.Title)
 	}
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "#q", Text: "sea", PressEnter: true})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "#q", Text: "sea", PressEnter: true})
 	if h1 := read(t, b, "h1"); h1 == nil || *h1 != "Search results" {
 		t.Fatalf("h1 of the result page = %v", h1)
 	}

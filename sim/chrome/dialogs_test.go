@@ -33,7 +33,7 @@ func dialogsOf(t *testing.T, res wire.BrowserResult) []browser.DialogEvent {
 // prompt are cancelled, so the page commits nothing the person did not.
 func TestDialogsAreAnsweredAndReported(t *testing.T) {
 	b := newBrowser(t, Options{})
-	mustDo(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: site.URL + "/dialogs.html"})
+	mustDo(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: site.URL + "/dialogs.html"})
 	for _, c := range []struct {
 		button string
 		want   browser.DialogEvent
@@ -43,7 +43,7 @@ func TestDialogsAreAnsweredAndReported(t *testing.T) {
 		{"#delete", browser.DialogEvent{Type: "dialog", Dialog: "confirm", Message: "Delete everything?", Answer: "dismissed"}, "kept"},
 		{"#name", browser.DialogEvent{Type: "dialog", Dialog: "prompt", Message: "Your name?", Answer: "dismissed"}, "name: null"},
 	} {
-		res := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionClick, Selector: c.button})
+		res := mustDo(t, b, wire.BrowserCommand{Action: browser.Click, Selector: c.button})
 		if got := dialogsOf(t, res); !slices.Equal(got, []browser.DialogEvent{c.want}) {
 			raw, _ := json.Marshal(res.Events)
 			t.Errorf("click %s: dialogs %+v (events %s), want %+v", c.button, got, raw, c.want)
@@ -54,7 +54,7 @@ func TestDialogsAreAnsweredAndReported(t *testing.T) {
 	}
 	// Nothing is left open: a screenshot and a read work, and report no
 	// dialog of their own.
-	shot := mustDo(t, b, wire.BrowserCommand{Action: wire.ActionScreenshot})
+	shot := mustDo(t, b, wire.BrowserCommand{Action: browser.Screenshot})
 	if shot.Image == "" || len(dialogsOf(t, shot)) != 0 {
 		t.Errorf("screenshot after the dialogs: image %d bytes, events %s", len(shot.Image), shot.Events)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // benchPage builds an HTML page of about n bytes with the structures a real
@@ -37,7 +38,7 @@ func BenchmarkFakeBrowserRead(b *testing.B) {
 	br := newTestBrowser(b, Options{}, map[string]string{"/": page})
 	open(b, br, "http://fixture.test/")
 	ctx := context.Background()
-	cmd := wire.BrowserCommand{ID: "bench", Action: wire.ActionRead}
+	cmd := wire.BrowserCommand{ID: "bench", Action: browser.Read}
 	if res := br.Do(ctx, cmd); res.Error != "" || res.Content == nil || len(*res.Content) < 100_000 {
 		b.Fatalf("read failed: %q", res.Error)
 	}
@@ -57,7 +58,7 @@ func BenchmarkFakeBrowserNavigate(b *testing.B) {
 	page := benchPage(1 << 20)
 	br := newTestBrowser(b, Options{}, map[string]string{"/": page})
 	ctx := context.Background()
-	cmd := wire.BrowserCommand{ID: "bench", Action: wire.ActionNavigate, URL: "http://fixture.test/"}
+	cmd := wire.BrowserCommand{ID: "bench", Action: browser.Navigate, URL: "http://fixture.test/"}
 	b.SetBytes(int64(len(page)))
 	b.ReportAllocs()
 	for b.Loop() {
@@ -72,7 +73,7 @@ func BenchmarkFakeBrowserScreenshot(b *testing.B) {
 	br := newTestBrowser(b, Options{}, map[string]string{"/": benchPage(1 << 20)})
 	open(b, br, "http://fixture.test/")
 	ctx := context.Background()
-	cmd := wire.BrowserCommand{ID: "bench", Action: wire.ActionScreenshot}
+	cmd := wire.BrowserCommand{ID: "bench", Action: browser.Screenshot}
 	b.ReportAllocs()
 	for b.Loop() {
 		if res := br.Do(ctx, cmd); res.Error != "" {

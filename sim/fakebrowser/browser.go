@@ -51,6 +51,7 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/sim"
 	"golang.org/x/net/html"
 )
@@ -242,21 +243,21 @@ func (b *Browser) Do(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserR
 		res.Error = sim.Interrupted(cmd.Action, err)
 	} else {
 		switch cmd.Action {
-		case wire.ActionNavigate:
+		case browser.Navigate:
 			res = b.navigate(ctx, cmd)
-		case wire.ActionClick:
+		case browser.Click:
 			res = b.click(ctx, cmd)
-		case wire.ActionType:
+		case browser.Type:
 			res = b.typeText(ctx, cmd)
-		case wire.ActionRead:
+		case browser.Read:
 			res, nullRead = b.read(ctx, cmd)
-		case wire.ActionScreenshot:
+		case browser.Screenshot:
 			res = b.screenshot(ctx)
-		case wire.ActionTabs:
+		case browser.Tabs:
 			res = b.listTabs(ctx)
 		default:
 			// Like opentask: no url or title with this error.
-			res.Error = "unknown action: " + cmd.Action
+			res.Error = "unknown action: " + string(cmd.Action)
 		}
 	}
 	return sim.Complete(res, cmd.ID, nullRead)
@@ -339,7 +340,7 @@ func (b *Browser) newTabLocked() *tab {
 
 // load navigates tab t. It is called with the lock held and returns with it
 // released; the network part runs unlocked so other commands proceed.
-func (b *Browser) load(ctx context.Context, t *tab, req navRequest, action string) wire.BrowserResult {
+func (b *Browser) load(ctx context.Context, t *tab, req navRequest, action browser.Action) wire.BrowserResult {
 	cur := t.page
 	if req.method == "GET" && req.url.Fragment != "" && !cur.initial && sameDocument(cur.url, req.url) {
 		// A fragment change scrolls within the document; nothing is fetched.
@@ -530,7 +531,7 @@ func (p *page) readElement(ctx context.Context, el *html.Node) (string, error) {
 
 func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: sim.Interrupted(wire.ActionScreenshot, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(browser.Screenshot, err)}
 	}
 	t := b.controlled
 	if t == nil {
@@ -541,7 +542,7 @@ func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 	shot, err := layoutPage(ctx, t.page, b.opts.Viewport)
 	b.release()
 	if err != nil {
-		res.Error = sim.Interrupted(wire.ActionScreenshot, err)
+		res.Error = sim.Interrupted(browser.Screenshot, err)
 		return res
 	}
 	png, err := shot.encodePNG()
@@ -556,7 +557,7 @@ func (b *Browser) screenshot(ctx context.Context) wire.BrowserResult {
 
 func (b *Browser) listTabs(ctx context.Context) wire.BrowserResult {
 	if err := b.acquire(ctx); err != nil {
-		return wire.BrowserResult{Error: sim.Interrupted(wire.ActionTabs, err)}
+		return wire.BrowserResult{Error: sim.Interrupted(browser.Tabs, err)}
 	}
 	defer b.release()
 	res := b.stamped()

@@ -12,6 +12,7 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
@@ -39,7 +40,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 
 func TestBeforeFirstNavigate(t *testing.T) {
 	b := newTestBrowser(t, Options{}, nil)
-	res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionTabs})
+	res := mustOK(t, b, wire.BrowserCommand{Action: browser.Tabs})
 	if res.URL != "" || res.Title != "" {
 		t.Errorf("url/title before the first navigate: %q %q", res.URL, res.Title)
 	}
@@ -47,7 +48,7 @@ func TestBeforeFirstNavigate(t *testing.T) {
 	if fmt.Sprint(res.Tabs) != fmt.Sprint(want) {
 		t.Errorf("tabs = %+v, want %+v", res.Tabs, want)
 	}
-	for _, action := range []string{wire.ActionRead, wire.ActionClick, wire.ActionType, wire.ActionScreenshot} {
+	for _, action := range []browser.Action{browser.Read, browser.Click, browser.Type, browser.Screenshot} {
 		res := run(t, b, wire.BrowserCommand{Action: action, Selector: "h1"})
 		if res.Error != errNoTab.Error() || res.URL != "" || res.Title != "" {
 			t.Errorf("%s before navigate: %+v", action, res)
@@ -63,7 +64,7 @@ func TestResultShapeMatchesTheExtension(t *testing.T) {
 	if string(data) != want {
 		t.Errorf("navigate result\n got %s\nwant %s", data, want)
 	}
-	res = run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#does-not-exist"})
+	res = run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#does-not-exist"})
 	data, _ = json.Marshal(res)
 	want = `{"id":"test-id","url":"http://fixture.test/","title":"T","content":null,"events":[],"error":""}`
 	if string(data) != want {
@@ -82,18 +83,18 @@ func TestProtocolErrors(t *testing.T) {
 	}{
 		{wire.BrowserCommand{Action: "scroll", Selector: "body"}, "unknown action: scroll", false, false},
 		{wire.BrowserCommand{Action: ""}, "unknown action: ", false, false},
-		{wire.BrowserCommand{Action: wire.ActionNavigate}, "navigate requires url", false, false},
-		{wire.BrowserCommand{Action: wire.ActionNavigate, URL: "example.com/x"}, `invalid url "example.com/x": give an absolute URL with its scheme, such as https://example.com/x`, true, false},
-		{wire.BrowserCommand{Action: wire.ActionNavigate, URL: "ftp://example.com/"}, `cannot load "ftp://example.com/": the fake browser loads http, https, data: and about:blank URLs`, true, false},
-		{wire.BrowserCommand{Action: wire.ActionClick, Selector: "div["}, "Failed to execute 'querySelector' on 'Document': 'div[' is not a valid selector.", true, false},
-		{wire.BrowserCommand{Action: wire.ActionRead, Selector: "##x"}, "Failed to execute 'querySelector' on 'Document': '##x' is not a valid selector.", true, false},
-		{wire.BrowserCommand{Action: wire.ActionType, Selector: "a >", Text: "x"}, "Failed to execute 'querySelector' on 'Document': 'a >' is not a valid selector.", true, false},
-		{wire.BrowserCommand{Action: wire.ActionClick, Selector: ""}, "Failed to execute 'querySelector' on 'Document': The provided selector is empty.", true, false},
-		{wire.BrowserCommand{Action: wire.ActionClick, Selector: "#does-not-exist"}, "no element matches selector '#does-not-exist'", true, false},
-		{wire.BrowserCommand{Action: wire.ActionType, Selector: "#does-not-exist", Text: "x"}, "no element matches selector '#does-not-exist'", true, false},
-		{wire.BrowserCommand{Action: wire.ActionType, Selector: "#d", Text: "x"}, `cannot type into <div id="d">: it is not an input, textarea, select or contenteditable element`, true, false},
-		{wire.BrowserCommand{Action: wire.ActionRead, Selector: "#does-not-exist"}, "", true, true},
-		{wire.BrowserCommand{Action: wire.ActionRead, Selector: "p::before"}, "", true, true},
+		{wire.BrowserCommand{Action: browser.Navigate}, "navigate requires url", false, false},
+		{wire.BrowserCommand{Action: browser.Navigate, URL: "example.com/x"}, `invalid url "example.com/x": give an absolute URL with its scheme, such as https://example.com/x`, true, false},
+		{wire.BrowserCommand{Action: browser.Navigate, URL: "ftp://example.com/"}, `cannot load "ftp://example.com/": the fake browser loads http, https, data: and about:blank URLs`, true, false},
+		{wire.BrowserCommand{Action: browser.Click, Selector: "div["}, "Failed to execute 'querySelector' on 'Document': 'div[' is not a valid selector.", true, false},
+		{wire.BrowserCommand{Action: browser.Read, Selector: "##x"}, "Failed to execute 'querySelector' on 'Document': '##x' is not a valid selector.", true, false},
+		{wire.BrowserCommand{Action: browser.Type, Selector: "a >", Text: "x"}, "Failed to execute 'querySelector' on 'Document': 'a >' is not a valid selector.", true, false},
+		{wire.BrowserCommand{Action: browser.Click, Selector: ""}, "Failed to execute 'querySelector' on 'Document': The provided selector is empty.", true, false},
+		{wire.BrowserCommand{Action: browser.Click, Selector: "#does-not-exist"}, "no element matches selector '#does-not-exist'", true, false},
+		{wire.BrowserCommand{Action: browser.Type, Selector: "#does-not-exist", Text: "x"}, "no element matches selector '#does-not-exist'", true, false},
+		{wire.BrowserCommand{Action: browser.Type, Selector: "#d", Text: "x"}, `cannot type into <div id="d">: it is not an input, textarea, select or contenteditable element`, true, false},
+		{wire.BrowserCommand{Action: browser.Read, Selector: "#does-not-exist"}, "", true, true},
+		{wire.BrowserCommand{Action: browser.Read, Selector: "p::before"}, "", true, true},
 	}
 	for _, tc := range cases {
 		res := run(t, b, tc.cmd)
@@ -113,9 +114,9 @@ func TestOpenTaskProfileQuirks(t *testing.T) {
 	b := newTestBrowser(t, Options{Profile: ProfileOpenTask}, map[string]string{"/": "<title>T</title><div id=d>x</div>"})
 	open(t, b, "http://fixture.test/")
 	for _, cmd := range []wire.BrowserCommand{
-		{Action: wire.ActionClick, Selector: "#does-not-exist"},
-		{Action: wire.ActionType, Selector: "#does-not-exist", Text: "x"},
-		{Action: wire.ActionType, Selector: "#d", Text: "x"},
+		{Action: browser.Click, Selector: "#does-not-exist"},
+		{Action: browser.Type, Selector: "#does-not-exist", Text: "x"},
+		{Action: browser.Type, Selector: "#d", Text: "x"},
 	} {
 		res := run(t, b, cmd)
 		if res.Error != "" || res.URL != "http://fixture.test/" || res.Content == nil || *res.Content != "" {
@@ -125,15 +126,15 @@ func TestOpenTaskProfileQuirks(t *testing.T) {
 	if got := read(t, b, "#d"); got != "x" {
 		t.Errorf("typing into a div changed it: %q", got)
 	}
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#does-not-exist"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#does-not-exist"})
 	if res.Error != "" || res.Content != nil {
 		t.Errorf("missing read under opentask: %+v", res)
 	}
-	res = run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "div["})
+	res = run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "div["})
 	if !strings.Contains(res.Error, "is not a valid selector") {
 		t.Errorf("invalid selector under opentask: %q", res.Error)
 	}
-	for _, tab := range mustOK(t, b, wire.BrowserCommand{Action: wire.ActionTabs}).Tabs {
+	for _, tab := range mustOK(t, b, wire.BrowserCommand{Action: browser.Tabs}).Tabs {
 		if tab.Controlled {
 			t.Errorf("opentask profile flagged a controlled tab: %+v", tab)
 		}
@@ -165,7 +166,7 @@ func TestSelectors(t *testing.T) {
 			t.Errorf("read %q = %q, want %q", sel, got, want)
 		}
 	}
-	if res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: ".in-template"}); res.Content != nil {
+	if res := run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: ".in-template"}); res.Content != nil {
 		t.Errorf("a selector matched inside a template: %q", *res.Content)
 	}
 }
@@ -191,7 +192,7 @@ func TestTypeVariants(t *testing.T) {
 	if got := read(t, b, "#mail"); got != "a@b.c" {
 		t.Errorf("email = %q", got)
 	}
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: "#file", Text: "/etc/passwd"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Type, Selector: "#file", Text: "/etc/passwd"})
 	if !strings.Contains(res.Error, "may only be programmatically set to the empty string") {
 		t.Errorf("file input error = %q", res.Error)
 	}
@@ -208,7 +209,7 @@ func TestTypeVariants(t *testing.T) {
 		t.Errorf("selected option = %q", got)
 	}
 	typeInto(t, b, "#sel", "zzz", false)
-	if res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#sel option:checked"}); res.Content != nil {
+	if res := run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#sel option:checked"}); res.Content != nil {
 		t.Errorf("a select set to an unknown value still has %q selected", *res.Content)
 	}
 }
@@ -237,7 +238,7 @@ func TestTabs(t *testing.T) {
 	})
 	ctx := testCtx(t)
 	open(t, b, "http://fixture.test/a")
-	tabs := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionTabs}).Tabs
+	tabs := mustOK(t, b, wire.BrowserCommand{Action: browser.Tabs}).Tabs
 	want := []wire.Tab{
 		{Index: 0, URL: "about:blank", Title: "about:blank"},
 		{Index: 1, URL: "http://fixture.test/a", Title: "A", Active: true, Controlled: true},
@@ -271,7 +272,7 @@ func TestTabs(t *testing.T) {
 	if err := b.CloseTab(ctx, 1); err != nil {
 		t.Fatal(err)
 	}
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Read})
 	if res.Error != errNoTab.Error() {
 		t.Errorf("read after closing the controlled tab: %q", res.Error)
 	}
@@ -339,11 +340,11 @@ func TestNewerNavigationAbortsOlder(t *testing.T) {
 
 	slow := make(chan wire.BrowserResult, 1)
 	go func() {
-		slow <- b.Do(testCtx(t), wire.BrowserCommand{ID: "slow", Action: wire.ActionNavigate, URL: "http://race.test/slow"})
+		slow <- b.Do(testCtx(t), wire.BrowserCommand{ID: "slow", Action: browser.Navigate, URL: "http://race.test/slow"})
 	}()
 	<-entered
 	// While the slow load is in flight, the page is still usable.
-	if res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionTabs}); res.Title != "Fast" {
+	if res := mustOK(t, b, wire.BrowserCommand{Action: browser.Tabs}); res.Title != "Fast" {
 		t.Errorf("title during the slow load = %q", res.Title)
 	}
 	res := open(t, b, "http://race.test/fast?again")
@@ -361,16 +362,16 @@ func TestConcurrentCommands(t *testing.T) {
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	cmds := []wire.BrowserCommand{
-		{Action: wire.ActionRead},
-		{Action: wire.ActionRead, Selector: "#name"},
-		{Action: wire.ActionType, Selector: "#name", Text: "Concurrent"},
-		{Action: wire.ActionClick, Selector: "#extra-map"},
-		{Action: wire.ActionTabs},
-		{Action: wire.ActionScreenshot},
-		{Action: wire.ActionNavigate, URL: assets.DemoOrigin + "forms.html"},
-		{Action: wire.ActionNavigate, URL: assets.DemoOrigin + "table.html"},
-		{Action: wire.ActionClick, Selector: "#preview"},
-		{Action: wire.ActionRead, Selector: "#does-not-exist"},
+		{Action: browser.Read},
+		{Action: browser.Read, Selector: "#name"},
+		{Action: browser.Type, Selector: "#name", Text: "Concurrent"},
+		{Action: browser.Click, Selector: "#extra-map"},
+		{Action: browser.Tabs},
+		{Action: browser.Screenshot},
+		{Action: browser.Navigate, URL: assets.DemoOrigin + "forms.html"},
+		{Action: browser.Navigate, URL: assets.DemoOrigin + "table.html"},
+		{Action: browser.Click, Selector: "#preview"},
+		{Action: browser.Read, Selector: "#does-not-exist"},
 	}
 	var wg sync.WaitGroup
 	errs := make(chan string, 200)

@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // server starts an httptest server that the test closes.
@@ -61,7 +62,7 @@ func TestRealHTTPRedirects(t *testing.T) {
 		t.Errorf("read p = %q", got)
 	}
 
-	res = run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: s.URL + "/loop"})
+	res = run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: s.URL + "/loop"})
 	if want := "net::ERR_TOO_MANY_REDIRECTS at " + s.URL + "/loop"; res.Error != want {
 		t.Fatalf("redirect loop error = %q, want %q", res.Error, want)
 	}
@@ -89,14 +90,14 @@ func TestRealHTTPTimeouts(t *testing.T) {
 	b := newTestBrowser(t, Options{}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 	defer cancel()
-	res := b.Do(ctx, wire.BrowserCommand{ID: "1", Action: wire.ActionNavigate, URL: s.URL + "/slow"})
+	res := b.Do(ctx, wire.BrowserCommand{ID: "1", Action: browser.Navigate, URL: s.URL + "/slow"})
 	if res.Error != "navigate timed out: the command's timeout_ms ran out" {
 		t.Fatalf("command timeout error = %q", res.Error)
 	}
 
 	// The browser's load timeout.
 	b = newTestBrowser(t, Options{LoadTimeout: 100 * time.Millisecond}, nil)
-	res = run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: s.URL + "/slow"})
+	res = run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: s.URL + "/slow"})
 	if want := "net::ERR_TIMED_OUT at " + s.URL + "/slow"; res.Error != want {
 		t.Fatalf("load timeout error = %q, want %q", res.Error, want)
 	}
@@ -104,7 +105,7 @@ func TestRealHTTPTimeouts(t *testing.T) {
 	// An already expired context fails at once.
 	done, cancel2 := context.WithCancel(context.Background())
 	cancel2()
-	res = b.Do(done, wire.BrowserCommand{ID: "2", Action: wire.ActionRead})
+	res = b.Do(done, wire.BrowserCommand{ID: "2", Action: browser.Read})
 	if !strings.HasPrefix(res.Error, "read canceled") {
 		t.Fatalf("cancelled read error = %q", res.Error)
 	}
@@ -147,7 +148,7 @@ func TestSizeCap(t *testing.T) {
 	}
 
 	for _, path := range []string{"/over", "/over-chunked"} {
-		res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: s.URL + path})
+		res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: s.URL + path})
 		want := "page too large: " + s.URL + path + " is bigger than the fake browser's limit of 10 MiB (raise fakebrowser.Options.MaxPageBytes to load it)"
 		if res.Error != want {
 			t.Errorf("%s error = %q", path, res.Error)
@@ -170,7 +171,7 @@ func TestInMemoryHostHonoursLoadTimeout(t *testing.T) {
 		<-release
 	})
 	b := newTestBrowser(t, Options{LoadTimeout: 100 * time.Millisecond, Hosts: map[string]http.Handler{"stall.test": h}}, nil)
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://stall.test/"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://stall.test/"})
 	if res.Error != "net::ERR_TIMED_OUT at http://stall.test/" {
 		t.Fatalf("error = %q", res.Error)
 	}
@@ -179,7 +180,7 @@ func TestInMemoryHostHonoursLoadTimeout(t *testing.T) {
 func TestInMemoryHostPanicIsALoadError(t *testing.T) {
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
 	b := newTestBrowser(t, Options{Hosts: map[string]http.Handler{"panic.test": h}}, nil)
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://panic.test/"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://panic.test/"})
 	if !strings.HasPrefix(res.Error, "net::ERR_FAILED at http://panic.test/") || !strings.Contains(res.Error, "boom") {
 		t.Fatalf("error = %q", res.Error)
 	}
@@ -197,7 +198,7 @@ func TestInMemoryHostSizeCapStopsHandler(t *testing.T) {
 		}
 	})
 	b := newTestBrowser(t, Options{MaxPageBytes: 1 << 20, Hosts: map[string]http.Handler{"flood.test": h}}, nil)
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://flood.test/"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://flood.test/"})
 	if !strings.HasPrefix(res.Error, "page too large: http://flood.test/") {
 		t.Fatalf("error = %q", res.Error)
 	}
@@ -288,7 +289,7 @@ func TestConnectionRefused(t *testing.T) {
 	addr := l.Addr().String()
 	l.Close()
 	b := newTestBrowser(t, Options{}, nil)
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "http://" + addr + "/x"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://" + addr + "/x"})
 	if want := "net::ERR_CONNECTION_REFUSED at http://" + addr + "/x"; res.Error != want {
 		t.Fatalf("error = %q, want %q", res.Error, want)
 	}
@@ -305,7 +306,7 @@ func TestUntrustedCertificate(t *testing.T) {
 	s.StartTLS()
 	t.Cleanup(s.Close)
 	b := newTestBrowser(t, Options{}, nil)
-	res := run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: s.URL + "/"})
+	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: s.URL + "/"})
 	if want := "net::ERR_CERT_AUTHORITY_INVALID at " + s.URL + "/"; res.Error != want {
 		t.Fatalf("error = %q, want %q", res.Error, want)
 	}
@@ -372,7 +373,7 @@ func TestDataAndAboutURLs(t *testing.T) {
 	if res.URL != "about:blank" || res.Title != "about:blank" || read(t, b, "") != "" {
 		t.Errorf("about:blank: %+v", res)
 	}
-	res = run(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: "data:text/plain;base64,!!!"})
+	res = run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "data:text/plain;base64,!!!"})
 	if !strings.HasPrefix(res.Error, "net::ERR_INVALID_URL") {
 		t.Errorf("bad base64 error = %q", res.Error)
 	}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // recorded is one request a recorder host received.
@@ -91,7 +92,7 @@ func TestDemoFormLabChangesThenSubmitterOverride(t *testing.T) {
 	typeInto(t, b, "#note", "line one\nline two", false)
 
 	for sel, checked := range map[string]bool{"#extra-map": true, "#extra-guide": false, "#size-l": true, "#size-m": false} {
-		res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: sel + ":checked"})
+		res := mustOK(t, b, wire.BrowserCommand{Action: browser.Read, Selector: sel + ":checked"})
 		if (res.Content != nil) != checked {
 			t.Errorf("%s:checked matched = %v, want %v", sel, res.Content != nil, checked)
 		}
@@ -337,11 +338,11 @@ func TestClickActivation(t *testing.T) {
 	</form>
 	<details id=d><summary id=sum>More</summary><p id=in>Inside</p></details>`)
 	click(t, b, "#lab") // the label toggles its checkbox
-	if res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#c:checked"}); res.Content == nil {
+	if res := run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#c:checked"}); res.Content == nil {
 		t.Fatal("clicking the label did not check the box")
 	}
 	click(t, b, "#lab2") // and again, through for=
-	if res := run(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "#c:checked"}); res.Content != nil {
+	if res := run(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "#c:checked"}); res.Content != nil {
 		t.Fatal("clicking the second label did not uncheck the box")
 	}
 	click(t, b, "#c")

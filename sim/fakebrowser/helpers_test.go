@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 	"golang.org/x/net/html"
 )
 
@@ -79,23 +80,23 @@ func mustOK(t testing.TB, b *Browser, cmd wire.BrowserCommand) wire.BrowserResul
 
 func open(t testing.TB, b *Browser, url string) wire.BrowserResult {
 	t.Helper()
-	return mustOK(t, b, wire.BrowserCommand{Action: wire.ActionNavigate, URL: url})
+	return mustOK(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: url})
 }
 
 func click(t testing.TB, b *Browser, sel string) wire.BrowserResult {
 	t.Helper()
-	return mustOK(t, b, wire.BrowserCommand{Action: wire.ActionClick, Selector: sel})
+	return mustOK(t, b, wire.BrowserCommand{Action: browser.Click, Selector: sel})
 }
 
 func typeInto(t testing.TB, b *Browser, sel, text string, enter bool) wire.BrowserResult {
 	t.Helper()
-	return mustOK(t, b, wire.BrowserCommand{Action: wire.ActionType, Selector: sel, Text: text, PressEnter: enter})
+	return mustOK(t, b, wire.BrowserCommand{Action: browser.Type, Selector: sel, Text: text, PressEnter: enter})
 }
 
 // read returns the content of a successful read, failing on null.
 func read(t testing.TB, b *Browser, sel string) string {
 	t.Helper()
-	res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: sel})
+	res := mustOK(t, b, wire.BrowserCommand{Action: browser.Read, Selector: sel})
 	if res.Content == nil {
 		t.Fatalf("read %q: content is null", sel)
 	}

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // TestOpenTaskRecordingReplay replays the browser commands of the opentask
@@ -79,11 +80,11 @@ func TestOpenTaskRecordingReplay(t *testing.T) {
 	}
 
 	// The recorded screenshot and tabs frames, in shape.
-	shot := run(t, b, wire.BrowserCommand{ID: "dfcd", Action: wire.ActionScreenshot})
+	shot := run(t, b, wire.BrowserCommand{ID: "dfcd", Action: browser.Screenshot})
 	if shot.Error != "" || shot.ImageMIMEType != "image/png" || shot.Image == "" || shot.Title != "Second Page" {
 		t.Errorf("screenshot: error %q mime %q title %q", shot.Error, shot.ImageMIMEType, shot.Title)
 	}
-	tabs := run(t, b, wire.BrowserCommand{ID: "793b", Action: wire.ActionTabs}).Tabs
+	tabs := run(t, b, wire.BrowserCommand{ID: "793b", Action: browser.Tabs}).Tabs
 	last := tabs[len(tabs)-1]
 	if last.URL != "http://127.0.0.1:52790/page2.html" || last.Title != "Second Page" || !last.Active || last.Controlled {
 		t.Errorf("tabs: %+v", tabs)

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 func TestReadRedactsEverySecretRule(t *testing.T) {
@@ -99,7 +100,7 @@ func TestTypedSecretsStayRedacted(t *testing.T) {
 			t.Errorf("%s = %q, want %q", sel, got, redacted)
 		}
 	}
-	res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionRead, Selector: "form"})
+	res := mustOK(t, b, wire.BrowserCommand{Action: browser.Read, Selector: "form"})
 	if strings.Contains(*res.Content, "hunter2") || strings.Contains(*res.Content, "424242") {
 		t.Errorf("form text leaks a secret: %q", *res.Content)
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/infer-workspace/infer/assets"
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session/browser"
 )
 
 // -shot-dir writes the screenshots the tests take, for a person to look at.
@@ -19,7 +20,7 @@ var shotDir = flag.String("shot-dir", "", "write test screenshots to this direct
 
 func screenshot(t *testing.T, b *Browser, name string) image.Image {
 	t.Helper()
-	res := mustOK(t, b, wire.BrowserCommand{Action: wire.ActionScreenshot})
+	res := mustOK(t, b, wire.BrowserCommand{Action: browser.Screenshot})
 	if res.ImageMIMEType != "image/png" {
 		t.Fatalf("mime type %q", res.ImageMIMEType)
 	}

@@ -362,7 +362,7 @@ type answerBook struct {
 func newAnswerBook() *answerBook { return &answerBook{results: map[string][]wire.BrowserResult{}} }
 
 func commandKey(c wire.BrowserCommand) string {
-	return strings.Join([]string{c.Action, c.URL, c.Selector, c.Text, strconv.FormatBool(c.PressEnter)}, "\x00")
+	return strings.Join([]string{string(c.Action), c.URL, c.Selector, c.Text, strconv.FormatBool(c.PressEnter)}, "\x00")
 }
 
 // learn pairs each recorded command with its recorded result.
@@ -398,7 +398,7 @@ func (a *answerBook) Do(ctx context.Context, cmd wire.BrowserCommand) wire.Brows
 		a.results[k] = rs[1:]
 		return rs[0]
 	}
-	desc := cmd.Action + " " + strings.TrimSpace(cmd.URL+" "+cmd.Selector+" "+cmd.Text)
+	desc := string(cmd.Action) + " " + strings.TrimSpace(cmd.URL+" "+cmd.Selector+" "+cmd.Text)
 	a.misses = append(a.misses, strings.TrimSpace(desc))
 	return wire.BrowserResult{Error: "infer-sim replay: the recording has no result for " + desc}
 }

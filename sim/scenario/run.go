@@ -480,7 +480,7 @@ func (s *scripted) take(cmd wire.BrowserCommand) *Answer {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	for i, a := range s.answers {
-		if s.used[i] || a.Action != cmd.Action ||
+		if s.used[i] || a.Action != string(cmd.Action) ||
 			(a.Selector != "" && a.Selector != cmd.Selector) ||
 			(a.URL != "" && a.URL != cmd.URL) ||
 			(a.Text != "" && a.Text != cmd.Text) {
@@ -513,7 +513,7 @@ func (s *scripted) Do(ctx context.Context, cmd wire.BrowserCommand) wire.Browser
 			case <-t.C:
 			case <-ctx.Done():
 				t.Stop()
-				return wire.BrowserResult{Error: cmd.Action + " timed out: the command's timeout_ms ran out"}
+				return wire.BrowserResult{Error: string(cmd.Action) + " timed out: the command's timeout_ms ran out"}
 			}
 		}
 		res := a.result
@@ -523,7 +523,7 @@ func (s *scripted) Do(ctx context.Context, cmd wire.BrowserCommand) wire.Browser
 		return res
 	}
 	if s.base == nil {
-		return wire.BrowserResult{Error: "the scenario has no browser and no answer for " + cmd.Action}
+		return wire.BrowserResult{Error: "the scenario has no browser and no answer for " + string(cmd.Action)}
 	}
 	return s.base.Do(ctx, cmd)
 }
