@@ -44,6 +44,9 @@ type Sender interface {
 	// Done is closed when the connection goes away (never, for a sender
 	// that is not bound to one connection).
 	Done() <-chan struct{}
+	// Send queues one frame of infer's side of the contract. Lists the
+	// extension iterates go out as [] when nil (wire.NonNull).
+	Send(f wire.Frame) error
 	SendMode(mode string) error
 	SendConversations(list []wire.ConversationInfo) error
 	SendSnapshot(snap wire.ConversationSnapshot) error

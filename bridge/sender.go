@@ -15,9 +15,9 @@ var ErrConnClosed = errors.New("bridge: the extension connection is closed")
 
 var _ Sender = (*conn)(nil)
 
-// send encodes f and queues it for the writer.
-func (c *conn) send(f wire.Frame) error {
-	b, err := wire.Encode(f)
+// Send implements Sender: it encodes f and queues it for the writer.
+func (c *conn) Send(f wire.Frame) error {
+	b, err := wire.Encode(wire.NonNull(f))
 	if err != nil {
 		return fmt.Errorf("bridge: %w", err)
 	}
@@ -43,13 +43,13 @@ func (c *conn) enqueue(b []byte) error {
 	}
 }
 
-// SendMode implements Sender.
 // Done is closed when the connection starts closing, so work done for it
 // (a panel tool request waiting on an approval) can stop: the contract
 // drops results for a connection that is gone.
 func (c *conn) Done() <-chan struct{} { return c.done }
 
-func (c *conn) SendMode(mode string) error { return c.send(wire.Mode{Mode: mode}) }
+// SendMode implements Sender.
+func (c *conn) SendMode(mode string) error { return c.Send(wire.Mode{Mode: mode}) }
 
 // ArtifactBase implements Sender.
 func (c *conn) ArtifactBase() string { return c.srv.artifactBase() }
@@ -57,55 +57,47 @@ func (c *conn) ArtifactBase() string { return c.srv.artifactBase() }
 // SendConversations implements Sender. A nil list goes out as [] since the
 // extension iterates it.
 func (c *conn) SendConversations(list []wire.ConversationInfo) error {
-	return c.send(wire.Conversations{Conversations: orEmpty(list)})
+	return c.Send(wire.Conversations{Conversations: list})
 }
 
 // SendSnapshot implements Sender.
 func (c *conn) SendSnapshot(snap wire.ConversationSnapshot) error {
-	snap.Messages = orEmpty(snap.Messages)
-	return c.send(snap)
+	return c.Send(snap)
 }
 
 // SendChatEvent implements Sender.
 func (c *conn) SendChatEvent(event json.RawMessage) error {
-	return c.send(wire.ChatEvent{Event: event})
+	return c.Send(wire.ChatEvent{Event: event})
 }
 
 // SendInterrupted implements Sender.
-func (c *conn) SendInterrupted() error { return c.send(wire.Interrupted{}) }
+func (c *conn) SendInterrupted() error { return c.Send(wire.Interrupted{}) }
 
 // SendHistory implements Sender.
 func (c *conn) SendHistory(history []string) error {
-	return c.send(wire.History{History: orEmpty(history)})
+	return c.Send(wire.History{History: history})
 }
 
 // SendSkills implements Sender.
 func (c *conn) SendSkills(skills []wire.Skill) error {
-	return c.send(wire.Skills{Skills: orEmpty(skills)})
+	return c.Send(wire.Skills{Skills: skills})
 }
 
 // SendModels implements Sender.
 func (c *conn) SendModels(models []string, current string) error {
-	return c.send(wire.Models{Models: orEmpty(models), Current: current})
+	return c.Send(wire.Models{Models: models, Current: current})
 }
 
 // SendApprovalRequest implements Sender.
-func (c *conn) SendApprovalRequest(req wire.ApprovalRequest) error { return c.send(req) }
+func (c *conn) SendApprovalRequest(req wire.ApprovalRequest) error { return c.Send(req) }
 
 // SendApprovalResolved implements Sender.
 func (c *conn) SendApprovalResolved(requestID string) error {
-	return c.send(wire.ApprovalResolved{RequestID: requestID})
+	return c.Send(wire.ApprovalResolved{RequestID: requestID})
 }
 
 // SendToolResult implements Sender.
-func (c *conn) SendToolResult(res wire.ToolResult) error { return c.send(res) }
-
-func orEmpty[T any](s []T) []T {
-	if s == nil {
-		return []T{}
-	}
-	return s
-}
+func (c *conn) SendToolResult(res wire.ToolResult) error { return c.Send(res) }
 
 // Live returns a Sender for whatever connection is live at the moment of
 // each call, for broadcasts such as chat events and approval requests.
@@ -127,6 +119,10 @@ func (l liveSender) with(send func(Sender) error) error {
 }
 
 func (l liveSender) ArtifactBase() string { return l.s.artifactBase() }
+
+func (l liveSender) Send(f wire.Frame) error {
+	return l.with(func(s Sender) error { return s.Send(f) })
+}
 
 func (l liveSender) SendMode(mode string) error {
 	return l.with(func(s Sender) error { return s.SendMode(mode) })

@@ -23,6 +23,7 @@ func (s *sender) add(f string, a ...any) error {
 	return nil
 }
 func (s *sender) Done() <-chan struct{}   { return nil }
+func (s *sender) Send(f wire.Frame) error { return s.add("%s", f.FrameType()) }
 func (s *sender) SendMode(m string) error { return s.add("mode %s", m) }
 func (s *sender) SendConversations(l []wire.ConversationInfo) error {
 	return s.add("conversations %d %t", len(l), l != nil)

@@ -118,6 +118,29 @@ func validate(f Frame) error {
 	return nil
 }
 
+// listed is implemented by frames holding lists that opentask iterates
+// without checking for null.
+type listed interface {
+	nonNull() Frame
+}
+
+// NonNull returns f with every list the extension iterates set to an empty
+// one where it is nil, so that it goes out as [] rather than null. Senders
+// call it on every frame they send to the extension.
+func NonNull(f Frame) Frame {
+	if l, ok := f.(listed); ok {
+		return l.nonNull()
+	}
+	return f
+}
+
+func orEmpty[T any](s []T) []T {
+	if s == nil {
+		return []T{}
+	}
+	return s
+}
+
 // errMissingID rejects a frame that is matched by an id it lacks: it could
 // never be answered or correlated.
 var errMissingID = errors.New("missing id")
@@ -228,6 +251,11 @@ type Conversations struct {
 // FrameType implements Frame.
 func (Conversations) FrameType() string { return "conversations" }
 
+func (c Conversations) nonNull() Frame {
+	c.Conversations = orEmpty(c.Conversations)
+	return c
+}
+
 // ResumeConversation makes a stored conversation the active one.
 type ResumeConversation struct {
 	ID string `json:"id"`
@@ -268,6 +296,11 @@ type ConversationSnapshot struct {
 
 // FrameType implements Frame.
 func (ConversationSnapshot) FrameType() string { return "conversation_snapshot" }
+
+func (s ConversationSnapshot) nonNull() Frame {
+	s.Messages = orEmpty(s.Messages)
+	return s
+}
 
 // NewSession starts a fresh conversation.
 type NewSession struct{}
@@ -325,6 +358,11 @@ type History struct {
 // FrameType implements Frame.
 func (History) FrameType() string { return "history" }
 
+func (h History) nonNull() Frame {
+	h.History = orEmpty(h.History)
+	return h
+}
+
 // ListSkills asks for the merged skill list.
 type ListSkills struct{}
 
@@ -346,6 +384,11 @@ type Skills struct {
 // FrameType implements Frame.
 func (Skills) FrameType() string { return "skills" }
 
+func (s Skills) nonNull() Frame {
+	s.Skills = orEmpty(s.Skills)
+	return s
+}
+
 // ListModels asks for the configured model ids.
 type ListModels struct{}
 
@@ -360,6 +403,11 @@ type Models struct {
 
 // FrameType implements Frame.
 func (Models) FrameType() string { return "models" }
+
+func (m Models) nonNull() Frame {
+	m.Models = orEmpty(m.Models)
+	return m
+}
 
 // SelectModel switches the active model.
 type SelectModel struct {

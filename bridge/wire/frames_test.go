@@ -124,3 +124,21 @@ func TestSentByFollowsTheContract(t *testing.T) {
 		}
 	}
 }
+
+func TestNonNullSendsEmptyListsAsArrays(t *testing.T) {
+	for _, tc := range []struct {
+		f    Frame
+		want string
+	}{
+		{Conversations{}, `{"type":"conversations","conversations":[]}`},
+		{ConversationSnapshot{}, `{"type":"conversation_snapshot","messages":[]}`},
+		{History{}, `{"type":"history","history":[]}`},
+		{Skills{}, `{"type":"skills","skills":[]}`},
+		{Models{Current: "m"}, `{"type":"models","models":[],"current":"m"}`},
+		{Mode{Mode: "plan"}, `{"type":"mode","mode":"plan"}`},
+	} {
+		if got := MustEncode(NonNull(tc.f)); string(got) != tc.want {
+			t.Errorf("%T: %s, want %s", tc.f, got, tc.want)
+		}
+	}
+}
