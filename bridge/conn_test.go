@@ -311,7 +311,7 @@ func TestCloseDeliversQueuedFrames(t *testing.T) {
 	live := ts.Live()
 	const n = 200
 	for i := 0; i < n; i++ {
-		if err := live.SendChatEvent([]byte(fmt.Sprintf(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"%d "}`, i))); err != nil {
+		if err := live.Send(wire.ChatEvent{Event: []byte(fmt.Sprintf(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m","delta":"%d "}`, i))}); err != nil {
 			t.Fatalf("send %d: %v", i, err)
 		}
 	}

@@ -326,48 +326,48 @@ func (p *recordingPanel) waitCall(t *testing.T, want string) {
 
 func (p *recordingPanel) Connected(s Sender, v string) {
 	p.record(s, "connected "+v)
-	s.SendMode("standard")
+	s.Send(wire.Mode{Mode: "standard"})
 }
 func (p *recordingPanel) ListConversations(s Sender) {
 	p.record(s, "list_conversations")
-	s.SendConversations([]wire.ConversationInfo{{ID: "c1", Title: "First", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 2}})
+	s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "First", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 2}}})
 }
 func (p *recordingPanel) ResumeConversation(s Sender, id string) {
 	p.record(s, "resume "+id)
-	s.SendSnapshot(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "hi " + id}}})
+	s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "hi " + id}}})
 }
 func (p *recordingPanel) NewSession(s Sender) {
 	p.record(s, "new_session")
-	s.SendSnapshot(wire.ConversationSnapshot{})
+	s.Send(wire.ConversationSnapshot{})
 }
 func (p *recordingPanel) UserMessage(s Sender, content string) { p.record(s, "user_message "+content) }
 func (p *recordingPanel) Interrupt(s Sender)                   { p.record(s, "interrupt") }
 func (p *recordingPanel) ListHistory(s Sender) {
 	p.record(s, "list_history")
-	s.SendHistory(nil)
+	s.Send(wire.History{History: nil})
 }
 func (p *recordingPanel) ListSkills(s Sender) {
 	p.record(s, "list_skills")
-	s.SendSkills([]wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}})
+	s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
 }
 func (p *recordingPanel) ListModels(s Sender) {
 	p.record(s, "list_models")
-	s.SendModels([]string{"offline/demo"}, "offline/demo")
+	s.Send(wire.Models{Models: []string{"offline/demo"}, Current: "offline/demo"})
 }
 func (p *recordingPanel) SelectModel(s Sender, model string) {
 	p.record(s, "select_model "+model)
-	s.SendModels([]string{"offline/demo", model}, model)
+	s.Send(wire.Models{Models: []string{"offline/demo", model}, Current: model})
 }
 func (p *recordingPanel) SetMode(s Sender, mode string) {
 	p.record(s, "set_mode "+mode)
-	s.SendMode(mode)
+	s.Send(wire.Mode{Mode: mode})
 }
 func (p *recordingPanel) ApprovalResponse(s Sender, id, action string) {
 	p.record(s, "approval_response "+id+" "+action)
 }
 func (p *recordingPanel) ToolRequest(s Sender, req wire.ToolRequest) {
 	p.record(s, "tool_request "+req.ID+" "+req.ToolName)
-	s.SendToolResult(wire.ToolResult{ID: req.ID, Success: true, Output: "ran " + req.ToolArgs})
+	s.Send(wire.ToolResult{ID: req.ID, Success: true, Output: "ran " + req.ToolArgs})
 }
 
 // statusBody fetches /status with the given Authorization header.

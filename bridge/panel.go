@@ -1,8 +1,6 @@
 package bridge
 
 import (
-	"encoding/json"
-
 	"github.com/infer-workspace/infer/bridge/wire"
 )
 
@@ -47,18 +45,6 @@ type Sender interface {
 	// Send queues one frame of infer's side of the contract. Lists the
 	// extension iterates go out as [] when nil (wire.NonNull).
 	Send(f wire.Frame) error
-	SendMode(mode string) error
-	SendConversations(list []wire.ConversationInfo) error
-	SendSnapshot(snap wire.ConversationSnapshot) error
-	// SendChatEvent sends one already-encoded AG-UI event object.
-	SendChatEvent(event json.RawMessage) error
-	SendInterrupted() error
-	SendHistory(history []string) error
-	SendSkills(skills []wire.Skill) error
-	SendModels(models []string, current string) error
-	SendApprovalRequest(req wire.ApprovalRequest) error
-	SendApprovalResolved(requestID string) error
-	SendToolResult(res wire.ToolResult) error
 	// ArtifactBase is the address the artifacts route is served under,
 	// "http://127.0.0.1:<port>" ("" when none is served): the panel is a
 	// web page elsewhere, so a root-relative /artifacts/ link means

@@ -91,10 +91,10 @@ func TestNilListsAreSentAsEmptyArrays(t *testing.T) {
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1")
 	panel.waitCall(t, "connected 1")
-	sender.SendConversations(nil)
-	sender.SendSkills(nil)
-	sender.SendModels(nil, "")
-	sender.SendSnapshot(wire.ConversationSnapshot{})
+	sender.Send(wire.Conversations{Conversations: nil})
+	sender.Send(wire.Skills{Skills: nil})
+	sender.Send(wire.Models{Models: nil, Current: ""})
+	sender.Send(wire.ConversationSnapshot{})
 	for _, want := range []string{
 		`{"type":"conversations","conversations":[]}`,
 		`{"type":"skills","skills":[]}`,
@@ -134,28 +134,28 @@ func TestSenderOfAClosedConnectionReturnsErrConnClosed(t *testing.T) {
 	panel.mu.Unlock()
 	x.ws.Close()
 	ts.waitStatus(t, isDisconnected)
-	if err := sender.SendMode("plan"); !errors.Is(err, ErrConnClosed) {
-		t.Fatalf("SendMode on a closed connection: %v, want ErrConnClosed", err)
+	if err := sender.Send(wire.Mode{Mode: "plan"}); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Send(mode) on a closed connection: %v, want ErrConnClosed", err)
 	}
-	if err := sender.SendToolResult(wire.ToolResult{ID: "late"}); !errors.Is(err, ErrConnClosed) {
-		t.Fatalf("SendToolResult on a closed connection: %v, want ErrConnClosed", err)
+	if err := sender.Send(wire.ToolResult{ID: "late"}); !errors.Is(err, ErrConnClosed) {
+		t.Fatalf("Send(tool_result) on a closed connection: %v, want ErrConnClosed", err)
 	}
 }
 
 func TestLiveSenderFollowsTheLiveConnection(t *testing.T) {
 	ts := startServer(t, nil)
 	live := ts.Live()
-	if err := live.SendInterrupted(); !errors.Is(err, browser.ErrNotConnected) {
-		t.Fatalf("Live().SendInterrupted with no extension: %v, want ErrNotConnected", err)
+	if err := live.Send(wire.Interrupted{}); !errors.Is(err, browser.ErrNotConnected) {
+		t.Fatalf("Live().Send(interrupted) with no extension: %v, want ErrNotConnected", err)
 	}
 	c := connectSim(t, ts, &sim.Minimal{})
 	sub := c.Subscribe()
 	defer sub.Close()
 	event := json.RawMessage(`{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"hi"}`)
-	if err := live.SendChatEvent(event); err != nil {
+	if err := live.Send(wire.ChatEvent{Event: event}); err != nil {
 		t.Fatal(err)
 	}
-	if err := live.SendApprovalRequest(wire.ApprovalRequest{RequestID: "r9", ToolName: "Bash", ToolArgs: "{}"}); err != nil {
+	if err := live.Send(wire.ApprovalRequest{RequestID: "r9", ToolName: "Bash", ToolArgs: "{}"}); err != nil {
 		t.Fatal(err)
 	}
 	ctx := ctxGuard(t)
@@ -167,7 +167,7 @@ func TestLiveSenderFollowsTheLiveConnection(t *testing.T) {
 	if err != nil || req.RequestID != "r9" {
 		t.Fatalf("approval request: %+v %v", req, err)
 	}
-	if err := live.SendChatEvent(json.RawMessage(`not json`)); err == nil {
+	if err := live.Send(wire.ChatEvent{Event: json.RawMessage(`not json`)}); err == nil {
 		t.Error("an invalid chat event was sent")
 	}
 }

@@ -57,36 +57,36 @@ func (p *scriptedPanel) Connected(s bridge.Sender, v string) {
 	p.mu.Lock()
 	mode := p.mode
 	p.mu.Unlock()
-	s.SendMode(mode)
+	s.Send(wire.Mode{Mode: mode})
 }
 func (p *scriptedPanel) ListConversations(s bridge.Sender) {
-	s.SendConversations([]wire.ConversationInfo{{ID: "c1", Title: "Fix the flaky test", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 4}})
+	s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "Fix the flaky test", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 4}}})
 }
 func (p *scriptedPanel) ResumeConversation(s bridge.Sender, id string) {
 	if id != "c1" {
 		return // the contract: unknown ids get no snapshot
 	}
-	s.SendSnapshot(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "fix it"}, {Role: "assistant", Content: "done"}}})
+	s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "fix it"}, {Role: "assistant", Content: "done"}}})
 }
-func (p *scriptedPanel) NewSession(s bridge.Sender) { s.SendSnapshot(wire.ConversationSnapshot{}) }
+func (p *scriptedPanel) NewSession(s bridge.Sender) { s.Send(wire.ConversationSnapshot{}) }
 func (p *scriptedPanel) UserMessage(s bridge.Sender, content string) {
 	p.note("user_message " + content)
-	s.SendChatEvent([]byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"echo: ` + content + `"}`))
+	s.Send(wire.ChatEvent{Event: []byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"echo: ` + content + `"}`)})
 }
 func (p *scriptedPanel) Interrupt(s bridge.Sender) {
 	p.note("interrupt")
-	s.SendInterrupted()
+	s.Send(wire.Interrupted{})
 }
 func (p *scriptedPanel) ListHistory(s bridge.Sender) {
-	s.SendHistory([]string{"fix the tests", "a\nb"})
+	s.Send(wire.History{History: []string{"fix the tests", "a\nb"}})
 }
 func (p *scriptedPanel) ListSkills(s bridge.Sender) {
-	s.SendSkills([]wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}})
+	s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
 }
 func (p *scriptedPanel) ListModels(s bridge.Sender) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s.SendModels(models, p.model)
+	s.Send(wire.Models{Models: models, Current: p.model})
 }
 func (p *scriptedPanel) SelectModel(s bridge.Sender, model string) {
 	p.mu.Lock()
@@ -94,7 +94,7 @@ func (p *scriptedPanel) SelectModel(s bridge.Sender, model string) {
 	if slices.Contains(models, model) {
 		p.model = model
 	}
-	s.SendModels(models, p.model)
+	s.Send(wire.Models{Models: models, Current: p.model})
 }
 func (p *scriptedPanel) SetMode(s bridge.Sender, mode string) {
 	p.mu.Lock()
@@ -102,18 +102,18 @@ func (p *scriptedPanel) SetMode(s bridge.Sender, mode string) {
 	if slices.Contains([]string{"standard", "plan", "auto", "auto-with-judge"}, mode) {
 		p.mode = mode
 	}
-	s.SendMode(p.mode)
+	s.Send(wire.Mode{Mode: p.mode})
 }
 func (p *scriptedPanel) ApprovalResponse(s bridge.Sender, id, action string) {
 	p.note("approval " + id + " " + action)
-	s.SendApprovalResolved(id)
+	s.Send(wire.ApprovalResolved{RequestID: id})
 }
 func (p *scriptedPanel) ToolRequest(s bridge.Sender, req wire.ToolRequest) {
 	if req.ToolName != "Bash" {
-		s.SendToolResult(wire.ToolResult{ID: req.ID, Error: "unknown tool " + req.ToolName})
+		s.Send(wire.ToolResult{ID: req.ID, Error: "unknown tool " + req.ToolName})
 		return
 	}
-	s.SendToolResult(wire.ToolResult{ID: req.ID, Success: true, Output: "ok"})
+	s.Send(wire.ToolResult{ID: req.ID, Success: true, Output: "ok"})
 }
 
 func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {

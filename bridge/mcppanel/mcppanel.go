@@ -72,10 +72,10 @@ func (p *Panel) Connected(s bridge.Sender, extensionVersion string) {
 	p.mu.Lock()
 	p.live = s
 	p.mu.Unlock()
-	if s.SendSnapshot(empty()) != nil {
+	if s.Send(empty()) != nil {
 		return
 	}
-	_ = s.SendMode(p.mode)
+	_ = s.Send(wire.Mode{Mode: p.mode})
 }
 
 func empty() wire.ConversationSnapshot {
@@ -84,7 +84,7 @@ func empty() wire.ConversationSnapshot {
 
 // ListConversations answers with no conversations: none are kept here.
 func (p *Panel) ListConversations(s bridge.Sender) {
-	_ = s.SendConversations([]wire.ConversationInfo{})
+	_ = s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{}})
 }
 
 // ResumeConversation ignores the id, as the contract says for an unknown
@@ -93,7 +93,7 @@ func (p *Panel) ListConversations(s bridge.Sender) {
 func (p *Panel) ResumeConversation(s bridge.Sender, id string) {}
 
 // NewSession answers with the empty snapshot of a new conversation.
-func (p *Panel) NewSession(s bridge.Sender) { _ = s.SendSnapshot(empty()) }
+func (p *Panel) NewSession(s bridge.Sender) { _ = s.Send(empty()) }
 
 // UserMessage answers a typed message with a run holding Reply, so the
 // panel leaves its working state and the person learns what to do; the
@@ -148,7 +148,7 @@ func (p *Panel) say(s bridge.Sender, text string) {
 			p.log.Error("panel: encoding a chat event", "err", err)
 			return
 		}
-		if s.SendChatEvent(b) != nil {
+		if s.Send(wire.ChatEvent{Event: b}) != nil {
 			return
 		}
 	}
@@ -158,13 +158,13 @@ func (p *Panel) say(s bridge.Sender, text string) {
 func (p *Panel) Interrupt(s bridge.Sender) {}
 
 // ListHistory answers with an empty history.
-func (p *Panel) ListHistory(s bridge.Sender) { _ = s.SendHistory([]string{}) }
+func (p *Panel) ListHistory(s bridge.Sender) { _ = s.Send(wire.History{History: []string{}}) }
 
 // ListSkills answers with no skills.
-func (p *Panel) ListSkills(s bridge.Sender) { _ = s.SendSkills([]wire.Skill{}) }
+func (p *Panel) ListSkills(s bridge.Sender) { _ = s.Send(wire.Skills{Skills: []wire.Skill{}}) }
 
 // ListModels answers with no models: there is no model here.
-func (p *Panel) ListModels(s bridge.Sender) { _ = s.SendModels([]string{}, "") }
+func (p *Panel) ListModels(s bridge.Sender) { _ = s.Send(wire.Models{Models: []string{}, Current: ""}) }
 
 // SelectModel answers with the same empty list, whose empty current says
 // the switch did not take effect.
@@ -176,7 +176,7 @@ func (p *Panel) SetMode(s bridge.Sender, mode string) {
 	if mode != p.mode {
 		p.log.Info("the browser panel asked for another mode; infer mcp keeps mcp.standalone.mode", "asked", mode, "mode", p.mode)
 	}
-	_ = s.SendMode(p.mode)
+	_ = s.Send(wire.Mode{Mode: p.mode})
 }
 
 // ApprovalResponse ignores the answer: nothing here ever asks.
@@ -185,7 +185,7 @@ func (p *Panel) ApprovalResponse(s bridge.Sender, requestID, action string) {}
 // ToolRequest answers with one failed result, as the contract wants for
 // every request id.
 func (p *Panel) ToolRequest(s bridge.Sender, req wire.ToolRequest) {
-	_ = s.SendToolResult(wire.ToolResult{ID: req.ID, Success: false, Error: ToolRefusal})
+	_ = s.Send(wire.ToolResult{ID: req.ID, Success: false, Error: ToolRefusal})
 }
 
 func newID() string {

@@ -22,34 +22,33 @@ func (s *sender) add(f string, a ...any) error {
 	s.frames = append(s.frames, fmt.Sprintf(f, a...))
 	return nil
 }
-func (s *sender) Done() <-chan struct{}   { return nil }
-func (s *sender) Send(f wire.Frame) error { return s.add("%s", f.FrameType()) }
-func (s *sender) SendMode(m string) error { return s.add("mode %s", m) }
-func (s *sender) SendConversations(l []wire.ConversationInfo) error {
-	return s.add("conversations %d %t", len(l), l != nil)
-}
-func (s *sender) SendSnapshot(snap wire.ConversationSnapshot) error {
-	return s.add("snapshot %d %t", len(snap.Messages), snap.Messages != nil)
-}
-func (s *sender) SendChatEvent(e json.RawMessage) error {
-	var ev struct{ Type, Delta string }
-	if err := json.Unmarshal(e, &ev); err != nil {
-		return err
+func (s *sender) Done() <-chan struct{} { return nil }
+func (s *sender) Send(f wire.Frame) error {
+	switch f := f.(type) {
+	case wire.Mode:
+		return s.add("mode %s", f.Mode)
+	case wire.Conversations:
+		return s.add("conversations %d %t", len(f.Conversations), f.Conversations != nil)
+	case wire.ConversationSnapshot:
+		return s.add("snapshot %d %t", len(f.Messages), f.Messages != nil)
+	case wire.ChatEvent:
+		var ev struct{ Type, Delta string }
+		if err := json.Unmarshal(f.Event, &ev); err != nil {
+			return err
+		}
+		s.events = append(s.events, ev.Type)
+		s.text.WriteString(ev.Delta)
+		return s.add("chat_event")
+	case wire.History:
+		return s.add("history %d %t", len(f.History), f.History != nil)
+	case wire.Skills:
+		return s.add("skills %d %t", len(f.Skills), f.Skills != nil)
+	case wire.Models:
+		return s.add("models %d %t %q", len(f.Models), f.Models != nil, f.Current)
+	case wire.ToolResult:
+		return s.add("tool_result %s %t %s", f.ID, f.Success, f.Error)
 	}
-	s.events = append(s.events, ev.Type)
-	s.text.WriteString(ev.Delta)
-	return s.add("chat_event")
-}
-func (s *sender) SendInterrupted() error          { return s.add("interrupted") }
-func (s *sender) SendHistory(h []string) error    { return s.add("history %d %t", len(h), h != nil) }
-func (s *sender) SendSkills(k []wire.Skill) error { return s.add("skills %d %t", len(k), k != nil) }
-func (s *sender) SendModels(m []string, cur string) error {
-	return s.add("models %d %t %q", len(m), m != nil, cur)
-}
-func (s *sender) SendApprovalRequest(r wire.ApprovalRequest) error { return s.add("approval_request") }
-func (s *sender) SendApprovalResolved(id string) error             { return s.add("approval_resolved") }
-func (s *sender) SendToolResult(r wire.ToolResult) error {
-	return s.add("tool_result %s %t %s", r.ID, r.Success, r.Error)
+	return s.add("%s", f.FrameType())
 }
 func (s *sender) ArtifactBase() string { return "" }
 

@@ -21,9 +21,9 @@ type chatSender struct {
 	text  []string
 }
 
-func (s *chatSender) SendChatEvent(e json.RawMessage) error {
+func (s *chatSender) Send(f wire.Frame) error {
 	var ev struct{ Type, Delta string }
-	if err := json.Unmarshal(e, &ev); err != nil {
+	if err := json.Unmarshal(f.(wire.ChatEvent).Event, &ev); err != nil {
 		return err
 	}
 	s.types = append(s.types, ev.Type)

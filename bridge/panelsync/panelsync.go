@@ -172,7 +172,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		if err != nil {
 			return err
 		}
-		return snd.SendChatEvent(b)
+		return snd.Send(wire.ChatEvent{Event: b})
 	case session.OutsideCall:
 		if ev.Done {
 			return s.outside.show(snd, ev)
@@ -182,30 +182,30 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 			defer s.outside.idle(snd)
 		}
 		if ev.Interrupted {
-			return snd.SendInterrupted()
+			return snd.Send(wire.Interrupted{})
 		}
 	case session.ApprovalOpened:
 		if ev.Approval.LocalOnly {
 			return nil // the panel's answer could not count
 		}
-		return snd.SendApprovalRequest(approvalFrame(ev.Approval))
+		return snd.Send(approvalFrame(ev.Approval))
 	case session.ApprovalResolved:
-		if err := snd.SendApprovalResolved(ev.Approval.ID); err != nil {
+		if err := snd.Send(wire.ApprovalResolved{RequestID: ev.Approval.ID}); err != nil {
 			return err
 		}
 		// opentask shows one request at a time, each new one replacing the
 		// last: bring the oldest still-pending request back into view.
 		if p := panelApprovals(s.w.PendingApprovals()); len(p) > 0 {
-			return snd.SendApprovalRequest(approvalFrame(p[0]))
+			return snd.Send(approvalFrame(p[0]))
 		}
 	case session.SettingsChanged:
 		// Every front end's change, the panel's own set_mode and
 		// select_model included, is answered from here.
 		switch ev.Changed {
 		case session.SettingMode:
-			return snd.SendMode(string(ev.Settings.Mode))
+			return snd.Send(wire.Mode{Mode: string(ev.Settings.Mode)})
 		case session.SettingModel, session.SettingModels:
-			return snd.SendModels(s.w.Models(), ev.Settings.Model)
+			return snd.Send(wire.Models{Models: s.w.Models(), Current: ev.Settings.Model})
 		}
 	case session.ConversationChanged:
 		// The panel's own resume and new session are answered from here
@@ -223,7 +223,7 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
 // says the panel did not ask for it on this connection.
 func (s *Sync) sendSnapshot(snd bridge.Sender, snap session.Snapshot, unasked bool) error {
-	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase(), s.links.dir)); err != nil {
+	if err := snd.Send(snapshotFrame(snap, snd.ArtifactBase(), s.links.dir)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -248,7 +248,7 @@ func sendEvent(snd bridge.Sender, e events.Event) error {
 	if err != nil {
 		return err
 	}
-	return snd.SendChatEvent(b)
+	return snd.Send(wire.ChatEvent{Event: b})
 }
 
 // reopen keeps a connection that arrived in the middle of a message (a
@@ -346,11 +346,11 @@ func (s *Sync) Connected(snd bridge.Sender, extensionVersion string) {
 			return
 		}
 	}
-	if err := snd.SendMode(string(s.w.Mode())); err != nil {
+	if err := snd.Send(wire.Mode{Mode: string(s.w.Mode())}); err != nil {
 		return
 	}
 	for _, a := range panelApprovals(s.w.PendingApprovals()) {
-		if snd.SendApprovalRequest(approvalFrame(a)) != nil {
+		if snd.Send(approvalFrame(a)) != nil {
 			return
 		}
 	}
@@ -366,7 +366,7 @@ func (s *Sync) ListConversations(snd bridge.Sender) {
 	for _, m := range metas {
 		list = append(list, wire.ConversationInfo{ID: m.ID, Title: m.Title, UpdatedAt: m.UpdatedAt.UTC().Format(time.RFC3339), MessageCount: m.MessageCount})
 	}
-	_ = snd.SendConversations(list)
+	_ = snd.Send(wire.Conversations{Conversations: list})
 }
 
 // ResumeConversation makes a stored conversation active; the workspace's
@@ -438,7 +438,7 @@ func (s *Sync) UserMessage(snd bridge.Sender, content string) {
 		s.log.Error("panel: encoding a refusal notice", "err", jerr)
 		return
 	}
-	_ = snd.SendChatEvent(b)
+	_ = snd.Send(wire.ChatEvent{Event: b})
 }
 
 // RefusedEvent names the CUSTOM AG-UI event that tells the panel a
@@ -501,7 +501,7 @@ func (s *Sync) ListHistory(snd bridge.Sender) {
 	if h == nil {
 		h = []string{}
 	}
-	_ = snd.SendHistory(h)
+	_ = snd.Send(wire.History{History: h})
 }
 
 // ListSkills answers with the discovered skills.
@@ -511,12 +511,12 @@ func (s *Sync) ListSkills(snd bridge.Sender) {
 	for _, k := range sk {
 		list = append(list, wire.Skill{Name: k.Name, Description: k.Description, Scope: string(k.Scope)})
 	}
-	_ = snd.SendSkills(list)
+	_ = snd.Send(wire.Skills{Skills: list})
 }
 
 // ListModels answers with the model list, the default first.
 func (s *Sync) ListModels(snd bridge.Sender) {
-	_ = snd.SendModels(s.w.Models(), s.w.Model())
+	_ = snd.Send(wire.Models{Models: s.w.Models(), Current: s.w.Model()})
 }
 
 // SelectModel switches the model if it can; the workspace's
@@ -581,7 +581,7 @@ func (s *Sync) ToolRequest(snd bridge.Sender, req wire.ToolRequest) {
 		s.mu.Lock()
 		delete(inflight, req.ID)
 		s.mu.Unlock()
-		if err := snd.SendToolResult(res); err != nil {
+		if err := snd.Send(res); err != nil {
 			s.log.Debug("tool_result dropped: connection closed", "id", req.ID)
 		}
 	}()
