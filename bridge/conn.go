@@ -471,6 +471,8 @@ func (c *conn) handle(data []byte) {
 	case wire.BrowserResult:
 		c.deliver(&f)
 	case wire.Keepalive:
+	case wire.BrowserHello:
+		c.log.Debug("bridge: ignored a repeated browser_hello")
 	case wire.Unknown:
 		c.log.Debug("bridge: ignored a frame of unknown type", "type", f.Type)
 	default:

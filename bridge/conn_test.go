@@ -227,7 +227,7 @@ func TestPanelPanicDoesNotDropTheConnection(t *testing.T) {
 
 type panickyPanel struct{ *recordingPanel }
 
-func (panickyPanel) Interrupt(Sender) { panic("boom") }
+func (panickyPanel) Handle(Sender, wire.Frame) { panic("boom") }
 
 func TestNoGoroutineLeakAfterConnectionCloses(t *testing.T) {
 	ts := startServer(t, nil)

@@ -392,3 +392,33 @@ func statusBody(t *testing.T, srv *Server, auth string) (int, StatusReport) {
 }
 
 func deadline() time.Time { return time.Now().Add(guard) }
+
+// Handle implements Panel.
+func (p *recordingPanel) Handle(s Sender, f wire.Frame) {
+	switch f := f.(type) {
+	case wire.ListConversations:
+		p.ListConversations(s)
+	case wire.ResumeConversation:
+		p.ResumeConversation(s, f.ID)
+	case wire.NewSession:
+		p.NewSession(s)
+	case wire.UserMessage:
+		p.UserMessage(s, f.Content)
+	case wire.Interrupt:
+		p.Interrupt(s)
+	case wire.ListHistory:
+		p.ListHistory(s)
+	case wire.ListSkills:
+		p.ListSkills(s)
+	case wire.ListModels:
+		p.ListModels(s)
+	case wire.SelectModel:
+		p.SelectModel(s, f.Model)
+	case wire.SetMode:
+		p.SetMode(s, f.Mode)
+	case wire.ApprovalResponse:
+		p.ApprovalResponse(s, f.RequestID, f.Action)
+	case wire.ToolRequest:
+		p.ToolRequest(s, f)
+	}
+}

@@ -7,32 +7,25 @@ import (
 // Panel receives the side panel's frames from the live extension connection.
 // The workspace adapter implements it; the bridge decides no policy.
 //
-// Methods are called synchronously from the connection's read loop, in the
+// Handle is called synchronously from the connection's read loop, in the
 // order the frames arrived, so that (as the contract requires) a
 // user_message sent right after new_session lands in the new session.
 // Implementations must therefore return quickly and move long work (a tool
 // request waiting on an approval, a turn) to their own goroutines.
 //
 // s sends frames to the connection the frame came from; after that
-// connection closes, s's methods return ErrConnClosed and send nothing,
+// connection closes, s.Send returns ErrConnClosed and sends nothing,
 // which is what the contract wants for late tool results.
 type Panel interface {
 	// Connected runs once per authenticated connection, after
 	// browser_hello_ack and before any of its frames are dispatched: the
 	// place to send `mode` and re-send pending approval requests.
 	Connected(s Sender, extensionVersion string)
-	ListConversations(s Sender)
-	ResumeConversation(s Sender, id string)
-	NewSession(s Sender)
-	UserMessage(s Sender, content string)
-	Interrupt(s Sender)
-	ListHistory(s Sender)
-	ListSkills(s Sender)
-	ListModels(s Sender)
-	SelectModel(s Sender, model string)
-	SetMode(s Sender, mode string)
-	ApprovalResponse(s Sender, requestID, action string)
-	ToolRequest(s Sender, req wire.ToolRequest)
+	// Handle is given every frame of the extension's side of the
+	// contract (wire.SentBy) except the hello and browser results, which
+	// the bridge answers itself. It ignores the types it does not answer,
+	// as the contract says of unknown ones.
+	Handle(s Sender, f wire.Frame)
 }
 
 // Sender writes typed frames to one extension connection. Writes are queued

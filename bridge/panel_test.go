@@ -5,6 +5,7 @@ import (
 	"errors"
 	"slices"
 	"testing"
+	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/browser"
@@ -169,5 +170,45 @@ func TestLiveSenderFollowsTheLiveConnection(t *testing.T) {
 	}
 	if err := live.Send(wire.ChatEvent{Event: json.RawMessage(`not json`)}); err == nil {
 		t.Error("an invalid chat event was sent")
+	}
+}
+
+// handled records the type of every frame the bridge hands the panel.
+type handled struct {
+	types chan string
+}
+
+func (p *handled) Connected(Sender, string)      {}
+func (p *handled) Handle(_ Sender, f wire.Frame) { p.types <- f.FrameType() }
+
+// Only frames of the extension's side of the contract reach the panel: an
+// echo of infer's own frames, a second hello and a keepalive are dropped by
+// the bridge, whatever the panel would make of them.
+func TestOnlyTheExtensionsFramesReachThePanel(t *testing.T) {
+	panel := &handled{types: make(chan string, 16)}
+	ts := startServer(t, func(o *Options) { o.Panel = panel })
+	x := connectRaw(t, ts, "1.12.1")
+	for _, f := range []wire.Frame{
+		wire.Mode{Mode: "auto"},
+		wire.ChatEvent{Event: json.RawMessage(`{"type":"RUN_STARTED"}`)},
+		wire.ToolResult{ID: "t1", Success: true},
+		wire.BrowserHello{Token: "x", ExtensionVersion: "2"},
+		wire.Keepalive{},
+		wire.ListHistory{},
+	} {
+		x.writeFrame(f)
+	}
+	select {
+	case got := <-panel.types:
+		if got != "list_history" {
+			t.Fatalf("the panel was handed %q first, want list_history", got)
+		}
+	case <-time.After(guard):
+		t.Fatal("the panel was never handed list_history")
+	}
+	select {
+	case got := <-panel.types:
+		t.Fatalf("the panel was also handed %q", got)
+	default:
 	}
 }

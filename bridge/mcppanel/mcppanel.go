@@ -82,25 +82,47 @@ func empty() wire.ConversationSnapshot {
 	return wire.ConversationSnapshot{Messages: []wire.Message{}}
 }
 
-// ListConversations answers with no conversations: none are kept here.
-func (p *Panel) ListConversations(s bridge.Sender) {
-	_ = s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{}})
+// Handle implements bridge.Panel. It answers every request the contract
+// answers, with empty lists, since this infer keeps no conversations,
+// history, skills or models; it ignores what needs no answer: a resume
+// (the contract's rule for an unknown id; the panel got an empty snapshot
+// when it connected), an interrupt (no turn ever runs here) and an
+// approval response (nothing here ever asks).
+func (p *Panel) Handle(s bridge.Sender, f wire.Frame) {
+	switch f := f.(type) {
+	case wire.ListConversations:
+		_ = s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{}})
+	case wire.NewSession:
+		_ = s.Send(empty())
+	case wire.UserMessage:
+		p.UserMessage(s, f.Content)
+	case wire.ListHistory:
+		_ = s.Send(wire.History{History: []string{}})
+	case wire.ListSkills:
+		_ = s.Send(wire.Skills{Skills: []wire.Skill{}})
+	case wire.ListModels, wire.SelectModel:
+		// An empty current says a switch did not take effect: there is
+		// no model here.
+		_ = s.Send(wire.Models{Models: []string{}, Current: ""})
+	case wire.SetMode:
+		// The mode stays: mcp.standalone.mode is the person's choice in
+		// config.yaml, and a web page can drive the panel.
+		if f.Mode != p.mode {
+			p.log.Info("the browser panel asked for another mode; infer mcp keeps mcp.standalone.mode", "asked", f.Mode, "mode", p.mode)
+		}
+		_ = s.Send(wire.Mode{Mode: p.mode})
+	case wire.ToolRequest:
+		// One failed result, as the contract wants for every request id.
+		_ = s.Send(wire.ToolResult{ID: f.ID, Success: false, Error: ToolRefusal})
+	}
 }
-
-// ResumeConversation ignores the id, as the contract says for an unknown
-// one: this infer has no conversations. The panel was already sent an
-// empty snapshot when it connected.
-func (p *Panel) ResumeConversation(s bridge.Sender, id string) {}
-
-// NewSession answers with the empty snapshot of a new conversation.
-func (p *Panel) NewSession(s bridge.Sender) { _ = s.Send(empty()) }
 
 // UserMessage answers a typed message with a run holding Reply, so the
 // panel leaves its working state and the person learns what to do; the
 // new chat commands get an empty snapshot, as from any infer.
 func (p *Panel) UserMessage(s bridge.Sender, content string) {
 	if session.IsNewSessionCommand(content) {
-		p.NewSession(s)
+		_ = s.Send(empty())
 		return
 	}
 	if strings.TrimSpace(content) == "" {
@@ -152,40 +174,6 @@ func (p *Panel) say(s bridge.Sender, text string) {
 			return
 		}
 	}
-}
-
-// Interrupt does nothing: no turn ever runs here.
-func (p *Panel) Interrupt(s bridge.Sender) {}
-
-// ListHistory answers with an empty history.
-func (p *Panel) ListHistory(s bridge.Sender) { _ = s.Send(wire.History{History: []string{}}) }
-
-// ListSkills answers with no skills.
-func (p *Panel) ListSkills(s bridge.Sender) { _ = s.Send(wire.Skills{Skills: []wire.Skill{}}) }
-
-// ListModels answers with no models: there is no model here.
-func (p *Panel) ListModels(s bridge.Sender) { _ = s.Send(wire.Models{Models: []string{}, Current: ""}) }
-
-// SelectModel answers with the same empty list, whose empty current says
-// the switch did not take effect.
-func (p *Panel) SelectModel(s bridge.Sender, model string) { p.ListModels(s) }
-
-// SetMode answers with the mode unchanged: mcp.standalone.mode is the
-// person's choice in config.yaml, and a web page can drive the panel.
-func (p *Panel) SetMode(s bridge.Sender, mode string) {
-	if mode != p.mode {
-		p.log.Info("the browser panel asked for another mode; infer mcp keeps mcp.standalone.mode", "asked", mode, "mode", p.mode)
-	}
-	_ = s.Send(wire.Mode{Mode: p.mode})
-}
-
-// ApprovalResponse ignores the answer: nothing here ever asks.
-func (p *Panel) ApprovalResponse(s bridge.Sender, requestID, action string) {}
-
-// ToolRequest answers with one failed result, as the contract wants for
-// every request id.
-func (p *Panel) ToolRequest(s bridge.Sender, req wire.ToolRequest) {
-	_ = s.Send(wire.ToolResult{ID: req.ID, Success: false, Error: ToolRefusal})
 }
 
 func newID() string {

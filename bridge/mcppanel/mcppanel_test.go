@@ -59,17 +59,21 @@ func TestEveryRequestIsAnswered(t *testing.T) {
 	p := New("standard", nil)
 	s := &sender{}
 	p.Connected(s, "1.12.1")
-	p.ListConversations(s)
-	p.ListSkills(s)
-	p.ListHistory(s)
-	p.ListModels(s)
-	p.SelectModel(s, "openai/gpt-4o")
-	p.SetMode(s, "auto")
-	p.NewSession(s)
-	p.ResumeConversation(s, "c1")
-	p.Interrupt(s)
-	p.ApprovalResponse(s, "r1", wire.ActionApprove)
-	p.ToolRequest(s, wire.ToolRequest{ID: "t1", ToolName: "Bash", ToolArgs: `{"command":"id"}`})
+	for _, f := range []wire.Frame{
+		wire.ListConversations{},
+		wire.ListSkills{},
+		wire.ListHistory{},
+		wire.ListModels{},
+		wire.SelectModel{Model: "openai/gpt-4o"},
+		wire.SetMode{Mode: "auto"},
+		wire.NewSession{},
+		wire.ResumeConversation{ID: "c1"},
+		wire.Interrupt{},
+		wire.ApprovalResponse{RequestID: "r1", Action: wire.ActionApprove},
+		wire.ToolRequest{ID: "t1", ToolName: "Bash", ToolArgs: `{"command":"id"}`},
+	} {
+		p.Handle(s, f)
+	}
 	want := []string{
 		"snapshot 0 true", "mode standard",
 		"conversations 0 true",
