@@ -191,7 +191,7 @@ func TestUnknownFrameTypesAndFieldsAreIgnored(t *testing.T) {
 	x.writeRaw(`{"type":"conversations","conversations":[]}`)
 	x.writeRaw(`{"type":"list_conversations","future_field":{"a":[1]}}`)
 	panel.waitCall(t, "list_conversations")
-	if f := x.next(); f.FrameType() != wire.TypeMode {
+	if f := x.next(); f.FrameType() != (wire.Mode{}).FrameType() {
 		t.Fatalf("got %s, want the mode sent on connect", f.FrameType())
 	}
 	convs, ok := x.next().(wire.Conversations)
@@ -289,7 +289,7 @@ func TestHelloAckPrecedesCommandsSentOnConnect(t *testing.T) {
 		// The status says connected: a command now must queue behind the ack.
 		res := doAsync(ts.Server, ctxGuard(t), browser.Command{Action: browser.Tabs})
 		x := &rawExtension{t: t, ws: ws}
-		if f := x.next(); f.FrameType() != wire.TypeBrowserHelloAck {
+		if f := x.next(); f.FrameType() != (wire.BrowserHelloAck{}).FrameType() {
 			t.Fatalf("first frame is %s, want browser_hello_ack", f.FrameType())
 		}
 		cmd := x.nextCommand()

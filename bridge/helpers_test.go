@@ -146,7 +146,7 @@ func connectRaw(t *testing.T, ts *testServer, version string) *rawExtension {
 	ws := mustDial(t, ts.Server)
 	x := &rawExtension{t: t, ws: ws}
 	x.writeFrame(wire.BrowserHello{Token: testToken, ExtensionVersion: version})
-	if f := x.next(); f.FrameType() != wire.TypeBrowserHelloAck {
+	if f := x.next(); f.FrameType() != (wire.BrowserHelloAck{}).FrameType() {
 		t.Fatalf("first frame after hello is %s, want browser_hello_ack", f.FrameType())
 	}
 	return x

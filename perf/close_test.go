@@ -63,7 +63,7 @@ func (p *closePeer) serve(ctx context.Context, url, token string) error {
 	if err := ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHello{Token: token, ExtensionVersion: "perf-close"})); err != nil {
 		return err
 	}
-	if _, data, err := ws.ReadMessage(); err != nil || !strings.Contains(string(data), wire.TypeBrowserHelloAck) {
+	if _, data, err := ws.ReadMessage(); err != nil || !strings.Contains(string(data), (wire.BrowserHelloAck{}).FrameType()) {
 		return fmt.Errorf("no browser_hello_ack: %q %v", data, err)
 	}
 	close(p.ready)

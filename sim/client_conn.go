@@ -322,8 +322,8 @@ func (cc *clientConn) tapReceived(data []byte) {
 // not when the profile ignores commands, not when its id was seen
 // before, and not when a fault drops the connection instead.
 func (cc *clientConn) takeCommand(cmd wire.BrowserCommand) (pendingCommand, bool) {
-	if p := cc.client.Profile(); p.Ignored(wire.TypeBrowserCommand) {
-		cc.log.Debug("sim: the profile ignores this frame", "type", wire.TypeBrowserCommand, "profile", p.String())
+	if p := cc.client.Profile(); p.Ignored(wire.BrowserCommand{}.FrameType()) {
+		cc.log.Debug("sim: the profile ignores this frame", "type", wire.BrowserCommand{}.FrameType(), "profile", p.String())
 		return pendingCommand{}, false
 	}
 	job := pendingCommand{BrowserCommand: cmd, received: time.Now()}

@@ -337,7 +337,7 @@ func TestUnknownFramesAndKeepalivesAreIgnored(t *testing.T) {
 	send(t, ws, `garbage`)
 	send(t, ws, `{"type":"interrupted"}`)
 	f, err := sub.Next(ctxGuard(t))
-	if err != nil || f.FrameType() != wire.TypeInterrupted {
+	if err != nil || f.FrameType() != (wire.Interrupted{}).FrameType() {
 		t.Fatalf("first frame seen = %v %v, want interrupted", f, err)
 	}
 	// Still connected and answering.
@@ -430,7 +430,7 @@ func TestPanelCallFailsWhenTheConnectionDrops(t *testing.T) {
 		_, err := c.ListConversations(ctxGuard(t))
 		errs <- err
 	}()
-	if f := readFrame(t, ws); f.FrameType() != wire.TypeListConversations {
+	if f := readFrame(t, ws); f.FrameType() != (wire.ListConversations{}).FrameType() {
 		t.Fatalf("got %s", f.FrameType())
 	}
 	ws.Close()

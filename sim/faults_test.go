@@ -104,7 +104,7 @@ func TestDropResultsWithProbabilityOneSendsNothing(t *testing.T) {
 	if err := c.Send(ctxGuard(t), wire.ListSkills{}); err != nil {
 		t.Fatal(err)
 	}
-	if f := readFrame(t, ws); f.FrameType() != wire.TypeListSkills {
+	if f := readFrame(t, ws); f.FrameType() != (wire.ListSkills{}).FrameType() {
 		t.Fatalf("got %s, want no result before list_skills", f.FrameType())
 	}
 }
@@ -128,7 +128,7 @@ func dropRun(t *testing.T, seed uint64, n int) int {
 	results := 0
 	for {
 		f := readFrame(t, ws)
-		if f.FrameType() == wire.TypeListSkills {
+		if f.FrameType() == (wire.ListSkills{}).FrameType() {
 			if results+log.count("sim: fault: dropped a browser_result") == n {
 				return results
 			}
@@ -194,7 +194,7 @@ func TestLateResultsArriveAfterInfersTimeout(t *testing.T) {
 	var mu sync.Mutex
 	c := NewClient(ClientOptions{URL: srv.URL(), Token: testToken, Browser: &Minimal{}, Faults: &Faults{Late: 1500 * time.Millisecond},
 		Tap: TapFunc(func(dir Direction, data []byte) {
-			if typ, _ := wire.PeekType(data); dir == ExtToSrv && typ == wire.TypeBrowserResult {
+			if typ, _ := wire.PeekType(data); dir == ExtToSrv && typ == (wire.BrowserResult{}).FrameType() {
 				mu.Lock()
 				results++
 				mu.Unlock()

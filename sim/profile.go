@@ -65,16 +65,26 @@ var OpenTask = &Profile{
 
 	ResumeOnReconnect:   true,
 	FixedCommandTimeout: 30 * time.Second,
-	NeverSends: []string{
-		wire.TypeNewSession, wire.TypeInterrupt, wire.TypeListHistory, wire.TypeListModels,
-		wire.TypeSelectModel, wire.TypeSetMode, wire.TypeToolRequest,
-	},
-	Ignores: []string{
-		wire.TypeMode, wire.TypeHistory, wire.TypeModels, wire.TypeInterrupted, wire.TypeToolResult,
-	},
+	NeverSends: typesOf(
+		wire.NewSession{}, wire.Interrupt{}, wire.ListHistory{}, wire.ListModels{},
+		wire.SelectModel{}, wire.SetMode{}, wire.ToolRequest{},
+	),
+	Ignores: typesOf(
+		wire.Mode{}, wire.History{}, wire.Models{}, wire.Interrupted{}, wire.ToolResult{},
+	),
 	SingleApproval: true,
 	NewChat:        "/clear",
 	Browser:        "opentask-1.12.1",
+}
+
+// typesOf names the frames' types, so that a profile lists frames by their
+// Go types rather than by spelling their names again.
+func typesOf(frames ...wire.Frame) []string {
+	names := make([]string, len(frames))
+	for i, f := range frames {
+		names[i] = f.FrameType()
+	}
+	return names
 }
 
 // Profiles lists the known profiles by name.

@@ -40,7 +40,7 @@ func TestOpenTaskListsAfterHelloAndResumesAfterReconnect(t *testing.T) {
 	if h := <-rs.hello; h.ExtensionVersion != "1.12.1" {
 		t.Errorf("hello %+v", h)
 	}
-	for _, want := range []string{wire.TypeListConversations, wire.TypeListSkills} {
+	for _, want := range []string{(wire.ListConversations{}).FrameType(), (wire.ListSkills{}).FrameType()} {
 		if f := readFrame(t, ws); f.FrameType() != want {
 			t.Fatalf("got %s, want %s right after the hello", f.FrameType(), want)
 		}
@@ -93,13 +93,13 @@ func TestOpenTaskRefusesFramesItNeverSends(t *testing.T) {
 		t.Fatal(err)
 	}
 	calls := map[string]func() error{
-		wire.TypeNewSession:  func() error { _, err := c.NewSession(ctx); return err },
-		wire.TypeInterrupt:   func() error { return c.Interrupt(ctx) },
-		wire.TypeListHistory: func() error { _, err := c.ListHistory(ctx); return err },
-		wire.TypeListModels:  func() error { _, err := c.ListModels(ctx); return err },
-		wire.TypeSelectModel: func() error { _, err := c.SelectModel(ctx, "a/b"); return err },
-		wire.TypeSetMode:     func() error { _, err := c.SetMode(ctx, "auto"); return err },
-		wire.TypeToolRequest: func() error { _, err := c.ToolRequest(ctx, "Bash", "{}"); return err },
+		wire.NewSession{}.FrameType():  func() error { _, err := c.NewSession(ctx); return err },
+		wire.Interrupt{}.FrameType():   func() error { return c.Interrupt(ctx) },
+		wire.ListHistory{}.FrameType(): func() error { _, err := c.ListHistory(ctx); return err },
+		wire.ListModels{}.FrameType():  func() error { _, err := c.ListModels(ctx); return err },
+		wire.SelectModel{}.FrameType(): func() error { _, err := c.SelectModel(ctx, "a/b"); return err },
+		wire.SetMode{}.FrameType():     func() error { _, err := c.SetMode(ctx, "auto"); return err },
+		wire.ToolRequest{}.FrameType(): func() error { _, err := c.ToolRequest(ctx, "Bash", "{}"); return err },
 	}
 	for typ, call := range calls {
 		var refused *RefusedError
@@ -118,7 +118,7 @@ func TestOpenTaskRefusesFramesItNeverSends(t *testing.T) {
 	if err := c.SendRaw(ctx, []byte(`{"type":"interrupt"}`)); err != nil {
 		t.Fatal(err)
 	}
-	if f := readFrame(t, ws); f.FrameType() != wire.TypeInterrupt {
+	if f := readFrame(t, ws); f.FrameType() != (wire.Interrupt{}).FrameType() {
 		t.Fatalf("got %+v", f)
 	}
 }
@@ -140,7 +140,7 @@ func TestOpenTaskIgnoresNewerFramesAndShowsOneApproval(t *testing.T) {
 		send(t, ws, f)
 	}
 	f, err := sub.Next(ctxGuard(t))
-	if err != nil || f.FrameType() != wire.TypeApprovalRequest {
+	if err != nil || f.FrameType() != (wire.ApprovalRequest{}).FrameType() {
 		t.Fatalf("first frame the panel saw: %v %v, want the approval request", f, err)
 	}
 	if _, err := sub.Next(ctxGuard(t)); err != nil {

@@ -28,7 +28,7 @@ const resultPrefix = `{"type":"browser_result"`
 func decodeResultFast(data []byte) (BrowserResult, bool) {
 	var r BrowserResult
 	s := scanner{data: data}
-	if !s.begin(TypeBrowserResult) {
+	if !s.begin(BrowserResult{}.FrameType()) {
 		return r, false
 	}
 	for {
@@ -41,7 +41,7 @@ func decodeResultFast(data []byte) (BrowserResult, bool) {
 		}
 		switch string(key) {
 		case "type":
-			ok = s.sameType(TypeBrowserResult)
+			ok = s.sameType(BrowserResult{}.FrameType())
 		case "id":
 			ok = s.strInto(&r.ID)
 		case "url":
@@ -426,7 +426,7 @@ func appendResult(out []byte, r BrowserResult) ([]byte, error) {
 		out = append(out, "[]"...)
 	default:
 		if out, err = appendJSON(out, r.Events); err != nil {
-			return nil, fmt.Errorf("encode %s: %w", TypeBrowserResult, err)
+			return nil, fmt.Errorf("encode %s: %w", BrowserResult{}.FrameType(), err)
 		}
 	}
 	out = append(out, `,"error":`...)
@@ -442,7 +442,7 @@ func appendResult(out []byte, r BrowserResult) ([]byte, error) {
 	if len(r.Tabs) > 0 {
 		out = append(out, `,"tabs":`...)
 		if out, err = appendJSON(out, r.Tabs); err != nil {
-			return nil, fmt.Errorf("encode %s: %w", TypeBrowserResult, err)
+			return nil, fmt.Errorf("encode %s: %w", BrowserResult{}.FrameType(), err)
 		}
 	}
 	return append(out, '}'), nil

@@ -777,7 +777,7 @@ func TestHeadlessBridgeLetsThePanelWatchAndAnswer(t *testing.T) {
 	}
 	sawChat := false
 	for _, f := range w.received() {
-		sawChat = sawChat || strings.HasPrefix(f, wire.TypeChatEvent+" ")
+		sawChat = sawChat || strings.HasPrefix(f, wire.ChatEvent{}.FrameType()+" ")
 	}
 	if !sawChat {
 		t.Fatal("the panel saw no chat events of the run")

@@ -124,7 +124,7 @@ func (r *Writer) write(e Entry) {
 
 // redactHello blanks the token of a browser_hello.
 func redactHello(frame []byte) []byte {
-	if t, _ := wire.PeekType(frame); t != wire.TypeBrowserHello {
+	if t, _ := wire.PeekType(frame); t != (wire.BrowserHello{}).FrameType() {
 		return frame
 	}
 	var m map[string]any

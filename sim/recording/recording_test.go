@@ -99,7 +99,7 @@ func TestRecordWritesEveryFrameWithoutTheToken(t *testing.T) {
 		default:
 			counts[string(e.Dir)+" "+e.Type()]++
 		}
-		if e.Type() == wire.TypeBrowserHello {
+		if e.Type() == (wire.BrowserHello{}).FrameType() {
 			var h wire.BrowserHello
 			json.Unmarshal(e.Frame, &h)
 			if h.Token != sim.RedactedToken || h.ExtensionVersion != "infer-sim" {
@@ -150,7 +150,7 @@ func TestReplayOfAnEquivalentRunFindsNoDifference(t *testing.T) {
 	if !rep.Equivalent() {
 		t.Fatalf("replay against an identical infer differs:\n%s", rep)
 	}
-	if rep.Sent[wire.TypeUserMessage] != 1 || rep.Sent[wire.TypeSetMode] != 1 || rep.Sent[wire.TypeBrowserResult] != 0 {
+	if rep.Sent[(wire.UserMessage{}).FrameType()] != 1 || rep.Sent[(wire.SetMode{}).FrameType()] != 1 || rep.Sent[(wire.BrowserResult{}).FrameType()] != 0 {
 		t.Errorf("sent %v", rep.Sent)
 	}
 	// The frame counts may differ by merged deltas (infer coalesces a
@@ -171,7 +171,7 @@ func TestExtOnlyReplayOfARecordingKeepsTheConnection(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !rep.Equivalent() || rep.Sent[wire.TypeBrowserResult] != 2 {
+	if !rep.Equivalent() || rep.Sent[(wire.BrowserResult{}).FrameType()] != 2 {
 		t.Fatalf("report:\n%s\nsent %v", rep, rep.Sent)
 	}
 }
@@ -234,8 +234,8 @@ func TestInferAcceptsEveryFrameOfTheRealExtension(t *testing.T) {
 	if rep.Dropped != "" {
 		t.Fatalf("infer dropped the real extension:\n%s", rep)
 	}
-	if rep.Sent[wire.TypeBrowserResult] != 27 || rep.Sent[wire.TypeListConversations] != 1 ||
-		rep.Sent[wire.TypeListSkills] != 1 || rep.Sent[wire.TypeUserMessage] != 1 {
+	if rep.Sent[(wire.BrowserResult{}).FrameType()] != 27 || rep.Sent[(wire.ListConversations{}).FrameType()] != 1 ||
+		rep.Sent[wire.ListSkills{}.FrameType()] != 1 || rep.Sent[wire.UserMessage{}.FrameType()] != 1 {
 		t.Errorf("sent %v", rep.Sent)
 	}
 	if !strings.Contains(rep.String(), "infer accepted every recorded extension frame") {

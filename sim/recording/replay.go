@@ -145,7 +145,7 @@ func Replay(ctx context.Context, entries []Entry, opts ReplayOptions) (*Report, 
 		switch {
 		case e.Handshake != nil && origin == "":
 			origin = e.Handshake["Origin"]
-		case e.Type() == wire.TypeBrowserHello && version == "":
+		case e.Type() == wire.BrowserHello{}.FrameType() && version == "":
 			var h wire.BrowserHello
 			json.Unmarshal(e.Frame, &h)
 			version = h.ExtensionVersion
@@ -178,7 +178,7 @@ func Replay(ctx context.Context, entries []Entry, opts ReplayOptions) (*Report, 
 	if err != nil {
 		return nil, fmt.Errorf("could not connect to infer at %s: %s", opts.URL, sim.ConnectAdvice(client.LastError()))
 	}
-	rep.Sent[wire.TypeBrowserHello]++
+	rep.Sent[wire.BrowserHello{}.FrameType()]++
 
 	// A disconnection is replayed only when the recording goes on with a
 	// new connection; the one that ends a recording is just its end.
@@ -202,7 +202,7 @@ func Replay(ctx context.Context, entries []Entry, opts ReplayOptions) (*Report, 
 				wctx, cancel := context.WithTimeout(ctx, opts.Timeout)
 				client.WaitConnected(wctx)
 				cancel()
-				rep.Sent[wire.TypeBrowserHello]++
+				rep.Sent[wire.BrowserHello{}.FrameType()]++
 			}
 			continue
 		case e.Event == "disconnected":
@@ -221,7 +221,7 @@ func Replay(ctx context.Context, entries []Entry, opts ReplayOptions) (*Report, 
 			continue
 		}
 		typ := e.Type()
-		if typ == wire.TypeBrowserHello || (typ == wire.TypeBrowserResult && !opts.ExtOnly) {
+		if typ == (wire.BrowserHello{}).FrameType() || (typ == (wire.BrowserResult{}).FrameType() && !opts.ExtOnly) {
 			continue
 		}
 		if !opts.ExtOnly {
@@ -370,12 +370,12 @@ func (a *answerBook) learn(entries []Entry) {
 	cmds := map[string]wire.BrowserCommand{}
 	for _, e := range entries {
 		switch e.Type() {
-		case wire.TypeBrowserCommand:
+		case wire.BrowserCommand{}.FrameType():
 			if f, err := wire.Decode(e.Frame); err == nil {
 				c := f.(wire.BrowserCommand)
 				cmds[c.ID] = c
 			}
-		case wire.TypeBrowserResult:
+		case wire.BrowserResult{}.FrameType():
 			f, err := wire.Decode(e.Frame)
 			if err != nil {
 				continue
@@ -497,7 +497,7 @@ func mask(v any) any {
 func compare(expected []Entry, received [][]byte) []Difference {
 	var wantChat, wantOther []Entry
 	for _, e := range expected {
-		if e.Type() == wire.TypeChatEvent {
+		if e.Type() == (wire.ChatEvent{}).FrameType() {
 			wantChat = append(wantChat, e)
 		} else {
 			wantOther = append(wantOther, e)
@@ -505,7 +505,7 @@ func compare(expected []Entry, received [][]byte) []Difference {
 	}
 	var gotChat, gotOther [][]byte
 	for _, r := range received {
-		if t, _ := wire.PeekType(r); t == wire.TypeChatEvent {
+		if t, _ := wire.PeekType(r); t == (wire.ChatEvent{}).FrameType() {
 			gotChat = append(gotChat, r)
 		} else {
 			gotOther = append(gotOther, r)
@@ -578,7 +578,7 @@ func mergeEntryDeltas(entries []Entry) []Entry {
 }
 
 func chatFrame(ev map[string]any) []byte {
-	b, _ := json.Marshal(map[string]any{"type": wire.TypeChatEvent, "event": ev})
+	b, _ := json.Marshal(map[string]any{"type": wire.ChatEvent{}.FrameType(), "event": ev})
 	return b
 }
 
