@@ -328,46 +328,45 @@ func (p *recordingPanel) Connected(s Sender, v string) {
 	p.record(s, "connected "+v)
 	s.Send(wire.Mode{Mode: "standard"})
 }
-func (p *recordingPanel) ListConversations(s Sender) {
-	p.record(s, "list_conversations")
-	s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "First", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 2}}})
-}
-func (p *recordingPanel) ResumeConversation(s Sender, id string) {
-	p.record(s, "resume "+id)
-	s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "hi " + id}}})
-}
-func (p *recordingPanel) NewSession(s Sender) {
-	p.record(s, "new_session")
-	s.Send(wire.ConversationSnapshot{})
-}
-func (p *recordingPanel) UserMessage(s Sender, content string) { p.record(s, "user_message "+content) }
-func (p *recordingPanel) Interrupt(s Sender)                   { p.record(s, "interrupt") }
-func (p *recordingPanel) ListHistory(s Sender) {
-	p.record(s, "list_history")
-	s.Send(wire.History{History: nil})
-}
-func (p *recordingPanel) ListSkills(s Sender) {
-	p.record(s, "list_skills")
-	s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
-}
-func (p *recordingPanel) ListModels(s Sender) {
-	p.record(s, "list_models")
-	s.Send(wire.Models{Models: []string{"offline/demo"}, Current: "offline/demo"})
-}
-func (p *recordingPanel) SelectModel(s Sender, model string) {
-	p.record(s, "select_model "+model)
-	s.Send(wire.Models{Models: []string{"offline/demo", model}, Current: model})
-}
-func (p *recordingPanel) SetMode(s Sender, mode string) {
-	p.record(s, "set_mode "+mode)
-	s.Send(wire.Mode{Mode: mode})
-}
-func (p *recordingPanel) ApprovalResponse(s Sender, id, action string) {
-	p.record(s, "approval_response "+id+" "+action)
-}
-func (p *recordingPanel) ToolRequest(s Sender, req wire.ToolRequest) {
-	p.record(s, "tool_request "+req.ID+" "+req.ToolName)
-	s.Send(wire.ToolResult{ID: req.ID, Success: true, Output: "ran " + req.ToolArgs})
+
+// Handle implements Panel: it records each frame as one line and answers
+// like a tiny workspace.
+func (p *recordingPanel) Handle(s Sender, f wire.Frame) {
+	switch f := f.(type) {
+	case wire.ListConversations:
+		p.record(s, "list_conversations")
+		s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "First", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 2}}})
+	case wire.ResumeConversation:
+		p.record(s, "resume "+f.ID)
+		s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "hi " + f.ID}}})
+	case wire.NewSession:
+		p.record(s, "new_session")
+		s.Send(wire.ConversationSnapshot{})
+	case wire.UserMessage:
+		p.record(s, "user_message "+f.Content)
+	case wire.Interrupt:
+		p.record(s, "interrupt")
+	case wire.ListHistory:
+		p.record(s, "list_history")
+		s.Send(wire.History{})
+	case wire.ListSkills:
+		p.record(s, "list_skills")
+		s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
+	case wire.ListModels:
+		p.record(s, "list_models")
+		s.Send(wire.Models{Models: []string{"offline/demo"}, Current: "offline/demo"})
+	case wire.SelectModel:
+		p.record(s, "select_model "+f.Model)
+		s.Send(wire.Models{Models: []string{"offline/demo", f.Model}, Current: f.Model})
+	case wire.SetMode:
+		p.record(s, "set_mode "+f.Mode)
+		s.Send(wire.Mode{Mode: f.Mode})
+	case wire.ApprovalResponse:
+		p.record(s, "approval_response "+f.RequestID+" "+f.Action)
+	case wire.ToolRequest:
+		p.record(s, "tool_request "+f.ID+" "+f.ToolName)
+		s.Send(wire.ToolResult{ID: f.ID, Success: true, Output: "ran " + f.ToolArgs})
+	}
 }
 
 // statusBody fetches /status with the given Authorization header.
@@ -392,33 +391,3 @@ func statusBody(t *testing.T, srv *Server, auth string) (int, StatusReport) {
 }
 
 func deadline() time.Time { return time.Now().Add(guard) }
-
-// Handle implements Panel.
-func (p *recordingPanel) Handle(s Sender, f wire.Frame) {
-	switch f := f.(type) {
-	case wire.ListConversations:
-		p.ListConversations(s)
-	case wire.ResumeConversation:
-		p.ResumeConversation(s, f.ID)
-	case wire.NewSession:
-		p.NewSession(s)
-	case wire.UserMessage:
-		p.UserMessage(s, f.Content)
-	case wire.Interrupt:
-		p.Interrupt(s)
-	case wire.ListHistory:
-		p.ListHistory(s)
-	case wire.ListSkills:
-		p.ListSkills(s)
-	case wire.ListModels:
-		p.ListModels(s)
-	case wire.SelectModel:
-		p.SelectModel(s, f.Model)
-	case wire.SetMode:
-		p.SetMode(s, f.Mode)
-	case wire.ApprovalResponse:
-		p.ApprovalResponse(s, f.RequestID, f.Action)
-	case wire.ToolRequest:
-		p.ToolRequest(s, f)
-	}
-}

@@ -59,61 +59,57 @@ func (p *scriptedPanel) Connected(s bridge.Sender, v string) {
 	p.mu.Unlock()
 	s.Send(wire.Mode{Mode: mode})
 }
-func (p *scriptedPanel) ListConversations(s bridge.Sender) {
-	s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "Fix the flaky test", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 4}}})
-}
-func (p *scriptedPanel) ResumeConversation(s bridge.Sender, id string) {
-	if id != "c1" {
-		return // the contract: unknown ids get no snapshot
+
+// Handle implements bridge.Panel.
+func (p *scriptedPanel) Handle(s bridge.Sender, f wire.Frame) {
+	switch f := f.(type) {
+	case wire.ListConversations:
+		s.Send(wire.Conversations{Conversations: []wire.ConversationInfo{{ID: "c1", Title: "Fix the flaky test", UpdatedAt: "2026-08-16T12:00:00Z", MessageCount: 4}}})
+	case wire.ResumeConversation:
+		if f.ID != "c1" {
+			return // the contract: unknown ids get no snapshot
+		}
+		s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "fix it"}, {Role: "assistant", Content: "done"}}})
+	case wire.NewSession:
+		s.Send(wire.ConversationSnapshot{})
+	case wire.UserMessage:
+		p.note("user_message " + f.Content)
+		s.Send(wire.ChatEvent{Event: []byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"echo: ` + f.Content + `"}`)})
+	case wire.Interrupt:
+		p.note("interrupt")
+		s.Send(wire.Interrupted{})
+	case wire.ListHistory:
+		s.Send(wire.History{History: []string{"fix the tests", "a\nb"}})
+	case wire.ListSkills:
+		s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
+	case wire.ListModels:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		s.Send(wire.Models{Models: models, Current: p.model})
+	case wire.SelectModel:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if slices.Contains(models, f.Model) {
+			p.model = f.Model
+		}
+		s.Send(wire.Models{Models: models, Current: p.model})
+	case wire.SetMode:
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if slices.Contains([]string{"standard", "plan", "auto", "auto-with-judge"}, f.Mode) {
+			p.mode = f.Mode
+		}
+		s.Send(wire.Mode{Mode: p.mode})
+	case wire.ApprovalResponse:
+		p.note("approval " + f.RequestID + " " + f.Action)
+		s.Send(wire.ApprovalResolved{RequestID: f.RequestID})
+	case wire.ToolRequest:
+		if f.ToolName != "Bash" {
+			s.Send(wire.ToolResult{ID: f.ID, Error: "unknown tool " + f.ToolName})
+			return
+		}
+		s.Send(wire.ToolResult{ID: f.ID, Success: true, Output: "ok"})
 	}
-	s.Send(wire.ConversationSnapshot{Messages: []wire.Message{{Role: "user", Content: "fix it"}, {Role: "assistant", Content: "done"}}})
-}
-func (p *scriptedPanel) NewSession(s bridge.Sender) { s.Send(wire.ConversationSnapshot{}) }
-func (p *scriptedPanel) UserMessage(s bridge.Sender, content string) {
-	p.note("user_message " + content)
-	s.Send(wire.ChatEvent{Event: []byte(`{"type":"TEXT_MESSAGE_CONTENT","delta":"echo: ` + content + `"}`)})
-}
-func (p *scriptedPanel) Interrupt(s bridge.Sender) {
-	p.note("interrupt")
-	s.Send(wire.Interrupted{})
-}
-func (p *scriptedPanel) ListHistory(s bridge.Sender) {
-	s.Send(wire.History{History: []string{"fix the tests", "a\nb"}})
-}
-func (p *scriptedPanel) ListSkills(s bridge.Sender) {
-	s.Send(wire.Skills{Skills: []wire.Skill{{Name: "tmux", Description: "Drive tmux", Scope: "user"}}})
-}
-func (p *scriptedPanel) ListModels(s bridge.Sender) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s.Send(wire.Models{Models: models, Current: p.model})
-}
-func (p *scriptedPanel) SelectModel(s bridge.Sender, model string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if slices.Contains(models, model) {
-		p.model = model
-	}
-	s.Send(wire.Models{Models: models, Current: p.model})
-}
-func (p *scriptedPanel) SetMode(s bridge.Sender, mode string) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if slices.Contains([]string{"standard", "plan", "auto", "auto-with-judge"}, mode) {
-		p.mode = mode
-	}
-	s.Send(wire.Mode{Mode: p.mode})
-}
-func (p *scriptedPanel) ApprovalResponse(s bridge.Sender, id, action string) {
-	p.note("approval " + id + " " + action)
-	s.Send(wire.ApprovalResolved{RequestID: id})
-}
-func (p *scriptedPanel) ToolRequest(s bridge.Sender, req wire.ToolRequest) {
-	if req.ToolName != "Bash" {
-		s.Send(wire.ToolResult{ID: req.ID, Error: "unknown tool " + req.ToolName})
-		return
-	}
-	s.Send(wire.ToolResult{ID: req.ID, Success: true, Output: "ok"})
 }
 
 func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
@@ -243,35 +239,5 @@ func TestMinimalBrowserAnswersEveryAction(t *testing.T) {
 	cancel()
 	if r := m.Do(cancelled, wire.BrowserCommand{Action: browser.Read}); r.Error == "" {
 		t.Error("a cancelled command succeeded")
-	}
-}
-
-// Handle implements bridge.Panel.
-func (p *scriptedPanel) Handle(s bridge.Sender, f wire.Frame) {
-	switch f := f.(type) {
-	case wire.ListConversations:
-		p.ListConversations(s)
-	case wire.ResumeConversation:
-		p.ResumeConversation(s, f.ID)
-	case wire.NewSession:
-		p.NewSession(s)
-	case wire.UserMessage:
-		p.UserMessage(s, f.Content)
-	case wire.Interrupt:
-		p.Interrupt(s)
-	case wire.ListHistory:
-		p.ListHistory(s)
-	case wire.ListSkills:
-		p.ListSkills(s)
-	case wire.ListModels:
-		p.ListModels(s)
-	case wire.SelectModel:
-		p.SelectModel(s, f.Model)
-	case wire.SetMode:
-		p.SetMode(s, f.Mode)
-	case wire.ApprovalResponse:
-		p.ApprovalResponse(s, f.RequestID, f.Action)
-	case wire.ToolRequest:
-		p.ToolRequest(s, f)
 	}
 }
