@@ -22,6 +22,9 @@ BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  3
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoHandoff-2                   	   30417	     40000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     50000 roundtrip-ns	     40000 handoff-ns	         1.25 handoff-ratio
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     47000 roundtrip-ns	     40000 handoff-ns	         1.18 handoff-ratio
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     45000 roundtrip-ns	     40000 handoff-ns	         1.12 handoff-ratio
 PASS
 ok  	github.com/infer-workspace/infer/bridge	4.763s
 pkg: github.com/infer-workspace/infer/session/store
@@ -129,10 +132,15 @@ func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
 	}
 	table := out.String()
 
-	// 45 µs over the hand-off's 40 µs: within 1.2×. The sample has one
-	// hand-off run, so the row counts one.
-	if c := rowOf(t, table, "Bridge command round trip vs the hand-off floor, 1 KiB read"); c[1] != "1.12×" || c[2] != "≤ 1.2×" || c[3] != "✓" || c[4] != "1" {
+	// Judged on the pair taken in turns: the median of 1.25, 1.18 and
+	// 1.12 is within 1.2×. The separate benchmarks' ratio, 45 µs over the
+	// hand-off's 40 µs, is reported; the sample has one hand-off run, so
+	// that row counts one.
+	if c := rowOf(t, table, "Bridge command round trip vs the hand-off floor, 1 KiB read, taken in turns"); c[1] != "1.18×" || c[2] != "≤ 1.2×" || c[3] != "✓" || c[4] != "3" || c[5] != "47 µs round trip vs 40 µs hand-off echo" {
 		t.Errorf("round trip row: %q", c)
+	}
+	if c := rowOf(t, table, "Bridge command round trip vs the hand-off floor, 1 KiB read, run apart"); c[1] != "1.12×" || c[2] != "report" || c[3] != "" || c[4] != "1" {
+		t.Errorf("round trip row, run apart: %q", c)
 	}
 	if c := rowOf(t, table, "Bridge command round trip vs the plain echo, 1 KiB"); c[1] != "1.50×" || c[2] != "report" || c[3] != "" {
 		t.Errorf("round trip over the plain echo: %q", c)
@@ -183,7 +191,7 @@ func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
 	if !ok || strings.Count(rowsPart, "\n") != len(rows)+1 {
 		t.Errorf("the table should have a header, a rule and one line per row:\n%s", table)
 	}
-	for _, measure := range []string{lessFloors, rssOverFloor, "Store resume, 10,000 messages, vs checking their JSON syntax (CPU time)"} {
+	for _, measure := range []string{"Bridge command round trip vs the hand-off floor, 1 KiB read, taken in turns", lessFloors, rssOverFloor, "Store resume, 10,000 messages, vs checking their JSON syntax (CPU time)"} {
 		if !strings.Contains(floors, "- "+measure+": the floor is ") {
 			t.Errorf("no floor said for %q under the table:\n%s", measure, floors)
 		}
