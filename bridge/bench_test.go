@@ -239,33 +239,47 @@ func BenchmarkWebSocketEchoHandoff(b *testing.B) {
 
 // BenchmarkBridgeRoundTripOverHandoff takes the 1 KiB round trip and its
 // hand-off floor in turns, one of each per iteration, and reports the
-// ratio of their medians (handoff-ratio), the figure the 1 KiB target is
-// judged on. The two benchmarks above run seconds apart, and on a shared
-// machine the load of one second is not the next one's: the ratio of their
+// ratio of their medians (ratio), the figure the 1 KiB target is judged
+// on. The two benchmarks above run seconds apart, and on a shared machine
+// the load of one second is not the next one's: the ratio of their
 // separate figures was 1.17× in one make bench and 0.79× in another on the
 // same day (docs/performance.md). Taking them in turns puts both under the
 // same load.
 func BenchmarkBridgeRoundTripOverHandoff(b *testing.B) {
-	roundTrip := readRoundTrip(b)
-	echo := echoRig(b, resultFrameSize(readResult()), true)
-	for range 200 { // warm both up
-		roundTrip()
-		echo()
+	benchInTurns(b, readRoundTrip(b), echoRig(b, resultFrameSize(readResult()), true))
+}
+
+// BenchmarkBridgeScreenshotOverEcho is the same for the 1 MiB screenshot
+// and its target's baseline, the plain echo of as many bytes.
+func BenchmarkBridgeScreenshotOverEcho(b *testing.B) {
+	shot := bridgeRig(b, screenshotResult(), browser.Command{Action: browser.Screenshot}, func(r browser.Result) bool {
+		return len(r.Image) == 1<<20
+	})
+	benchInTurns(b, shot, echoRig(b, resultFrameSize(screenshotResult()), false))
+}
+
+// benchInTurns times figure and floor alternately, one of each per
+// iteration, and reports their medians (figure-ns, floor-ns) and the
+// ratio of the two.
+func benchInTurns(b *testing.B, figure, floor func()) {
+	for range 20 { // warm both up
+		figure()
+		floor()
 	}
-	var trips, echoes []time.Duration
+	var figures, floors []time.Duration
 	b.ResetTimer()
 	for b.Loop() {
 		began := time.Now()
-		roundTrip()
+		figure()
 		mid := time.Now()
-		echo()
-		trips, echoes = append(trips, mid.Sub(began)), append(echoes, time.Since(mid))
+		floor()
+		figures, floors = append(figures, mid.Sub(began)), append(floors, time.Since(mid))
 	}
 	b.StopTimer()
-	trip, floor := medianOf(trips), medianOf(echoes)
-	b.ReportMetric(float64(trip.Nanoseconds()), "roundtrip-ns")
-	b.ReportMetric(float64(floor.Nanoseconds()), "handoff-ns")
-	b.ReportMetric(float64(trip)/float64(floor), "handoff-ratio")
+	f, g := medianOf(figures), medianOf(floors)
+	b.ReportMetric(float64(f.Nanoseconds()), "figure-ns")
+	b.ReportMetric(float64(g.Nanoseconds()), "floor-ns")
+	b.ReportMetric(float64(f)/float64(g), "ratio")
 }
 
 func medianOf(ds []time.Duration) time.Duration {

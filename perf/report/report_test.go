@@ -22,9 +22,10 @@ BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  3
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoBaseline-2                  	   30417	     30000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
 BenchmarkWebSocketEchoHandoff-2                   	   30417	     40000 ns/op	  34.90 MB/s	    6080 B/op	      13 allocs/op
-BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     50000 roundtrip-ns	     40000 handoff-ns	         1.25 handoff-ratio
-BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     47000 roundtrip-ns	     40000 handoff-ns	         1.18 handoff-ratio
-BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     45000 roundtrip-ns	     40000 handoff-ns	         1.12 handoff-ratio
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     50000 figure-ns	     40000 floor-ns	         1.25 ratio
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     47000 figure-ns	     40000 floor-ns	         1.18 ratio
+BenchmarkBridgeRoundTripOverHandoff-2             	   10000	     90000 ns/op	     45000 figure-ns	     40000 floor-ns	         1.12 ratio
+BenchmarkBridgeScreenshotOverEcho-2               	     100	  12000000 ns/op	   7000000 figure-ns	   5000000 floor-ns	         1.40 ratio
 PASS
 ok  	github.com/infer-workspace/infer/bridge	4.763s
 pkg: github.com/infer-workspace/infer/session/store
@@ -138,6 +139,9 @@ func TestTableJudgesEachRowAgainstItsTarget(t *testing.T) {
 	// that row counts one.
 	if c := rowOf(t, table, "Bridge command round trip vs the hand-off floor, 1 KiB read, taken in turns"); c[1] != "1.18×" || c[2] != "≤ 1.2×" || c[3] != "✓" || c[4] != "3" || c[5] != "47 µs round trip vs 40 µs hand-off echo" {
 		t.Errorf("round trip row: %q", c)
+	}
+	if c := rowOf(t, table, "Bridge command round trip, 1 MiB screenshot, taken in turns with the plain echo"); c[1] != "1.40×" || c[2] != "≤ 1.5×" || c[3] != "✓" || c[5] != "7 ms round trip vs 5 ms plain echo" {
+		t.Errorf("screenshot row: %q", c)
 	}
 	if c := rowOf(t, table, "Bridge command round trip vs the hand-off floor, 1 KiB read, run apart"); c[1] != "1.12×" || c[2] != "report" || c[3] != "" || c[4] != "1" {
 		t.Errorf("round trip row, run apart: %q", c)
