@@ -16,10 +16,13 @@ import (
 // written as null, omitempty on a bool or a number. What a frame means on
 // the wire was settled under encoding/json and peers rely on it, so the
 // library changes only the cost: v2 reads a frame in one pass, where
-// encoding/json scanned it once to validate and again to decode, and a
-// browser command's round trip pays that on both of its frames.
+// encoding/json scanned it for its type, again to validate and again to
+// decode, and every browser call pays that for its command. (One byte
+// sequence differs: a Go string that is not UTF-8, which Decode never
+// returns, is written with U+FFFD itself rather than its escape.)
 
-// legacy is encoding/json's behaviour, for the odd value fast.go hands on.
+// legacy is encoding/json's behaviour as JSON v2 options; frames are
+// written with all of it.
 var legacy = jsonv1.DefaultOptionsV1()
 
 // reading is legacy without encoding/json's validation pass: whether a
