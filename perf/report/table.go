@@ -133,7 +133,7 @@ var rows = []row{
 	// bytes from memory (session/store's BenchmarkStoreResumeSyntax says
 	// why); the read of the file, its floor before, stays reported.
 	withFloor(ratioRow("Store resume, 10,000 messages, vs checking their JSON syntax (CPU time)", "BenchmarkStoreResume", "BenchmarkStoreResumeSyntax", "cpu-ns/op", 6),
-		"BenchmarkStoreResumeSyntax: every line of the same 4.2 MB transcript read as JSON by the library's tokenizer without decoding anything, from a copy of the file's bytes in memory. It is the least any decoder of the format does, and it is CPU work like Load's own, so the two slow down together on a busy machine; reading the file, the floor before, swung 1.8–14 ms with the page cache."),
+		"BenchmarkStoreResumeSyntax: every line of the same 4.2 MB transcript read as JSON by the library's tokenizer without decoding anything, from a copy of the file's bytes in memory. It is the least any decoder of the format does, and it is CPU work like Load's own, so the two slow down together on a busy machine; reading the file, the floor before, swung 0.8–14 ms with the page cache."),
 	ratioRow("Store resume, 10,000 messages, vs reading the file", "BenchmarkStoreResume", "BenchmarkStoreResumeBaseline", "ns/op", 0),
 	{measure: "Chat event fan-out to the extension", target: "≥ 50,000 events/s", eval: func(r results) outcome {
 		v, n, ok := r.median("BenchmarkChatEventFanout", "events/s")

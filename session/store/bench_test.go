@@ -154,8 +154,8 @@ func BenchmarkStoreResumeBaseline(b *testing.B) {
 // file, from a copy of its bytes in memory: the least any decoder of the
 // format must do, and the floor the resume target is judged against.
 // Reading the file (BenchmarkStoreResumeBaseline) was the floor before, and
-// it swung from 1.8 ms to 14 ms with the page cache and the load, taking
-// the ratio from 6× to 24×; a syntax check from memory is CPU work on the
+// it swung from 0.8 ms to 14 ms with the page cache and the load, taking
+// the ratio from 6× to 33×; a syntax check from memory is CPU work on the
 // same bytes through the same library as Load's decoding, so the two move
 // together when the machine is busy and the ratio holds still.
 func BenchmarkStoreResumeSyntax(b *testing.B) {
