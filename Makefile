@@ -31,8 +31,9 @@ SOAK_COMMANDS ?= 100000
 SOAK_TURNS ?= 1000
 
 # make bench: every benchmark, BENCH_COUNT runs each, into bench.txt
-# (benchstat's format), then the performance report's table (see
-# docs/performance.md). BENCH_TIME is the per-package benchmarks'
+# (benchstat's format), then the performance report's table, which judges
+# each target against a floor measured in the same run and says under it
+# what each floor is (see docs/performance.md). BENCH_TIME is the per-package benchmarks'
 # -benchtime; the end-to-end ones in ./perf do a fixed amount of work per
 # run. BenchmarkChatEventFanout gets a fixed count because offline/demo
 # streams at most 1,000,000 words, which a time-based -benchtime can ask

@@ -14,6 +14,7 @@ import (
 
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/session/browser"
+	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -144,6 +145,56 @@ func (p *rttProbe) measure(tb testing.TB, n int) []time.Duration {
 	return out
 }
 
+// storeProbe is the store's share of one tool call, the cost the loop
+// keeps on purpose for durability: the assistant message that asks for
+// the call and the tool's message with its outcome, each appended and
+// fsynced before the turn goes on, as headless saves them. It writes to
+// the same file system as headless's home, in the same minutes as the
+// loop, because an fsync's cost is the disk's and the moment's.
+type storeProbe struct {
+	s     *store.Store
+	id    string
+	calls int
+}
+
+func newStoreProbe(tb testing.TB) *storeProbe {
+	tb.Helper()
+	s, err := store.Open(tb.TempDir(), store.Options{Warn: func(err error) { tb.Error(err) }})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	meta, err := s.Create()
+	if err != nil {
+		tb.Fatal(err)
+	}
+	p := &storeProbe{s: s, id: meta.ID}
+	if err := s.Append(p.id, store.Message{Role: store.RoleUser, Content: "Please read the page, again and again."}); err != nil {
+		tb.Fatal(err)
+	}
+	p.measure(tb, 10) // open the transcript and warm the page cache
+	return p
+}
+
+// measure saves n tool calls one after another and returns their times.
+func (p *storeProbe) measure(tb testing.TB, n int) []time.Duration {
+	tb.Helper()
+	out := make([]time.Duration, n)
+	for i := range out {
+		p.calls++
+		call := fmt.Sprintf("call_%04d", p.calls)
+		began := time.Now()
+		err := p.s.Append(p.id, store.Message{Role: store.RoleAssistant, ToolCalls: []store.ToolCall{{ID: call, Type: "function", Function: store.FunctionCall{Name: "BrowserRead", Arguments: "{}"}}}})
+		if err == nil {
+			err = p.s.AppendToolResult(p.id, store.Message{Role: store.RoleTool, ToolCallID: call, Content: sim.MinimalPageText}, true)
+		}
+		out[i] = time.Since(began)
+		if err != nil {
+			tb.Fatal(err)
+		}
+	}
+	return out
+}
+
 func median(ds []time.Duration) time.Duration {
 	s := slices.Clone(ds)
 	slices.Sort(s)
@@ -177,29 +228,36 @@ func mean(ds []time.Duration) time.Duration {
 // to the arrival of the next request (loop-ns/call, the median; the mean,
 // and the medians of the first and last 20 calls, beside it), the bare
 // bridge round trip to an infer-sim measured in the same iteration around
-// the run (rtt-ns/call, the median), their difference (overhead-ns/call:
-// target at most 2 ms), and the headless process's CPU time over the
-// whole run divided by the calls (cpu-ns/call). For memory: the headless
-// process's peak RSS (peak-rss-MiB: target 40 at most), its anonymous and
-// file-backed resident memory when the last request arrived, and the
-// peak RSS of `infer version` (floor-rss-MiB), the binary's own cost.
+// the run (rtt-ns/call, the median), their difference (overhead-ns/call),
+// the store's share of a call measured the same way around the run
+// (store-ns/call, the median of storeProbe's calls), and the headless
+// process's CPU time over the whole run divided by the calls
+// (cpu-ns/call). For memory: the headless process's peak RSS
+// (peak-rss-MiB), its anonymous and file-backed resident memory when the
+// last request arrived, and the peak RSS of `infer version`
+// (floor-rss-MiB), the binary's own cost, taken in the same iteration.
+// perf/report judges the overhead less the store's share and the SDK's
+// encoding, and the peak over its floor.
 func BenchmarkToolLoop(b *testing.B) {
 	bins := programs(b)
 	probe := newRTTProbe(b, bins)
-	floor := floorRSS(b, bins)
-	var gaps, first, last, rtts []time.Duration
-	var peak, anon, file int64
+	saves := newStoreProbe(b)
+	var gaps, first, last, rtts, stores []time.Duration
+	var peak, anon, file, floor int64
 	var cpu time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		// The round trips are taken half before and half after the run,
-		// so they see the machine as the run did.
+		// The floors are taken half before and half after the run, so
+		// they see the machine as the run did.
 		b.StopTimer()
+		floor = max(floor, floorRSS(b, bins))
 		rtts = append(rtts, probe.measure(b, loopCalls/2)...)
+		stores = append(stores, saves.measure(b, loopCalls/4)...)
 		b.StartTimer()
 		run := runToolLoop(b, bins, loopCalls)
 		b.StopTimer()
 		rtts = append(rtts, probe.measure(b, loopCalls/2)...)
+		stores = append(stores, saves.measure(b, loopCalls/4)...)
 		b.StartTimer()
 		gaps = append(gaps, run.gaps...)
 		first = append(first, run.gaps[:20]...)
@@ -215,6 +273,7 @@ func BenchmarkToolLoop(b *testing.B) {
 	b.ReportMetric(float64(median(last).Nanoseconds()), "loop-last20-ns/call")
 	b.ReportMetric(float64(rtt.Nanoseconds()), "rtt-ns/call")
 	b.ReportMetric(float64((loop - rtt).Nanoseconds()), "overhead-ns/call")
+	b.ReportMetric(float64(median(stores).Nanoseconds()), "store-ns/call")
 	b.ReportMetric(float64(cpu.Nanoseconds())/float64(b.N*loopCalls), "cpu-ns/call")
 	b.ReportMetric(mib(peak), "peak-rss-MiB")
 	b.ReportMetric(mib(anon), "anon-rss-MiB")
@@ -252,5 +311,13 @@ func TestToolLoopHarness(t *testing.T) {
 	probe := newRTTProbe(t, bins)
 	if rtts := probe.measure(t, 3); len(rtts) != 3 {
 		t.Fatalf("round trips: %v", rtts)
+	}
+	saves := newStoreProbe(t)
+	if ds := saves.measure(t, 3); len(ds) != 3 || ds[2] <= 0 {
+		t.Fatalf("store calls: %v", ds)
+	}
+	c, err := saves.s.Load(saves.id)
+	if err != nil || len(c.Messages) != 1+2*(10+3) {
+		t.Fatalf("the store probe saved %d messages (%v), want a question and 13 calls of two", len(c.Messages), err)
 	}
 }

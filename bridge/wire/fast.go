@@ -9,16 +9,20 @@ import (
 )
 
 // browser_result is the bridge's one big frame: page text, and screenshots
-// of a megabyte or more as base64. encoding/json reads a frame three times
-// (once to find the type, once to validate, once to decode) and goes
-// through reflection, which for a 1 MiB screenshot costs several times the
-// socket's own work. The functions here decode and encode the usual shape
-// of a browser_result in one pass, with long strings handled by bulk byte
-// searches. They give up (ok == false) on anything unusual — a field they
-// do not know, an escaped key, a null where a string belongs — and the
-// caller then runs encoding/json, so the outcome is always exactly what
-// encoding/json produces; FuzzDecode checks that. Every other frame,
-// browser_command included, is small, and goes through encoding/json.
+// of a megabyte or more as base64, on every browser call. The functions
+// here decode and encode the usual shape of a browser_result in one pass,
+// with long strings handled by bulk byte searches and copied once. They
+// give up (ok == false) on anything unusual — a field they do not know, an
+// escaped key, a null where a string belongs — and the caller then takes
+// the library's path (codec.go), so the outcome is always exactly what
+// that path produces; FuzzDecode checks that. Every other frame, the
+// browser command included, is small and goes through the library.
+//
+// The library alone costs more here than on a command: encoding and
+// decoding the 1 KiB read result of BenchmarkResultCodec1KiB took 5.1 µs
+// of CPU through it against 2.0 µs here, about a tenth of the bridge's
+// whole round trip, and a 1 MiB screenshot 2.3 ms against 1.5 ms
+// (2026-12-06, docs/performance.md).
 
 const resultPrefix = `{"type":"browser_result"`
 
@@ -241,7 +245,7 @@ func (s *scanner) str() (string, bool) {
 		return string(body), true
 	}
 	var v string
-	if json.Unmarshal(tok, &v) != nil {
+	if unmarshal(tok, &v) != nil {
 		return "", false
 	}
 	return v, true
@@ -264,7 +268,7 @@ func (s *scanner) arrayInto(dst any) bool {
 	} else if !s.skipArray() {
 		return false
 	}
-	return json.Unmarshal(s.data[start:s.i], dst) == nil
+	return unmarshal(s.data[start:s.i], dst) == nil
 }
 
 // skipArray moves past the array opening at s.i. It only needs to find
@@ -379,13 +383,13 @@ func appendString(dst []byte, s string) []byte {
 		dst = append(dst, s...)
 		return append(dst, '"')
 	}
-	b, _ := json.Marshal(s) // a string always marshals
+	b, _ := marshal(s) // a string always marshals
 	return append(dst, b...)
 }
 
 // appendJSON appends json.Marshal(v).
 func appendJSON(dst []byte, v any) ([]byte, error) {
-	b, err := json.Marshal(v)
+	b, err := marshal(v)
 	if err != nil {
 		return dst, err
 	}

@@ -11,7 +11,6 @@ package wire
 
 import (
 	"bytes"
-	"encoding/json"
 	"errors"
 	"fmt"
 )
@@ -25,7 +24,7 @@ func PeekType(data []byte) (string, error) {
 	var head struct {
 		Type *string `json:"type"`
 	}
-	if err := json.Unmarshal(data, &head); err != nil {
+	if err := unmarshal(data, &head); err != nil {
 		return "", fmt.Errorf("%w: %v", ErrMalformed, err)
 	}
 	if head.Type == nil {
@@ -36,9 +35,9 @@ func PeekType(data []byte) (string, error) {
 
 // Decode parses one frame. Unknown types decode to Unknown with a nil error;
 // invalid JSON, a missing or non-string type, and known frames whose fields
-// have the wrong JSON types are errors wrapping ErrMalformed. A
-// browser_result usually takes a one-pass path (fast.go) that yields
-// exactly what encoding/json would.
+// have the wrong JSON types are errors wrapping ErrMalformed. Frames read
+// as encoding/json reads them (codec.go); a browser_result usually takes a
+// one-pass path (fast.go) that yields exactly the same.
 func Decode(data []byte) (Frame, error) {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {
@@ -50,9 +49,18 @@ func Decode(data []byte) (Frame, error) {
 	return decodeGeneric(data)
 }
 
-// decodeGeneric is Decode through encoding/json alone, for every frame the
-// fast path leaves alone.
+// decodeGeneric is Decode through the library alone (codec.go), for every
+// frame the fast path leaves alone: in one pass when the frame starts with
+// its type, as senders write it, and otherwise, or when that pass fails,
+// by reading the type first and then the frame.
 func decodeGeneric(data []byte) (Frame, error) {
+	if typ, ok := firstType(data); ok {
+		if k, known := kinds[typ]; known {
+			if f, ok := decodeAs(data, typ, k.new); ok && validate(f) == nil {
+				return f, nil
+			}
+		}
+	}
 	typ, err := PeekType(data)
 	if err != nil {
 		return nil, err
@@ -62,7 +70,7 @@ func decodeGeneric(data []byte) (Frame, error) {
 		return Unknown{Type: typ}, nil
 	}
 	v := k.new()
-	if err := json.Unmarshal(data, v); err != nil {
+	if err := unmarshal(data, v); err != nil {
 		return nil, fmt.Errorf("%w: %s: %v", ErrMalformed, typ, err)
 	}
 	f := k.value(v)
@@ -81,31 +89,19 @@ func Encode(f Frame) ([]byte, error) {
 	return encodeGeneric(f)
 }
 
-// encodeGeneric is Encode through encoding/json alone.
+// encodeGeneric is Encode through the library alone (codec.go).
 func encodeGeneric(f Frame) ([]byte, error) {
 	return appendGeneric(nil, f)
 }
 
-// appendGeneric appends f, encoded by encoding/json, to dst with the
-// frame's type spliced in as its first member.
+// appendGeneric appends f to dst with the frame's type as its first
+// member, as encoding/json would write the frame's members after it.
 func appendGeneric(dst []byte, f Frame) ([]byte, error) {
-	body, err := json.Marshal(f)
+	out, err := appendFrame(dst, f)
 	if err != nil {
 		return nil, fmt.Errorf("encode %s: %w", f.FrameType(), err)
 	}
-	typ, _ := json.Marshal(f.FrameType())
-	if dst == nil {
-		dst = make([]byte, 0, len(body)+len(typ)+10)
-	}
-	dst = append(dst, `{"type":`...)
-	dst = append(dst, typ...)
-	if len(body) > 2 { // body is "{...}" with at least one field
-		dst = append(dst, ',')
-		dst = append(dst, body[1:]...)
-	} else {
-		dst = append(dst, '}')
-	}
-	return dst, nil
+	return out, nil
 }
 
 // AppendResult appends r to dst exactly as Encode(r) renders it, so that

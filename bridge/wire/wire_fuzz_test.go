@@ -20,6 +20,7 @@ func FuzzDecode(f *testing.F) {
 	f.Add([]byte(`{"type":"browser_hello","token":"t","extension_version":"1.12.1"}`))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		checkFastPaths(t, data)
+		checkAgainstEncodingJSON(t, data)
 		frame, err := Decode(data)
 		if err != nil {
 			if !errors.Is(err, ErrMalformed) {
@@ -65,8 +66,8 @@ func FuzzDecode(f *testing.F) {
 	})
 }
 
-// checkFastPaths holds the browser_result fast path to encoding/json:
-// whatever the fast decoder accepts, encoding/json decodes to the same
+// checkFastPaths holds the browser_result fast path to the generic one:
+// whatever the fast decoder accepts, the generic path decodes to the same
 // frame, and the fast encoder writes the same bytes as the generic one.
 // AppendCommand, into a buffer already holding bytes, must write what
 // Encode writes.
@@ -75,7 +76,7 @@ func checkFastPaths(t *testing.T, data []byte) {
 	if fast, ok := decodeResultFast(trimmed); ok {
 		slow, err := decodeGeneric(trimmed)
 		if err != nil {
-			t.Fatalf("fast path accepted what encoding/json rejects (%v): %q", err, trimmed)
+			t.Fatalf("fast path accepted what the generic path rejects (%v): %q", err, trimmed)
 		}
 		if !reflect.DeepEqual(Frame(fast), slow) {
 			t.Fatalf("fast and generic decoding differ for %q:\n fast %#v\n slow %#v", trimmed, fast, slow)
