@@ -147,7 +147,7 @@ func (w *Workspace) Snapshot() Snapshot {
 func (w *Workspace) snapshotLocked() Snapshot {
 	c := w.conv
 	snap := Snapshot{ID: c.id, Title: c.title, Transcript: c.tr.Clone(), HeldBy: w.heldByLocked()}
-	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript)
+	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript.Settled())
 	return snap
 }
 

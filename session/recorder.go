@@ -56,7 +56,7 @@ func (w *Workspace) change(conv *conversation, c transcript.Change) {
 		w.log.Warn("a transcript change did not apply", "conversation", c.Conversation, "err", err)
 		return
 	}
-	w.publishChange(c)
+	w.publish(TranscriptChanged{Change: c})
 }
 
 func (w *Workspace) setTitle(c *conversation, title string) {

@@ -144,7 +144,6 @@ type Workspace struct {
 	opts     Options
 	log      *slog.Logger
 	feed     Feed
-	chat     chatAdapter
 	pipeline *tools.Pipeline
 
 	ctx    context.Context // cancelled by Close
