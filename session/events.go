@@ -15,9 +15,9 @@ import (
 // Event is one fact the workspace publishes. The set is sealed (like
 // wire.Frame): only this package's types implement it, so a consumer's type
 // switch names every fact it handles, and each fact has exactly one type.
-// Most facts also have one publisher; NoticePosted, ConversationChanged,
-// TitleChanged and QueueChanged are published from more than one
-// place, each named in the type's comment (and in docs/design.md's table).
+// Each fact also has one publisher, one function of this package, named
+// in the type's comment (and in docs/design.md's table): those who report
+// the fact call it.
 type Event interface{ sessionEvent() }
 
 // TranscriptChanged: a conversation's transcript changed, published by
@@ -129,12 +129,14 @@ const (
 	Warn = transcript.Warn
 )
 
-// NoticePosted: a line for the person outside any turn. Workspace.notice
-// publishes the notices that are recorded in the conversation (most of
-// them); three are only shown, each published where it arises: a resumed
-// conversation that another process holds (Resume), and a turn
-// whose conversation could not be started or whose message could not be
-// saved (the runner).
+// NoticePosted: a line for the person outside any turn, published by
+// noticeIn, which records it in the conversation first (the failure to,
+// for a conversation another process holds or a store that fails, is
+// logged): a notice of the workspace's (a mode raised from the panel, a
+// tool request), that a resumed conversation is held elsewhere (Resume),
+// or that a turn's conversation could not be started or its message
+// saved (the runner). The recorded notice is a Notice item of the
+// transcript too (TranscriptChanged).
 type NoticePosted struct {
 	Conversation string
 	Text         string
@@ -173,10 +175,10 @@ type SettingsChanged struct {
 }
 
 // ConversationChanged: the active conversation changed (a new session, a
-// resume, a move; see claim), published by the conversation lifecycle:
-// activate (new, resume, delete), Resume of the running
-// conversation (Same), claim when a held conversation is read again, and
-// movedTo when a message moves to a new conversation.
+// resume, a move; see claim), published by conversationChanged for the
+// conversation lifecycle: activate (new, resume, delete), Resume of the
+// running conversation (Same), claim when a held conversation is read
+// again, and movedTo when a message moves to a new conversation.
 type ConversationChanged struct {
 	Snapshot Snapshot
 	// Same is set when a resume named the conversation whose turn is
@@ -187,8 +189,8 @@ type ConversationChanged struct {
 }
 
 // QueueChanged: the messages waiting for the running turn changed,
-// published by Send when a message joins the queue of a busy workspace
-// and by the runner when it takes one from the queue.
+// published by queueChanged when a message joins the queue of a busy
+// workspace (Send) and when the runner takes one from the queue.
 type QueueChanged struct{ Queue []string }
 
 // BusyChanged: a turn started or ended; Interrupted says it ended
@@ -198,9 +200,9 @@ type BusyChanged struct {
 	Interrupted bool
 }
 
-// TitleChanged: a conversation's title changed, published by setTitle for
-// the active conversation (the recorder's preview, the titler, a rename)
-// and by RenameConversation for any other.
+// TitleChanged: a conversation's title changed, published by
+// titleChanged for setTitle (the active conversation: the first message's
+// preview, the titler, a rename) and RenameConversation (any other).
 type TitleChanged struct {
 	Conversation string
 	Title        string

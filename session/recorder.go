@@ -65,7 +65,7 @@ func (w *Workspace) setTitle(c *conversation, title string) {
 	c.title = title
 	w.mu.Unlock()
 	if changed {
-		w.publish(TitleChanged{Conversation: c.id, Title: title})
+		w.titleChanged(c.id, title)
 	}
 }
 
