@@ -61,12 +61,9 @@ const (
 
 // Model is the root and only tea.Model. Panes are plain structs it drives.
 type Model struct {
-	// legacy translates the transcript's changes into the events the chat
-	// pane reads (see legacyEvents).
-	legacy agui.Legacy
-	ws     Workspace
-	sub    *session.Subscription
-	opts   Options
+	ws   Workspace
+	sub  *session.Subscription
+	opts Options
 
 	ctx    context.Context // ends listening when the TUI closes
 	cancel context.CancelFunc
@@ -128,6 +125,10 @@ type Model struct {
 
 	frame  string
 	cursor *tea.Cursor
+
+	// legacy translates the transcript's changes into the events the chat
+	// pane reads (see legacyEvents).
+	legacy agui.Legacy
 }
 
 // New builds the root model and subscribes to ws at once, so no event is
