@@ -129,14 +129,10 @@ const (
 	Warn = transcript.Warn
 )
 
-// NoticePosted: a line for the person outside any turn, published by
-// noticeIn, which records it in the conversation first (the failure to,
-// for a conversation another process holds or a store that fails, is
-// logged): a notice of the workspace's (a mode raised from the panel, a
-// tool request), that a resumed conversation is held elsewhere (Resume),
-// or that a turn's conversation could not be started or its message
-// saved (the runner). The recorded notice is a Notice item of the
-// transcript too (TranscriptChanged).
+// NoticePosted said a line for the person outside any turn.
+//
+// Deprecated: as UserMessage; a notice is a Notice item of the transcript,
+// published by noticeIn (recorded first) as a TranscriptChanged.
 type NoticePosted struct {
 	Conversation string
 	Text         string

@@ -41,7 +41,13 @@ func (w *Workspace) runOutside(ctx context.Context, id, name, args string, origi
 	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
 	done := OutsideCallEnded(o)
 	done.Conversation = convID
-	w.record(conv, done.Line(), Info, origin)
+	// The line is shown live as the OutsideCall that ends the call; the
+	// transcript keeps it, as the store does, for the next snapshot.
+	if c, saved := w.record(conv, done.Line(), Info, origin); saved {
+		w.mu.Lock()
+		_ = conv.tr.Apply(c)
+		w.mu.Unlock()
+	}
 	w.publish(done)
 	return o
 }
@@ -137,9 +143,10 @@ func firstLine(s string) string {
 	return ""
 }
 
-// record keeps a notice in conv, whose id it returns, without showing it
-// (see notice, which also shows it).
-func (w *Workspace) record(conv *conversation, text string, level Level, origin Origin) string {
+// record saves a notice in conv's store entry, creating the entry if
+// need be, and returns the change that puts it in the transcript; saved
+// says whether it was saved (a failure is logged).
+func (w *Workspace) record(conv *conversation, text string, level Level, origin Origin) (c transcript.Change, saved bool) {
 	w.mu.Lock()
 	held := conv.heldBy
 	w.mu.Unlock()
@@ -159,9 +166,7 @@ func (w *Workspace) record(conv *conversation, text string, level Level, origin 
 	}
 	if err != nil {
 		w.log.Warn("recording a notice in the conversation", "conversation", id, "err", err)
-		return id
 	}
-	w.change(conv, transcript.Change{Op: transcript.ItemDone, Conversation: id, Item: transcript.Item{ID: newID(), Kind: transcript.Notice,
-		Text: text, Origin: origin, Level: level, At: time.Now().UTC()}})
-	return id
+	return transcript.Change{Op: transcript.ItemDone, Conversation: id, Item: transcript.Item{ID: newID(), Kind: transcript.Notice,
+		Text: text, Origin: origin, Level: level, At: time.Now().UTC()}}, err == nil
 }

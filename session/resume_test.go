@@ -178,7 +178,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(messagesOf(snap)))
 	}
 	notice := collect(t, subB, isNotice)
-	if text := notice[len(notice)-1].(NoticePosted).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
+	if text := lastNotice(notice).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
 		t.Fatalf("notice %q", text)
 	}
 	if err := b.w.DeleteConversation(id); !errors.Is(err, store.ErrHeld) {

@@ -16,7 +16,7 @@
 // switches away or closes, and a crash releases the claim with the
 // process. Resuming a conversation another process holds still works, read
 // only: the snapshot shows it as stored, with Snapshot.HeldBy naming the
-// holder and a NoticePosted saying so. A message sent there is never
+// holder and a notice saying so. A message sent there is never
 // dropped: when its turn starts, the conversation is claimed again (the
 // other process may have let go) and, if it is still held, the message
 // starts a new conversation instead, which becomes the active one, and the

@@ -274,6 +274,7 @@ func TestLegacyTellsTheOldEvents(t *testing.T) {
 		{Op: transcript.RunStarted, Conversation: "cv", Run: "r"},
 		{Op: transcript.ItemStarted, Conversation: "cv", Run: "r", Item: transcript.Item{ID: "c", Kind: transcript.Tool, Answer: "a", Call: transcript.Call{Name: "Bash", Args: "{}"}}},
 		{Op: transcript.ItemDone, Conversation: "cv", Run: "r", Item: transcript.Item{ID: "c", Kind: transcript.Tool, Answer: "a", Call: transcript.Call{Name: "Bash", Args: "{}", Result: "x", OK: true}}},
+		{Op: transcript.ItemDone, Conversation: "cv", Item: transcript.Item{ID: "n", Kind: transcript.Notice, Text: "raised", Level: transcript.Warn}},
 	} {
 		for _, e := range l.Events(c) {
 			switch e := e.(type) {
@@ -283,12 +284,17 @@ func TestLegacyTellsTheOldEvents(t *testing.T) {
 				got = append(got, string(e.Event.(events.Event).Type()))
 			case session.ToolFinished:
 				got = append(got, "finished:"+e.CallID+":"+e.Name)
+			case session.NoticePosted:
+				if e.Level != session.Warn || e.Conversation != "cv" {
+					t.Fatalf("notice %+v", e)
+				}
+				got = append(got, "notice:"+e.Text)
 			default:
 				t.Fatalf("%T", e)
 			}
 		}
 	}
-	want := "user:hi:panel RUN_STARTED TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT finished:c:Bash"
+	want := "user:hi:panel RUN_STARTED TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT finished:c:Bash notice:raised"
 	if strings.Join(got, " ") != want {
 		t.Fatalf("got %s", strings.Join(got, " "))
 	}

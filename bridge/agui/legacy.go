@@ -7,9 +7,8 @@ import (
 
 // Legacy translates transcript changes into the events the TUI and
 // headless's text and JSON output were written for: UserMessage for the
-// person's message, Chat for each AG-UI event of a run, ToolFinished after
-// a call's result. Notices outside a run are left out: those front ends
-// get them as NoticePosted.
+// person's message, NoticePosted for a notice outside a run, Chat for each
+// AG-UI event of a run, ToolFinished after a call's result.
 //
 // Deprecated: it goes once those front ends apply the transcript.
 type Legacy struct{ enc Encoder }
@@ -19,6 +18,9 @@ func (l *Legacy) Events(c transcript.Change) []session.Event {
 	it := c.Item
 	if c.Op == transcript.ItemDone && it.Kind == transcript.User {
 		return []session.Event{session.UserMessage{Conversation: c.Conversation, Text: it.Text, Origin: it.Origin}}
+	}
+	if c.Op == transcript.ItemDone && it.Kind == transcript.Notice && c.Run == "" {
+		return []session.Event{session.NoticePosted{Conversation: c.Conversation, Text: it.Text, Level: it.Level, Origin: it.Origin}}
 	}
 	var out []session.Event
 	for _, e := range l.enc.Encode(c) {
