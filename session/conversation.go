@@ -10,10 +10,10 @@ import (
 )
 
 // The conversation lifecycle: which conversation is active, switching
-// (new, resume, delete) and its store entry. It publishes
-// ConversationChanged (claims, in resume.go, do too), TitleChanged with the
-// recorder, and the notice that a resumed conversation is held by another
-// process; claims and loading are in resume.go.
+// (new, resume, delete) and its store entry. It holds the publishers of
+// ConversationChanged (for claims too, in resume.go) and TitleChanged (for
+// the recorder too), and tells the notice that a resumed conversation is
+// held by another process; claims and loading are in resume.go.
 
 // Snapshot is a conversation as front ends show it.
 type Snapshot struct {

@@ -14,8 +14,9 @@ import (
 )
 
 // The runner takes queued messages one turn at a time. It publishes the
-// queue, busy, user message, chat and usage events; a turn's records and
-// tool outcomes are its recorder's (recorder.go). The queue and the
+// busy and usage events, and reports each turn's transcript changes (the
+// person's message, the agent's run) through change; saving is the
+// turn's recorder's (recorder.go). The queue and the
 // running turn share the workspace's lock with the active conversation
 // (conversation.go): a turn is bound to its conversation under the same
 // lock that a switch reads the running turn with.
