@@ -16,7 +16,7 @@ import (
 // (set_mode) and run tools themselves (tool_request). The browser panel is
 // one, and a web page can drive the extension, so the person must be able
 // to see what it did: such an action becomes a notice in every front end
-// (NoticePosted), a notice recorded in the active conversation (store.Notice,
+// (a Notice item of the transcript), a notice recorded in the active conversation (store.Notice,
 // which the model never reads), and a line in the log.
 
 // Bounds on what a notice or a log line quotes of a tool request: the
@@ -169,6 +169,17 @@ func quote(s string, limit int) string {
 // per conversation") is that process's to write: the notice is then only
 // shown and logged.
 func (w *Workspace) notice(text string, level Level, origin Origin) {
-	id := w.record(text, level, origin)
-	w.publish(NoticePosted{Conversation: id, Text: text, Level: level, Origin: origin})
+	w.mu.Lock()
+	conv := w.conv
+	w.mu.Unlock()
+	w.noticeIn(conv, text, level, origin)
+}
+
+// noticeIn is notice for conv, which a turn that is not the active
+// conversation's reports in. A notice is shown as a Notice item of the
+// transcript (a TranscriptChanged), recorded first; one that could not be
+// recorded is still shown, and why it was not recorded is logged.
+func (w *Workspace) noticeIn(conv *conversation, text string, level Level, origin Origin) {
+	c, _ := w.record(conv, text, level, origin)
+	w.change(conv, c)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/infer-workspace/infer/internal/syncbuf"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // logLine returns the first line of log that contains every part.
@@ -38,7 +39,22 @@ func withLog(sink *syncbuf.Buffer) func(*Options) {
 	}
 }
 
-func isNotice(e Event) bool { _, ok := e.(NoticePosted); return ok }
+// asNotice reads e as a notice shown outside any run: a Notice item done.
+func asNotice(e Event) (NoticePosted, bool) {
+	c, ok := change(e)
+	if !ok || c.Op != transcript.ItemDone || c.Item.Kind != transcript.Notice || c.Run != "" {
+		return NoticePosted{}, false
+	}
+	return NoticePosted{Conversation: c.Conversation, Text: c.Item.Text, Level: c.Item.Level, Origin: c.Item.Origin}, true
+}
+
+func isNotice(e Event) bool { _, ok := asNotice(e); return ok }
+
+// lastNotice is the notice the last of evs shows.
+func lastNotice(evs []Event) NoticePosted {
+	n, _ := asNotice(evs[len(evs)-1])
+	return n
+}
 
 // TestPanelModeChangesAreAnnouncedRecordedAndLogged: the panel raising the
 // mode to auto is a warning notice in every front end, a notice recorded
@@ -57,7 +73,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 		t.Fatalf("set_mode auto: %v %v", m, ok)
 	}
 	evs := collect(t, sub, isNotice)
-	raised := evs[len(evs)-1].(NoticePosted)
+	raised := lastNotice(evs)
 	if !strings.HasPrefix(raised.Text, "The browser panel switched the mode from standard to auto") || raised.Level != Warn ||
 		!strings.Contains(raised.Text, "without asking") || raised.Origin != tools.OriginPanel {
 		t.Fatalf("notice %+v", raised)
@@ -81,7 +97,7 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	f.w.SetMode("auto", tools.OriginPanel)
 	f.w.SetMode("standard", tools.OriginPanel)
 	evs = collect(t, sub, isNotice)
-	lowered := evs[len(evs)-1].(NoticePosted)
+	lowered := lastNotice(evs)
 	if lowered.Text != "The browser panel switched the mode from auto to standard." || lowered.Level != Info {
 		t.Fatalf("notice %+v", lowered)
 	}
@@ -126,8 +142,8 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.Notices) != 2 || snap.Notices[0].Text != raised.Text || snap.Notices[1].Text != lowered.Text ||
-		snap.Notices[1].After != 0 || len(snap.Messages) != 2 || snap.Title != "hello" {
+	if len(noticesOf(snap)) != 2 || noticesOf(snap)[0].Text != raised.Text || noticesOf(snap)[1].Text != lowered.Text ||
+		noticesOf(snap)[1].After != 0 || len(messagesOf(snap)) != 2 || snap.Title != "hello" {
 		t.Fatalf("resumed %+v", snap)
 	}
 }
@@ -156,7 +172,7 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 		t.Fatal("the command did not run")
 	}
 	evs := collect(t, sub, isNotice)
-	n := evs[len(evs)-1].(NoticePosted)
+	n := lastNotice(evs)
 	if !strings.HasPrefix(n.Text, `The browser panel asked to run Bash in auto mode: {"command":"touch X && id`) || n.Level != Warn ||
 		!strings.HasSuffix(n.Text, "…") || n.Origin != tools.OriginPanel {
 		t.Fatalf("notice %q", n.Text)
@@ -187,7 +203,7 @@ func TestPanelToolRequestIsAnnouncedRecordedAndLogged(t *testing.T) {
 	f.w.SetMode("standard", tools.OriginTerminal)
 	f.w.RunTool(ctx, "req-2", "Read", `{"path":"X"}`, tools.OriginPanel)
 	evs = collect(t, sub, isNotice)
-	if got := evs[len(evs)-1].(NoticePosted); got.Text != `The browser panel asked to run Read: {"path":"X"}` || got.Level != Info {
+	if got := lastNotice(evs); got.Text != `The browser panel asked to run Read: {"path":"X"}` || got.Level != Info {
 		t.Fatalf("notice %+v", got)
 	}
 }

@@ -57,7 +57,7 @@ func TestOffSiteNavigationIsToldToThePerson(t *testing.T) {
 	f.w.Send("go", tools.OriginTerminal)
 	var warned *NoticePosted
 	for _, e := range collect(t, sub, idle) {
-		if n, ok := e.(NoticePosted); ok && strings.Contains(n.Text, "ended on http://host-b.test") {
+		if n, ok := asNotice(e); ok && strings.Contains(n.Text, "ended on http://host-b.test") {
 			warned = &n
 		}
 	}

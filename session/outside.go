@@ -7,6 +7,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Another agent using the person's browser through `infer mcp` acts in the
@@ -32,12 +33,20 @@ const (
 // runOutside runs an outside call, publishing its start and its end and
 // recording its line in the conversation active when it started.
 func (w *Workspace) runOutside(ctx context.Context, id, name, args string, origin Origin, mode tools.Mode) tools.Outcome {
-	conv := w.ActiveConversation()
-	w.publish(OutsideCall{Conversation: conv, ID: id, Name: name, Args: args, Origin: origin})
+	w.mu.Lock()
+	conv, convID := w.conv, w.conv.id
+	w.mu.Unlock()
+	w.publish(OutsideCall{Conversation: convID, ID: id, Name: name, Args: args, Origin: origin})
 	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
 	done := OutsideCallEnded(o)
-	done.Conversation = conv
-	w.record(done.Line(), Info, origin)
+	done.Conversation = convID
+	// The line is shown live as the OutsideCall that ends the call; the
+	// transcript keeps it, as the store does, for the next snapshot.
+	if c, saved := w.record(conv, done.Line(), Info, origin); saved {
+		w.mu.Lock()
+		_ = conv.tr.Apply(c)
+		w.mu.Unlock()
+	}
 	w.publish(done)
 	return o
 }
@@ -112,11 +121,11 @@ func firstLine(s string) string {
 	return ""
 }
 
-// record keeps a notice in the active conversation, whose id it returns,
-// without showing it (see notice, which also shows it).
-func (w *Workspace) record(text string, level Level, origin Origin) string {
+// record saves a notice in conv's store entry, creating the entry if
+// need be, and returns the change that puts it in the transcript; saved
+// says whether it was saved (a failure is logged).
+func (w *Workspace) record(conv *conversation, text string, level Level, origin Origin) (c transcript.Change, saved bool) {
 	w.mu.Lock()
-	conv := w.conv
 	held := conv.heldBy
 	w.mu.Unlock()
 	n := store.Notice{Text: text, Origin: string(origin), Warn: level == Warn}
@@ -135,11 +144,7 @@ func (w *Workspace) record(text string, level Level, origin Origin) string {
 	}
 	if err != nil {
 		w.log.Warn("recording a notice in the conversation", "conversation", id, "err", err)
-		return id
 	}
-	w.mu.Lock()
-	n.At, n.After = time.Now().UTC(), len(conv.messages)
-	conv.notices = append(conv.notices, n)
-	w.mu.Unlock()
-	return id
+	return transcript.Change{Op: transcript.ItemDone, Conversation: id, Item: transcript.Item{ID: newID(), Kind: transcript.Notice,
+		Text: text, Origin: origin, Level: level, At: time.Now().UTC()}}, err == nil
 }

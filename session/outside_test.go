@@ -34,9 +34,10 @@ func TestMCPClientCallsAreShownAsTheyRunAndRecordedAsALine(t *testing.T) {
 	evs := collect(t, sub, isOutsideDone)
 	var started *OutsideCall
 	for _, e := range evs {
+		if n, ok := asNotice(e); ok {
+			t.Errorf("a notice was shown besides the call: %q", n.Text)
+		}
 		switch e := e.(type) {
-		case NoticePosted:
-			t.Errorf("a notice was shown besides the call: %q", e.Text)
 		case OutsideCall:
 			if !e.Done {
 				started = &e

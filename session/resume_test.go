@@ -10,6 +10,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 func callsMsg(ids ...string) store.Message {
@@ -65,11 +66,11 @@ func TestResumeAnswersCallsACrashLeftOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(snap.Messages); n != 4 || snap.Messages[2].Content != store.UnfinishedCallText || snap.Messages[3].ToolCallID != "call_b" {
-		t.Fatalf("resumed %+v", snap.Messages)
+	if n := len(messagesOf(snap)); n != 4 || messagesOf(snap)[2].Content != store.UnfinishedCallText || messagesOf(snap)[3].ToolCallID != "call_b" {
+		t.Fatalf("resumed %+v", messagesOf(snap))
 	}
 	for _, c := range []string{"call_a", "call_b"} {
-		if ok, known := snap.ToolResults[c]; !known || ok {
+		if ok, known := outcomes(snap)[c]; !known || ok {
 			t.Fatalf("%s: result %v, recorded %v; want a recorded failure", c, ok, known)
 		}
 	}
@@ -127,6 +128,8 @@ func TestTurnAnswersCallsLeftOpenInMemory(t *testing.T) {
 	if err := f.w.recorder(conv).message(call); err != nil {
 		t.Fatal(err)
 	}
+	f.w.change(conv, transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: "call_lost", Kind: transcript.Tool, Answer: "a",
+		Call: transcript.Call{Name: "Bash", Args: call.ToolCalls[0].Function.Arguments}}})
 
 	f.w.Send("second", tools.OriginTerminal)
 	collect(t, sub, idle)
@@ -162,7 +165,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	a.w.Send("stream 3", tools.OriginTerminal)
 	collect(t, subA, idle)
 	id := a.w.ActiveConversation()
-	before := len(a.w.Snapshot().Messages)
+	before := len(messagesOf(a.w.Snapshot()))
 
 	subB := b.w.Subscribe()
 	defer subB.Close()
@@ -171,11 +174,11 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder := fmt.Sprintf("(pid %d)", os.Getpid())
-	if !strings.Contains(snap.HeldBy, holder) || len(snap.Messages) != before {
-		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(snap.Messages))
+	if !strings.Contains(snap.HeldBy, holder) || len(messagesOf(snap)) != before {
+		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(messagesOf(snap)))
 	}
 	notice := collect(t, subB, isNotice)
-	if text := notice[len(notice)-1].(NoticePosted).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
+	if text := lastNotice(notice).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
 		t.Fatalf("notice %q", text)
 	}
 	if err := b.w.DeleteConversation(id); !errors.Is(err, store.ErrHeld) {
@@ -192,13 +195,13 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	switched := false
 	for _, e := range evs {
 		if c, ok := e.(ConversationChanged); ok && c.Snapshot.ID == moved {
-			switched = len(c.Snapshot.Messages) > 0 && c.Snapshot.Messages[0].Content == "stream 2"
+			switched = len(messagesOf(c.Snapshot)) > 0 && messagesOf(c.Snapshot)[0].Content == "stream 2"
 		}
 	}
 	if !switched {
 		t.Fatal("front ends were not switched to the new conversation, message included")
 	}
-	if text := chatText(evs); !strings.Contains(text, "is open in") || !strings.Contains(text, "started a new conversation") {
+	if text := runNotices(evs); !strings.Contains(text, "is open in") || !strings.Contains(text, "started a new conversation") {
 		t.Fatalf("the run does not say why: %q", text)
 	}
 	if c, _ := b.st.Load(moved); len(c.Messages) != 2 || c.Messages[0].Content != "stream 2" {
@@ -276,7 +279,7 @@ func TestMessageToADeletedConversationStartsANewOne(t *testing.T) {
 	if !switched {
 		t.Fatal("front ends were not switched to the new conversation")
 	}
-	if text := chatText(evs); !strings.Contains(text, "was deleted outside infer, so your message started a new conversation") {
+	if text := runNotices(evs); !strings.Contains(text, "was deleted outside infer, so your message started a new conversation") {
 		t.Fatalf("no notice saying why: %q", text)
 	}
 }

@@ -16,7 +16,7 @@
 // switches away or closes, and a crash releases the claim with the
 // process. Resuming a conversation another process holds still works, read
 // only: the snapshot shows it as stored, with Snapshot.HeldBy naming the
-// holder and a NoticePosted saying so. A message sent there is never
+// holder and a notice saying so. A message sent there is never
 // dropped: when its turn starts, the conversation is claimed again (the
 // other process may have let go) and, if it is still held, the message
 // starts a new conversation instead, which becomes the active one, and the
@@ -203,7 +203,7 @@ func New(opts Options) (*Workspace, error) {
 	w := &Workspace{
 		opts: opts, log: log, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		conv: &conversation{toolResults: map[string]bool{}},
+		conv: &conversation{},
 	}
 	w.settings = &settings{catalog: opts.Catalog, overrides: opts.Overrides, publish: w.publish, modeChanged: w.modeChanged,
 		mode: opts.Mode, model: model, effort: opts.Effort, temperature: opts.Temperature}
@@ -266,8 +266,8 @@ func (w *Workspace) publish(e Event) { w.feed.Publish(e) }
 func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
 
 // Send submits a message from a front end. It is queued when a turn is
-// running. "/clear", "/cls" and "/new" start a new conversation (opentask's
-// New chat button sends "/clear"); a message starting with "!" runs the
+// running. "/clear", "/cls" and "/new" start a new conversation (the browser
+// panel's New chat button sends "/clear"); a message starting with "!" runs the
 // rest as a Bash command with the approval a Bash call would need. A
 // message longer than MaxMessageBytes, or one arriving while MaxQueued
 // messages wait, is refused (ErrMessageTooLarge, ErrQueueFull) and
@@ -308,7 +308,7 @@ func (w *Workspace) Send(text string, origin Origin) error {
 		}
 	}
 	if busy {
-		w.publish(QueueChanged{Queue: q})
+		w.queueChanged(q)
 	}
 	select {
 	case w.wake <- struct{}{}:
@@ -316,6 +316,10 @@ func (w *Workspace) Send(text string, origin Origin) error {
 	}
 	return nil
 }
+
+// queueChanged tells the front ends which messages wait now: the one
+// publisher of QueueChanged, for Send and the runner.
+func (w *Workspace) queueChanged(q []string) { w.publish(QueueChanged{Queue: q}) }
 
 // IsNewSessionCommand reports whether a message asks for a new
 // conversation: "/clear", "/cls" or "/new".

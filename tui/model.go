@@ -7,7 +7,9 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
+	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
@@ -123,6 +125,10 @@ type Model struct {
 
 	frame  string
 	cursor *tea.Cursor
+
+	// legacy translates the transcript's changes into the events the chat
+	// pane reads (see legacyEvents).
+	legacy agui.Legacy
 }
 
 // New builds the root model and subscribes to ws at once, so no event is
@@ -359,10 +365,12 @@ func (m *Model) loadSnapshot(s session.Snapshot) {
 func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	resync := false
-	for _, e := range evs {
+	for _, e := range m.legacyEvents(evs) {
 		switch e := e.(type) {
 		case session.Chat:
-			m.chat.Apply(e.Event)
+			if ev, ok := e.Event.(events.Event); ok {
+				m.chat.Apply(ev)
+			}
 		case session.UserMessage:
 			m.chat.AddUser(e.Text, e.Origin)
 			if m.convID == "" {
@@ -588,4 +596,20 @@ func modelHint(model string) string {
 		return "offline/demo is not an LLM: try “open demo.infer.localhost; read h1; screenshot” or “run ls”."
 	}
 	return ""
+}
+
+// legacyEvents replaces each TranscriptChanged in evs with the events the
+// chat pane was written for.
+//
+// Deprecated: it goes once the chat pane applies the transcript.
+func (m *Model) legacyEvents(evs []session.Event) []session.Event {
+	out := make([]session.Event, 0, len(evs))
+	for _, e := range evs {
+		if c, ok := e.(session.TranscriptChanged); ok {
+			out = append(out, m.legacy.Events(c.Change)...)
+			continue
+		}
+		out = append(out, e)
+	}
+	return out
 }
