@@ -351,7 +351,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 // loadSnapshot shows a conversation. The browser pane keeps what it
 // shows: tabs and screenshots belong to the browser, not to a conversation.
 func (m *Model) loadSnapshot(s session.Snapshot) {
-	m.chat.Load(s)
+	m.chat.LoadSnapshot(s)
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
 }
@@ -362,7 +362,7 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	for _, e := range evs {
 		switch e := e.(type) {
 		case session.Chat:
-			m.chat.Apply(e.Event)
+			m.chat.ApplyEvent(e.Event)
 		case session.UserMessage:
 			m.chat.AddUser(e.Text, e.Origin)
 			if m.convID == "" {

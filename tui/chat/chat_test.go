@@ -12,6 +12,7 @@ import (
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
@@ -79,7 +80,7 @@ func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 	for i := 0; i < 5000; i++ {
 		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
 	}
-	m.Load(session.Snapshot{Messages: msgs})
+	m.LoadSnapshot(session.Snapshot{Messages: msgs})
 	view := plain(m.View())
 	if !strings.Contains(view, "message 4999") {
 		t.Fatalf("the end is shown:\n%s", view)
@@ -107,8 +108,8 @@ func TestAnchoredViewStaysPut(t *testing.T) {
 	m.View()
 	m.ScrollBy(-20)
 	before := plain(m.View())
-	m.Apply(events.NewTextMessageStartEvent("x", events.WithRole("assistant")))
-	m.Apply(events.NewTextMessageContentEvent("x", "new text"))
+	m.ApplyEvent(events.NewTextMessageStartEvent("x", events.WithRole("assistant")))
+	m.ApplyEvent(events.NewTextMessageContentEvent("x", "new text"))
 	if after := plain(m.View()); after[:strings.LastIndex(after, "\n")] != before[:strings.LastIndex(before, "\n")] {
 		t.Fatalf("the view moved while scrolled up:\n%s\n---\n%s", before, after)
 	}
@@ -121,8 +122,8 @@ func TestAnchoredViewStaysPut(t *testing.T) {
 func TestViewIsExactSize(t *testing.T) {
 	m := newChat(50, 10)
 	m.AddUser(strings.Repeat("wide 漢字 ", 30), tools.OriginPanel)
-	m.Apply(events.NewToolCallStartEvent("t", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("t", `{"command":"`+strings.Repeat("x", 200)+`"}`))
+	m.ApplyEvent(events.NewToolCallStartEvent("t", "Bash"))
+	m.ApplyEvent(events.NewToolCallArgsEvent("t", `{"command":"`+strings.Repeat("x", 200)+`"}`))
 	lines := strings.Split(m.View(), "\n")
 	if len(lines) != 10 {
 		t.Fatalf("%d lines", len(lines))
@@ -136,7 +137,7 @@ func TestViewIsExactSize(t *testing.T) {
 
 func TestSnapshotToolOutcomes(t *testing.T) {
 	m := newChat(80, 20)
-	m.Load(session.Snapshot{
+	m.LoadSnapshot(session.Snapshot{
 		Messages: []store.Message{
 			{Role: "assistant", ToolCalls: []store.ToolCall{
 				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},
@@ -174,21 +175,21 @@ func trimLines(v string) string {
 func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 	m := newChat(80, 20)
 	// An outcome that arrives before the result (a fake's order) stands.
-	m.Apply(events.NewToolCallStartEvent("a", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("a", `{"command":"make"}`))
+	m.ApplyEvent(events.NewToolCallStartEvent("a", "Bash"))
+	m.ApplyEvent(events.NewToolCallArgsEvent("a", `{"command":"make"}`))
 	m.ToolDone("a", false, 1500*time.Millisecond)
 	v := trimLines(plain(m.View()))
 	if !strings.Contains(v, "✗ Bash make · 1.5s") || strings.Contains(v, "└") {
 		t.Fatalf("an outcome without a result yet shows the row alone:\n%s", v)
 	}
-	m.Apply(events.NewToolCallResultEvent("r", "a", "all good, no error here"))
+	m.ApplyEvent(events.NewToolCallResultEvent("r", "a", "all good, no error here"))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") {
 		t.Fatalf("the reported failure stands, whatever the text says:\n%s", v)
 	}
 	// The workspace's order: the result comes first, then the outcome.
-	m.Apply(events.NewToolCallStartEvent("b", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("b", `{"command":"ls"}`))
-	m.Apply(events.NewToolCallResultEvent("r2", "b", "Error: none"))
+	m.ApplyEvent(events.NewToolCallStartEvent("b", "Bash"))
+	m.ApplyEvent(events.NewToolCallArgsEvent("b", `{"command":"ls"}`))
+	m.ApplyEvent(events.NewToolCallResultEvent("r2", "b", "Error: none"))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "· Bash ls\n") {
 		t.Fatalf("a result without an outcome is neither ✓ nor ✗:\n%s", v)
 	}
@@ -197,8 +198,8 @@ func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 		t.Fatalf("view:\n%s", v)
 	}
 	// A call an interrupt skipped gets its (failed) outcome the same way.
-	m.Apply(events.NewToolCallStartEvent("c", "Read"))
-	m.Apply(events.NewToolCallResultEvent("r3", "c", "Not run: the turn was interrupted before this call started."))
+	m.ApplyEvent(events.NewToolCallStartEvent("c", "Read"))
+	m.ApplyEvent(events.NewToolCallResultEvent("r3", "c", "Not run: the turn was interrupted before this call started."))
 	m.ToolDone("c", false, 0)
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Read") {
 		t.Fatalf("view:\n%s", v)
@@ -251,8 +252,8 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 		t.Fatalf("a pending call does not say who asks:\n%s", v)
 	}
 	m.SetAwaiting(nil)
-	m.Apply(events.NewRunStartedEvent("t", "r"))
-	m.Apply(events.NewRunFinishedEvent("t", "r"))
+	m.ApplyEvent(events.NewRunStartedEvent("t", "r"))
+	m.ApplyEvent(events.NewRunFinishedEvent("t", "r"))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "MCP client · BrowserNavigate https://example.com/ · running") {
 		t.Fatalf("the turn's end touched the MCP client's call:\n%s", v)
 	}
@@ -265,5 +266,62 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 	m.Outside(session.OutsideCall{ID: "mcp_2", Name: "BrowserClick", Origin: tools.OriginMCP, Done: true, Denied: true})
 	if strings.Contains(plain(m.View()), "BrowserClick") {
 		t.Fatal("the end of a call never shown started a row")
+	}
+}
+
+// A tool call's outcome arrives with its result, as one done item: the
+// row shows both at once, and a call's end never waits for a second event.
+func TestApplyShowsADoneCallWhole(t *testing.T) {
+	m := newChat(80, 20)
+	call := transcript.Item{ID: "a", Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":`}}
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: call})
+	m.Apply(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: "a"}, Delta: `"make"}`})
+	if v := trimLines(plain(m.View())); !strings.Contains(v, "Bash make · running") {
+		t.Fatalf("a started call spins with its arguments:\n%s", v)
+	}
+	call.Call = transcript.Call{Name: "Bash", Args: `{"command":"make"}`, Result: "all good, no error here", Duration: 1500 * time.Millisecond}
+	m.Apply(transcript.Change{Op: transcript.ItemDone, Item: call})
+	v := trimLines(plain(m.View()))
+	if !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") || m.Len() != 1 {
+		t.Fatalf("the done call is its row, updated in place, failed whatever the text says:\n%s", v)
+	}
+}
+
+// Loading a transcript shows its open run's calls running and every other
+// unanswered call without a result: the path is Apply's, so a snapshot
+// and the changes it stands for look the same.
+func TestLoadShowsOnlyTheOpenRunRunning(t *testing.T) {
+	items := []transcript.Item{
+		{Kind: transcript.User, Text: "first", Done: true},
+		{ID: "old", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Args: `{"path":"x.go"}`}},
+		{Kind: transcript.Notice, Text: "a notice", Level: transcript.Warn, Done: true},
+		{Kind: transcript.User, Text: "second", Done: true},
+		{ID: "t", Kind: transcript.Text, Text: "Reading.", Done: true},
+		{ID: "new", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Args: `{"path":"y.go"}`}},
+	}
+	loaded := newChat(80, 20)
+	loaded.Load("T", transcript.Transcript{Items: items, Run: "r"})
+	v := trimLines(plain(loaded.View()))
+	for _, want := range []string{"· Read x.go · no result", "⚠ a notice", "Read y.go · running"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+	applied := newChat(80, 20)
+	applied.SetTitle("T")
+	applied.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r0"})
+	for i, it := range items {
+		if i == 3 {
+			applied.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r0"})
+			applied.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+		}
+		op := transcript.ItemStarted
+		if it.Done {
+			op = transcript.ItemDone
+		}
+		applied.Apply(transcript.Change{Op: op, Item: it})
+	}
+	if a := applied.View(); a != loaded.View() {
+		t.Fatalf("applied:\n%s\nloaded:\n%s", plain(a), v)
 	}
 }

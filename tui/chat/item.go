@@ -107,6 +107,20 @@ func (it *item) appendText(s string) {
 	it.version++
 }
 
+// setText makes text the item's text. Text that grows what the item
+// holds (a segment done after streaming) is appended, so the reasoning's
+// word count and the Markdown stream's finished blocks stay as they are.
+func (it *item) setText(text string) {
+	if len(text) >= len(it.buf) && text[:len(it.buf)] == string(it.buf) {
+		if len(text) > len(it.buf) {
+			it.appendText(text[len(it.buf):])
+		}
+		return
+	}
+	it.buf, it.words, it.inWord = it.buf[:0], 0, false
+	it.appendText(text)
+}
+
 // height is the number of lines the item occupies (render first).
 func (it *item) height() int {
 	n := len(it.head) + len(it.tail)
