@@ -5,8 +5,8 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // The conversation lifecycle: which conversation is active, switching
@@ -17,13 +17,18 @@ import (
 
 // Snapshot is a conversation as front ends show it.
 type Snapshot struct {
-	ID          string
-	Title       string
+	ID    string
+	Title string
+	// Transcript is the conversation so far, running turn included; a
+	// front end renders it with the same apply it follows changes with.
+	Transcript transcript.Transcript
+	// Messages, ToolResults and Notices are the transcript in the stored
+	// shape, for the front ends that still read it.
+	//
+	// Deprecated: read Transcript; these go once no front end reads them.
 	Messages    []store.Message
 	ToolResults map[string]bool
-	// Notices are the notices recorded in the conversation, in order;
-	// each one's After places it among Messages.
-	Notices []store.Notice
+	Notices     []store.Notice
 	// HeldBy, when set, names the process that holds the conversation
 	// ("infer serve (pid 1234)"): it is shown read-only, and a message
 	// sent to it starts a new conversation (see the package
@@ -35,12 +40,14 @@ type Snapshot struct {
 // entry is created lazily on the first message so that new sessions nobody
 // used do not clutter the list.
 type conversation struct {
-	id          string
-	title       string
-	messages    []store.Message
-	toolResults map[string]bool
-	history     []llm.Message
-	notices     []store.Notice
+	id    string
+	title string
+	// tr is the conversation: the one copy in memory, which the model's
+	// requests are built from and snapshots copy.
+	tr transcript.Transcript
+	// unsaved are calls whose result could not be saved (a full disk
+	// while the tool ran): the store still has them open.
+	unsaved []string
 	// hold is this workspace's claim on writing the conversation, kept
 	// while it is active or runs a turn; heldBy is set instead when
 	// another process held it at resume (see claim).
@@ -52,7 +59,7 @@ type conversation struct {
 // active one. It returns the (empty) snapshot, which every front end also
 // gets as a ConversationChanged.
 func (w *Workspace) NewSession() Snapshot {
-	snap, _, _ := w.activate(&conversation{toolResults: map[string]bool{}}, "")
+	snap, _, _ := w.activate(&conversation{}, "")
 	return snap
 }
 
@@ -139,11 +146,44 @@ func (w *Workspace) Snapshot() Snapshot {
 
 func (w *Workspace) snapshotLocked() Snapshot {
 	c := w.conv
-	tr := make(map[string]bool, len(c.toolResults))
-	for k, v := range c.toolResults {
-		tr[k] = v
+	snap := Snapshot{ID: c.id, Title: c.title, Transcript: c.tr.Clone(), HeldBy: w.heldByLocked()}
+	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript)
+	return snap
+}
+
+// storedShape is tr as the store keeps it, for Snapshot's deprecated
+// fields.
+func storedShape(tr transcript.Transcript) ([]store.Message, map[string]bool, []store.Notice) {
+	msgs := []store.Message{}
+	for _, m := range tr.Messages() {
+		msgs = append(msgs, storeMessage(m))
 	}
-	return Snapshot{ID: c.id, Title: c.title, Messages: append([]store.Message(nil), c.messages...), ToolResults: tr, Notices: append([]store.Notice(nil), c.notices...), HeldBy: w.heldByLocked()}
+	results := map[string]bool{}
+	var notices []store.Notice
+	// count follows how many messages precede each item, as Messages
+	// groups them: an answer is one, each of its results one more.
+	count, answer, inAnswer := 0, "", false
+	for _, it := range tr.Items {
+		switch it.Kind {
+		case transcript.User:
+			count++
+			inAnswer = false
+		case transcript.Notice:
+			notices = append(notices, store.Notice{Text: it.Text, Origin: string(it.Origin), Warn: it.Level == transcript.Warn, At: it.At, After: count})
+		default:
+			if !inAnswer || it.Answer != answer {
+				count++
+				answer, inAnswer = it.Answer, true
+			}
+			if it.Kind == transcript.Tool && it.Done {
+				count++
+				if !it.Call.Unreported {
+					results[it.ID] = it.Call.OK
+				}
+			}
+		}
+	}
+	return msgs, results, notices
 }
 
 // ActiveConversation returns the active conversation's id ("" until its
@@ -193,7 +233,7 @@ func (w *Workspace) DeleteConversation(id string) error {
 		return fmt.Errorf("deleting conversation %s: %w; close it there first", id, err)
 	}
 	h.Release()
-	if _, done, ok := w.activate(&conversation{toolResults: map[string]bool{}}, id); ok && done != nil {
+	if _, done, ok := w.activate(&conversation{}, id); ok && done != nil {
 		<-done // the interrupted turn must stop writing before the delete
 	}
 	return w.opts.Store.Delete(id)

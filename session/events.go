@@ -11,13 +11,14 @@ import (
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Event is one fact the workspace publishes. The set is sealed (like
 // wire.Frame): only this package's types implement it, so a consumer's type
 // switch names every fact it handles, and each fact has exactly one type.
 // Most facts also have one publisher; NoticePosted, ConversationChanged,
-// TitleChanged, QueueChanged and Chat are published from more than one
+// TitleChanged and QueueChanged are published from more than one
 // place, each named in the type's comment (and in docs/design.md's table).
 type Event interface{ sessionEvent() }
 
@@ -29,9 +30,8 @@ type UserMessage struct {
 	Origin       Origin
 }
 
-// Chat carries one AG-UI event of a turn, published by the runner: for a
-// turn that runs, and for the run of its own that reports a message that
-// could not be saved (unsavedRun).
+// Chat carries one AG-UI event of a turn, published by publishChange for
+// the front ends that still read the panel's events.
 type Chat struct {
 	Conversation string
 	Event        events.Event
@@ -109,15 +109,15 @@ type OutsideCall struct {
 }
 
 // Level says how a notice reads to the person.
-type Level int
+type Level = transcript.Level
 
 // Notice levels.
 const (
 	// Info is an ordinary line.
-	Info Level = iota
+	Info = transcript.Info
 	// Warn needs the person's attention: something changed that they did
 	// not do, or something they did failed.
-	Warn
+	Warn = transcript.Warn
 )
 
 // NoticePosted: a line for the person outside any turn. Workspace.notice

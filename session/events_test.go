@@ -7,7 +7,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
-	"github.com/infer-workspace/infer/session/agent"
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
 )
@@ -116,7 +116,7 @@ func TestInterruptNoticeIsMarked(t *testing.T) {
 			}
 		}
 	}
-	if notice.String() != agent.InterruptedNotice || strings.Contains(other.String(), agent.InterruptedNotice) {
+	if notice.String() != agui.InterruptedNotice || strings.Contains(other.String(), agui.InterruptedNotice) {
 		t.Fatalf("notice %q, conversation text %q", notice.String(), other.String())
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Another agent using the person's browser through `infer mcp` acts in the
@@ -159,9 +160,7 @@ func (w *Workspace) record(text string, level Level, origin Origin) string {
 		w.log.Warn("recording a notice in the conversation", "conversation", id, "err", err)
 		return id
 	}
-	w.mu.Lock()
-	n.At, n.After = time.Now().UTC(), len(conv.messages)
-	conv.notices = append(conv.notices, n)
-	w.mu.Unlock()
+	w.change(conv, transcript.Change{Op: transcript.ItemDone, Conversation: id, Item: transcript.Item{ID: newID(), Kind: transcript.Notice,
+		Text: text, Origin: origin, Level: level, At: time.Now().UTC()}})
 	return id
 }

@@ -7,73 +7,56 @@ import (
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
-	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
-// recorder saves one turn's messages, mirrors them in memory, and
-// publishes each tool call's outcome once its result is saved.
+// recorder saves one turn's messages in the store. The conversation's
+// transcript holds them in memory: it changes through the turn's
+// transcript changes (see change), not here.
 type recorder struct {
 	w    *Workspace
 	conv *conversation
-	// names and outcomes are the turn's calls, from the assistant
-	// messages and from running them; a call with a result and no
-	// outcome was skipped. Used on the agent's goroutine only.
-	names    map[string]string
-	outcomes map[string]tools.Outcome
 }
 
 func (w *Workspace) recorder(c *conversation) *recorder {
-	return &recorder{w: w, conv: c, names: map[string]string{}, outcomes: map[string]tools.Outcome{}}
+	return &recorder{w: w, conv: c}
 }
 
 func (r *recorder) message(m store.Message) error {
-	return r.save(m, toLLM([]store.Message{m})[0])
+	return r.w.opts.Store.Append(r.conv.id, m)
 }
 
-// llmMessage saves a message the agent produced. The in-memory history keeps
-// the original, images included (the store keeps text only; screenshots stay
-// in artifacts/).
-func (r *recorder) llmMessage(m llm.Message) error { return r.save(fromLLM(m), m) }
-
-func (r *recorder) save(m store.Message, l llm.Message) error {
-	for _, c := range m.ToolCalls {
-		r.names[c.ID] = c.Function.Name
-	}
-	if err := r.w.opts.Store.Append(r.conv.id, m); err != nil {
-		return err
-	}
-	r.w.mu.Lock()
-	r.conv.messages = append(r.conv.messages, m)
-	r.conv.history = append(r.conv.history, l)
-	first := len(r.conv.messages) == 1 && m.Role == "user"
-	r.w.mu.Unlock()
-	if first {
-		r.w.setTitle(r.conv, store.PreviewTitle(m.Content))
-	}
-	return nil
-}
-
-// ran keeps how a call ran until its result is recorded.
-func (r *recorder) ran(id string, o tools.Outcome) { r.outcomes[id] = o }
+// llmMessage saves a message the agent produced (the store keeps text
+// only; screenshots stay in artifacts/).
+func (r *recorder) llmMessage(m llm.Message) error { return r.message(storeMessage(m)) }
 
 // toolMessage saves a tool message together with its call's outcome, in
-// one append, mirrors both in memory, and publishes the outcome, whether
-// or not the save worked: the call ran either way.
+// one append. A call whose result could not be saved stays open in the
+// store, and is answered there before the next turn (answerOpenCalls).
 func (r *recorder) toolMessage(m llm.Message, ok bool) error {
-	sm := fromLLM(m)
-	err := r.w.opts.Store.AppendToolResult(r.conv.id, sm, ok)
-	if err == nil {
+	err := r.w.opts.Store.AppendToolResult(r.conv.id, storeMessage(m), ok)
+	if err != nil {
 		r.w.mu.Lock()
-		r.conv.messages = append(r.conv.messages, sm)
-		r.conv.history = append(r.conv.history, m)
-		r.conv.toolResults[m.ToolCallID] = ok
+		r.conv.unsaved = append(r.conv.unsaved, m.ToolCallID)
 		r.w.mu.Unlock()
 	}
-	o, ran := r.outcomes[m.ToolCallID]
-	delete(r.outcomes, m.ToolCallID)
-	r.w.publish(ToolFinished{Conversation: r.conv.id, CallID: m.ToolCallID, Name: r.names[m.ToolCallID],
-		OK: ok, Duration: o.Duration, Artifacts: o.Artifacts, Skipped: !ran})
 	return err
+}
+
+// change applies c to conv's transcript, the one copy in memory, and
+// tells every front end.
+func (w *Workspace) change(conv *conversation, c transcript.Change) {
+	w.mu.Lock()
+	if c.Conversation == "" {
+		c.Conversation = conv.id
+	}
+	err := conv.tr.Apply(c)
+	w.mu.Unlock()
+	if err != nil {
+		w.log.Warn("a transcript change did not apply", "conversation", c.Conversation, "err", err)
+		return
+	}
+	w.publishChange(c)
 }
 
 func (w *Workspace) setTitle(c *conversation, title string) {
@@ -95,14 +78,14 @@ func (w *Workspace) maybeTitle(c *conversation, model string) {
 	w.mu.Lock()
 	var firstUser, firstAnswer string
 	users := 0
-	for _, m := range c.messages {
-		if m.Role == "user" {
+	for _, m := range c.tr.Messages() {
+		if m.Role == llm.RoleUser {
 			users++
 			if firstUser == "" {
 				firstUser = m.Content
 			}
 		}
-		if m.Role == "assistant" && firstAnswer == "" && m.Content != "" {
+		if m.Role == llm.RoleAssistant && firstAnswer == "" && m.Content != "" {
 			firstAnswer = m.Content
 		}
 	}

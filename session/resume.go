@@ -4,10 +4,9 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // This file holds what keeps a conversation sendable and its turns in one
@@ -72,11 +71,7 @@ func (w *Workspace) load(id string) (*conversation, error) {
 // fill sets conv's content from a stored conversation.
 func (c *conversation) fill(s store.Conversation) {
 	c.id, c.title = s.Meta.ID, s.Meta.Title
-	c.messages, c.toolResults, c.notices = s.Messages, s.ToolResults, s.Notices
-	if c.toolResults == nil {
-		c.toolResults = map[string]bool{}
-	}
-	c.history = toLLM(s.Messages)
+	c.tr, c.unsaved = fromStore(s), nil
 }
 
 // release gives up conv's claim, once conv is neither active nor running
@@ -159,7 +154,7 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 	case err != nil:
 		why = fmt.Sprintf("%s could not be opened for writing (%v)", conv.name(), err)
 	}
-	fresh := &conversation{toolResults: map[string]bool{}}
+	fresh := &conversation{}
 	w.mu.Lock()
 	if w.conv == conv {
 		w.conv = fresh
@@ -172,9 +167,9 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 // movedTo tells every front end that the turn's message started conv (see
 // claim): the snapshot switches them to it, message included, and the
 // notice opens the turn's run, so that the browser panel, which shows only
-// chat events, says why too. The notice is not recorded: it is no part of
-// the conversation the model reads.
-func (w *Workspace) movedTo(conv *conversation, text string, emit, notice func(events.Event)) func(events.Event) {
+// the run, says why too. The notice is not recorded: it is no part of the
+// conversation the model reads.
+func (w *Workspace) movedTo(conv *conversation, text string, report func(transcript.Change)) func(transcript.Change) {
 	w.mu.Lock()
 	active := w.conv == conv
 	snap := w.snapshotLocked()
@@ -183,14 +178,11 @@ func (w *Workspace) movedTo(conv *conversation, text string, emit, notice func(e
 		w.publish(ConversationChanged{Snapshot: snap})
 	}
 	told := false
-	return func(e events.Event) {
-		emit(e)
-		if _, ok := e.(*events.RunStartedEvent); ok && !told {
+	return func(c transcript.Change) {
+		report(c)
+		if c.Op == transcript.RunStarted && !told {
 			told = true
-			id := newID()
-			notice(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
-			notice(events.NewTextMessageContentEvent(id, text))
-			notice(events.NewTextMessageEndEvent(id))
+			report(transcript.Change{Op: transcript.ItemDone, Run: c.Run, Item: transcript.Item{ID: newID(), Kind: transcript.Notice, Text: text, Level: transcript.Warn}})
 		}
 	}
 }
@@ -200,15 +192,26 @@ func (w *Workspace) movedTo(conv *conversation, text string, emit, notice func(e
 // providers reject a history with an unanswered call, on every later turn.
 // A conversation resumed from the store was recovered already; this
 // catches calls a failed save left open in this process (a full disk
-// while a tool ran).
+// while a tool ran): in the transcript, or only in the store.
 func (w *Workspace) answerOpenCalls(conv *conversation, rec *recorder) error {
 	w.mu.Lock()
-	open := store.UnansweredCalls(conv.messages)
+	open := conv.tr.OpenCalls()
+	unsaved := conv.unsaved
 	w.mu.Unlock()
-	for _, c := range open {
-		if err := rec.toolMessage(llm.Message{Role: llm.RoleTool, ToolCallID: c.ID, Content: store.UnfinishedCallText}, false); err != nil {
+	for _, id := range unsaved {
+		if err := rec.toolMessage(llm.Message{Role: llm.RoleTool, ToolCallID: id, Content: store.UnfinishedCallText}, false); err != nil {
 			return err
 		}
+		w.mu.Lock()
+		conv.unsaved = conv.unsaved[1:]
+		w.mu.Unlock()
+	}
+	for _, it := range open {
+		if err := rec.toolMessage(llm.Message{Role: llm.RoleTool, ToolCallID: it.ID, Content: store.UnfinishedCallText}, false); err != nil {
+			return err
+		}
+		it.Call.Result, it.Call.OK, it.Call.Skipped = store.UnfinishedCallText, false, true
+		w.change(conv, transcript.Change{Op: transcript.ItemDone, Item: it})
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 func callsMsg(ids ...string) store.Message {
@@ -127,6 +128,8 @@ func TestTurnAnswersCallsLeftOpenInMemory(t *testing.T) {
 	if err := f.w.recorder(conv).message(call); err != nil {
 		t.Fatal(err)
 	}
+	f.w.change(conv, transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: "call_lost", Kind: transcript.Tool, Answer: "a",
+		Call: transcript.Call{Name: "Bash", Args: call.ToolCalls[0].Function.Arguments}}})
 
 	f.w.Send("second", tools.OriginTerminal)
 	collect(t, sub, idle)

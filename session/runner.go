@@ -6,12 +6,11 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session/agent"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // The runner takes queued messages one turn at a time. It publishes the
@@ -141,15 +140,14 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 		w.unsavedRun(conv, err)
 		return false
 	}
-	w.publish(UserMessage{Conversation: conv.id, Text: item.text, Origin: item.origin})
-	emit := func(e events.Event) { w.publish(Chat{Conversation: conv.id, Event: e}) }
-	notice := func(e events.Event) { w.publish(Chat{Conversation: conv.id, Event: e, Notice: true}) }
+	w.userMessage(conv, item)
+	report := func(c transcript.Change) { w.change(conv, c) }
 	if moved != "" {
-		emit = w.movedTo(conv, moved, emit, notice)
+		report = w.movedTo(conv, moved, report)
 	}
 
 	if cmd, ok := strings.CutPrefix(strings.TrimSpace(item.text), "!"); ok {
-		return w.shell(ctx, conv, rec, strings.TrimSpace(cmd), mode, emit, notice)
+		return w.shell(ctx, conv, rec, strings.TrimSpace(cmd), mode, report)
 	}
 
 	provider, name, err := w.opts.Catalog.Resolve(model)
@@ -157,35 +155,57 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 		provider = failing{err}
 	}
 	req := llm.Request{Model: name, System: w.systemPrompt(), Tools: offeredTools(w.pipeline.Specs(), provider), Effort: set.Effort, Temperature: set.Temperature}
-	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, ThreadID: conv.id}, trimImages(conv.history), agent.Hooks{
-		Emit:       emit,
-		Notice:     notice,
+	w.mu.Lock()
+	tr, id := conv.tr.Clone(), conv.id
+	w.mu.Unlock()
+	out := agent.Run(ctx, agent.Config{Provider: provider, Request: req, MaxSteps: w.opts.MaxSteps, Conversation: id}, tr, agent.Hooks{
+		Report:     report,
 		Record:     rec.llmMessage,
 		RecordTool: rec.toolMessage,
 		Exec: func(ctx context.Context, call llm.ToolCall) agent.ToolResult {
 			o := w.pipeline.Run(ctx, tools.Call{ID: call.ID, Name: call.Name, Args: call.Arguments, Origin: tools.OriginAgent}, w.Mode())
-			rec.ran(call.ID, o)
 			if o.Warning != "" {
 				// For the person, never the model: e.g. a site grant's
 				// navigation that ended on another site.
 				w.notice(o.Warning, Warn, tools.OriginAgent)
 			}
-			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images}
+			return agent.ToolResult{Content: o.Output, OK: o.Success, Images: o.Images, Duration: o.Duration, Artifacts: o.Artifacts}
 		},
 	})
-	w.publish(UsageReported{Conversation: conv.id, Usage: out.Usage})
+	w.publish(UsageReported{Conversation: id, Usage: out.Usage})
 	if out.Status == agent.Failed {
-		w.log.Warn("turn failed", "conversation", conv.id, "err", out.Err)
+		w.log.Warn("turn failed", "conversation", id, "err", out.Err)
 	}
 	w.maybeTitle(conv, model)
 	return out.Status == agent.Interrupted
 }
 
+// userMessage puts the person's message, saved, in conv's transcript; the
+// first one titles the conversation until a better title comes.
+func (w *Workspace) userMessage(conv *conversation, item queued) {
+	w.mu.Lock()
+	first := true
+	for _, it := range conv.tr.Items {
+		if it.Kind == transcript.User {
+			first = false
+			break
+		}
+	}
+	w.mu.Unlock()
+	if first {
+		w.setTitle(conv, store.PreviewTitle(item.text))
+	}
+	w.change(conv, transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{ID: newID(), Kind: transcript.User, Text: item.text, Origin: item.origin}})
+}
+
 // shell runs a "!command" message: a Bash call made by the person, which
 // needs exactly the approval the agent's Bash call would need.
-func (w *Workspace) shell(ctx context.Context, conv *conversation, rec *recorder, cmd string, mode tools.Mode, emit, notice func(events.Event)) bool {
+func (w *Workspace) shell(ctx context.Context, conv *conversation, rec *recorder, cmd string, mode tools.Mode, report func(transcript.Change)) bool {
 	runID := newID()
-	emit(events.NewRunStartedEvent(conv.id, runID))
+	report(transcript.Change{Op: transcript.RunStarted, Run: runID})
+	end := func(status transcript.Status, err, code string) {
+		report(transcript.Change{Op: transcript.RunEnded, Run: runID, Status: status, Err: err, Code: code})
+	}
 	callID := "call_shell_" + strings.ReplaceAll(runID, "-", "")[:16]
 	args := fmt.Sprintf(`{"command":%q}`, cmd)
 	if b, err := jsonString(cmd); err == nil {
@@ -193,53 +213,39 @@ func (w *Workspace) shell(ctx context.Context, conv *conversation, rec *recorder
 	}
 	call := store.ToolCall{ID: callID, Type: "function", Function: store.FunctionCall{Name: "Bash", Arguments: args}}
 	if err := rec.message(store.Message{Role: "assistant", ToolCalls: []store.ToolCall{call}}); err != nil {
-		emit(events.NewRunErrorEvent(err.Error(), events.WithRunID(runID)))
+		end(transcript.Failed, err.Error(), "")
 		return false
 	}
-	emit(events.NewToolCallStartEvent(callID, "Bash"))
-	emit(events.NewToolCallArgsEvent(callID, args))
-	emit(events.NewToolCallEndEvent(callID))
+	item := transcript.Item{ID: callID, Kind: transcript.Tool, Answer: runID, Call: transcript.Call{Name: "Bash", Args: args}}
+	report(transcript.Change{Op: transcript.ItemStarted, Run: runID, Item: item})
 	o := w.pipeline.Run(ctx, tools.Call{ID: callID, Name: "Bash", Args: args, Origin: tools.OriginShell}, mode)
 	content := o.Output
 	if content == "" {
 		content = "(no output)"
 	}
-	emit(events.NewToolCallResultEvent(newID(), callID, content))
-	rec.ran(callID, o)
 	if err := rec.toolMessage(llm.Message{Role: llm.RoleTool, ToolCallID: callID, Content: content}, o.Success); err != nil {
 		w.log.Warn("saving shell result", "err", err)
 	}
+	item.Call.Result, item.Call.OK, item.Call.Duration, item.Call.Artifacts = content, o.Success, o.Duration, o.Artifacts
+	report(transcript.Change{Op: transcript.ItemDone, Run: runID, Item: item})
 	if ctx.Err() != nil {
-		id := newID()
-		notice(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
-		notice(events.NewTextMessageContentEvent(id, agent.InterruptedNotice))
-		notice(events.NewTextMessageEndEvent(id))
-		emit(events.NewRunErrorEvent("interrupted", events.WithErrorCode("interrupted"), events.WithRunID(runID)))
+		end(transcript.Interrupted, "", "interrupted")
 		return true
 	}
-	emit(events.NewRunFinishedEvent(conv.id, runID))
+	end(transcript.Finished, "", "")
 	return false
 }
 
 // unsavedRun reports a turn that could not start because its message could
-// not be saved (a full disk, a read-only home) as a run of its own: a
-// RUN_STARTED, a visible notice and a RUN_ERROR, so that the panel, which
-// shows chat events only, says why nothing happened and leaves its working
-// state. The message stays in the input history for sending again.
+// not be saved (a full disk, a read-only home) as a run of its own that
+// failed, so that the panel, which shows chat events only, says why
+// nothing happened and leaves its working state. The message stays in the
+// input history for sending again.
 func (w *Workspace) unsavedRun(conv *conversation, err error) {
-	w.mu.Lock()
-	id := conv.id
-	w.mu.Unlock()
-	emit := func(e events.Event) { w.publish(Chat{Conversation: id, Event: e}) }
-	notice := func(e events.Event) { w.publish(Chat{Conversation: id, Event: e, Notice: true}) }
 	runID := newID()
 	msg := "saving the conversation: " + err.Error() + "; the agent did not run. Free some disk space (or fix the folder's permissions), then send the message again."
-	emit(events.NewRunStartedEvent(id, runID))
-	textID := newID()
-	notice(events.NewTextMessageStartEvent(textID, events.WithRole("assistant")))
-	notice(events.NewTextMessageContentEvent(textID, "⚠ "+msg))
-	notice(events.NewTextMessageEndEvent(textID))
-	emit(events.NewRunErrorEvent(msg, events.WithErrorCode("storage"), events.WithRunID(runID)))
+	w.change(conv, transcript.Change{Op: transcript.RunStarted, Run: runID})
+	w.change(conv, transcript.Change{Op: transcript.RunEnded, Run: runID, Status: transcript.Failed, Err: msg, Code: "storage"})
 }
 
 func (w *Workspace) systemPrompt() string {
@@ -303,7 +309,7 @@ func (w *Workspace) replaceDeleted(gone *conversation, user store.Message) (*con
 	w.mu.Lock()
 	name := gone.name()
 	w.mu.Unlock()
-	fresh := &conversation{toolResults: map[string]bool{}}
+	fresh := &conversation{}
 	w.mu.Lock()
 	if w.conv == gone {
 		w.conv = fresh

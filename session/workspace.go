@@ -144,6 +144,7 @@ type Workspace struct {
 	opts     Options
 	log      *slog.Logger
 	feed     Feed
+	chat     chatAdapter
 	pipeline *tools.Pipeline
 
 	ctx    context.Context // cancelled by Close
@@ -203,7 +204,7 @@ func New(opts Options) (*Workspace, error) {
 	w := &Workspace{
 		opts: opts, log: log, ctx: ctx, cancel: cancel,
 		wake: make(chan struct{}, 1), done: make(chan struct{}),
-		conv: &conversation{toolResults: map[string]bool{}},
+		conv: &conversation{},
 	}
 	w.settings = &settings{catalog: opts.Catalog, overrides: opts.Overrides, publish: w.publish, modeChanged: w.modeChanged,
 		mode: opts.Mode, model: model, effort: opts.Effort, temperature: opts.Temperature}

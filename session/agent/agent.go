@@ -1,18 +1,14 @@
-// Package agent runs one agent turn: it calls the model, streams what the
-// model says as AG-UI events, runs the tool calls the model asks for, feeds
-// their results back, and repeats until the model answers without tools.
+// Package agent runs one agent turn: it calls the model, reports what the
+// model says to the transcript as it streams, runs the tool calls the model
+// asks for, feeds their results back, and repeats until the model answers
+// without tools.
 //
-// The loop knows nothing about storage, approvals or front ends: it reports
-// through five hooks (Emit and Notice for events, Record and RecordTool for
-// saving, Exec for running a tool), so the workspace decides where events
-// go, how messages are saved and how a tool call is permitted.
-//
-// Events are shaped for the strictest consumer we know, opentask 1.12.1's
-// side panel: every text segment gets its own TEXT_MESSAGE_START (also after
-// reasoning or a tool call), two messages never interleave, and a run that
-// ends by interrupt or error closes with a short visible notice before its
-// terminal event, because that panel leaves its "Working…" state only on
-// TEXT_MESSAGE_END.
+// The loop knows nothing about storage, approvals or front ends: it works
+// through four hooks (Report for the transcript's changes, Record and
+// RecordTool for saving, Exec for running a tool), so the workspace decides
+// where changes go, how messages are saved and how a tool call is
+// permitted. It speaks no client's protocol: encoders at the edges turn
+// the changes into what their clients read.
 package agent
 
 import (
@@ -20,52 +16,43 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 	"unicode/utf8"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/google/uuid"
 
 	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Status says how a turn ended.
-type Status int
+type Status = transcript.Status
 
 // Turn outcomes.
 const (
-	Finished Status = iota
-	Interrupted
-	Failed
+	Finished    = transcript.Finished
+	Interrupted = transcript.Interrupted
+	Failed      = transcript.Failed
 )
 
-func (s Status) String() string {
-	switch s {
-	case Interrupted:
-		return "interrupted"
-	case Failed:
-		return "failed"
-	default:
-		return "finished"
-	}
-}
-
-// ToolResult is what running one tool call produced, as the model reads it.
+// ToolResult is what running one tool call produced: what the model reads,
+// and how it ran, for the transcript.
 type ToolResult struct {
 	Content string
 	OK      bool
 	Images  []llm.Image
+	// Duration is how long the tool ran, without any wait for approval.
+	Duration time.Duration
+	// Artifacts are files the call saved, relative to the artifacts dir.
+	Artifacts []string
 }
 
 // Hooks connect the loop to the workspace. All are called on the goroutine
 // that called Run.
 type Hooks struct {
-	// Emit receives every AG-UI event of the turn, in order.
-	Emit func(events.Event)
-	// Notice, when set, receives instead of Emit the events of the short
-	// text message that closes an interrupted or failed run (for panels
-	// that leave their working state only on TEXT_MESSAGE_END), so that
-	// the workspace can mark them as no part of the conversation.
-	Notice func(events.Event)
+	// Report receives every change the turn makes to the transcript, in
+	// order, each already applied to the turn's own copy.
+	Report func(transcript.Change)
 	// Record receives each completed assistant message as soon as it is
 	// final, so the conversation is saved as the turn progresses. A Record
 	// error ends the turn as Failed: losing messages silently would be
@@ -84,25 +71,23 @@ type Hooks struct {
 type Config struct {
 	Provider llm.Provider
 	// Request carries model, system prompt, tools and options; its Messages
-	// are ignored (the loop sends the history it is given plus what the
-	// turn adds).
+	// are ignored (the loop sends the transcript's request).
 	Request llm.Request
 	// MaxSteps bounds model calls in the turn (default 50).
 	MaxSteps int
 	// MaxAnswerBytes bounds the text and reasoning of one model answer
 	// (default DefaultMaxAnswerBytes).
 	MaxAnswerBytes int
-	// ThreadID and RunID identify the run in RUN_* events.
-	ThreadID, RunID string
+	// Conversation and RunID name the turn in its changes; an empty RunID
+	// gets a fresh one.
+	Conversation, RunID string
 }
 
 // Outcome is how a turn ended.
 type Outcome struct {
 	Status Status
 	Err    error // the provider or recording error for Failed
-	// Added are the messages the turn appended to the history.
-	Added []llm.Message
-	Usage llm.Usage
+	Usage  llm.Usage
 }
 
 // DefaultMaxAnswerBytes is how much text (with reasoning) one streamed
@@ -119,54 +104,58 @@ const CutNote = "[… the answer was cut here: it passed %s, the most infer keep
 // errAnswerTooLong cancels a stream that passed the cap.
 var errAnswerTooLong = errors.New("the answer passed the size cap")
 
-// InterruptedNotice and the error prefix are the visible notices that close
-// a turn that did not finish normally.
-const InterruptedNotice = "⏹ Interrupted."
+// NotRun is the result of a call an interrupt kept from running.
+const NotRun = "Not run: the turn was interrupted before this call started."
 
-// Run executes one turn on top of history (which must end with the user's
-// message) and returns how it ended. Exactly one RUN_STARTED and one
-// terminal event (RUN_FINISHED or RUN_ERROR) are emitted.
-func Run(ctx context.Context, cfg Config, history []llm.Message, h Hooks) Outcome {
-	t := &turn{cfg: cfg, hooks: h, history: append([]llm.Message(nil), history...)}
+// Run executes one turn on top of tr (which must end with the user's
+// message) and returns how it ended. Exactly one RunStarted and one
+// RunEnded change are reported, first and last.
+func Run(ctx context.Context, cfg Config, tr transcript.Transcript, h Hooks) Outcome {
+	t := &turn{cfg: cfg, hooks: h, tr: tr.Clone()}
 	if t.cfg.MaxSteps <= 0 {
 		t.cfg.MaxSteps = 50
 	}
 	if t.cfg.MaxAnswerBytes <= 0 {
 		t.cfg.MaxAnswerBytes = DefaultMaxAnswerBytes
 	}
-	if t.cfg.ThreadID == "" {
-		t.cfg.ThreadID = uuid.NewString()
-	}
 	if t.cfg.RunID == "" {
 		t.cfg.RunID = uuid.NewString()
 	}
-	h.Emit(events.NewRunStartedEvent(t.cfg.ThreadID, t.cfg.RunID))
+	t.report(transcript.Change{Op: transcript.RunStarted})
 	out := t.loop(ctx)
-	out.Added = t.added
 	out.Usage = t.usage
+	end := transcript.Change{Op: transcript.RunEnded, Status: out.Status}
 	switch out.Status {
-	case Finished:
-		h.Emit(events.NewRunFinishedEvent(t.cfg.ThreadID, t.cfg.RunID))
 	case Interrupted:
-		t.notice(InterruptedNotice)
-		h.Emit(events.NewRunErrorEvent("interrupted", events.WithErrorCode("interrupted"), events.WithRunID(t.cfg.RunID)))
+		end.Code = "interrupted"
 	case Failed:
-		t.notice("⚠ " + out.Err.Error())
-		h.Emit(events.NewRunErrorEvent(out.Err.Error(), events.WithErrorCode(errorCode(out.Err)), events.WithRunID(t.cfg.RunID)))
+		end.Err, end.Code = out.Err.Error(), errorCode(out.Err)
 	}
+	t.report(end)
 	return out
 }
 
 type turn struct {
-	cfg     Config
-	hooks   Hooks
-	history []llm.Message
-	added   []llm.Message
-	usage   llm.Usage
+	cfg   Config
+	hooks Hooks
+	// tr is the turn's own copy of the transcript, which the model's
+	// requests are built from.
+	tr    transcript.Transcript
+	usage llm.Usage
 
-	// The open text or reasoning message, if any; at most one is open.
-	textID      string
-	reasoningID string
+	// answer names the model answer being streamed; the open text or
+	// reasoning segment, if any, is open (at most one).
+	answer string
+	open   *transcript.Item
+}
+
+// report applies c to the turn's transcript and hands it on.
+func (t *turn) report(c transcript.Change) {
+	c.Conversation, c.Run = t.cfg.Conversation, t.cfg.RunID
+	if err := t.tr.Apply(c); err != nil {
+		panic(err) // the loop's own changes always apply
+	}
+	t.hooks.Report(c)
 }
 
 func (t *turn) loop(ctx context.Context) Outcome {
@@ -175,8 +164,8 @@ func (t *turn) loop(ctx context.Context) Outcome {
 			return Outcome{Status: Interrupted}
 		}
 		req := t.cfg.Request
-		req.Messages = t.history
-		var segmentID string // the text message the tool calls hang off
+		req.Messages = t.tr.Request()
+		t.answer = uuid.NewString()
 		// kept is what was shown of this answer, bounded by the cap: what
 		// is stored if the answer is cut, whatever the provider kept.
 		var kept answer
@@ -192,32 +181,31 @@ func (t *turn) loop(ctx context.Context) Outcome {
 			if text == "" {
 				return
 			}
-			switch d.Kind {
-			case llm.TextDelta:
-				t.openText()
-				segmentID = t.textID
-				t.hooks.Emit(events.NewTextMessageContentEvent(t.textID, text))
-			case llm.ReasoningDelta:
-				t.openReasoning()
-				t.hooks.Emit(events.NewReasoningMessageContentEvent(t.reasoningID, text))
+			kind := transcript.Text
+			if d.Kind == llm.ReasoningDelta {
+				kind = transcript.Reasoning
 			}
+			t.stream(kind, text)
 		})
 		cancel(nil)
-		t.closeOpen()
 		t.usage = t.usage.Add(comp.Usage)
 
 		if kept.cut && ctx.Err() == nil {
 			// Tool calls of a cut answer are dropped: the model said too
-			// much to trust that their arguments are whole.
+			// much to trust that their arguments are whole. The note
+			// ends the answer's text, as it is stored.
 			note := fmt.Sprintf(CutNote, byteSize(t.cfg.MaxAnswerBytes))
 			content := kept.text.String()
 			if content != "" {
 				content += "\n\n"
 			}
+			if t.open == nil || t.open.Kind != transcript.Text {
+				t.stream(transcript.Text, "")
+			}
+			t.closeOpen(nil, content[kept.text.Len():]+note)
 			if rerr := t.record(llm.Message{Role: llm.RoleAssistant, Content: content + note, Reasoning: kept.reasoning.String()}); rerr != nil {
 				return Outcome{Status: Failed, Err: rerr}
 			}
-			t.notice("⚠ " + note)
 			return Outcome{Status: Finished}
 		}
 
@@ -225,6 +213,7 @@ func (t *turn) loop(ctx context.Context) Outcome {
 			// Keep what arrived: the person saw it stream, so it is part of
 			// the conversation. Partial tool calls are dropped because a
 			// call without complete arguments can never be answered.
+			t.closeOpen(nil, "")
 			if comp.Text != "" || comp.Reasoning != "" {
 				if rerr := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning}); rerr != nil {
 					return Outcome{Status: Failed, Err: rerr}
@@ -237,57 +226,82 @@ func (t *turn) loop(ctx context.Context) Outcome {
 		}
 
 		calls := normaliseCalls(comp.ToolCalls)
+		data := comp.ProviderData
+		if t.open != nil {
+			t.closeOpen(data, "")
+			data = nil
+		}
 		if err := t.record(llm.Message{Role: llm.RoleAssistant, Content: comp.Text, Reasoning: comp.Reasoning, ToolCalls: calls, ProviderData: comp.ProviderData}); err != nil {
 			return Outcome{Status: Failed, Err: err}
 		}
 		if len(calls) == 0 {
 			return Outcome{Status: Finished}
 		}
-		if st, err := t.runTools(ctx, calls, segmentID); st != Finished {
+		if st, err := t.runTools(ctx, calls, data); st != Finished {
 			return Outcome{Status: st, Err: err}
 		}
 	}
 	return Outcome{Status: Failed, Err: fmt.Errorf("stopped after %d model calls in one turn (agent.max_steps); send a message to continue", t.cfg.MaxSteps)}
 }
 
+// stream adds text to the open segment of kind, opening a new one first
+// if the open one is of the other kind: every segment is its own item.
+func (t *turn) stream(kind transcript.Kind, text string) {
+	if t.open != nil && t.open.Kind != kind {
+		t.closeOpen(nil, "")
+	}
+	if t.open == nil {
+		t.open = &transcript.Item{ID: uuid.NewString(), Kind: kind, Answer: t.answer}
+		t.report(transcript.Change{Op: transcript.ItemStarted, Item: *t.open})
+	}
+	if text == "" {
+		return
+	}
+	t.open.Text += text
+	t.report(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: t.open.ID}, Delta: text})
+}
+
+// closeOpen reports the open segment done, with the answer's provider data
+// when it is its last, and tail added to its text.
+func (t *turn) closeOpen(data map[string]string, tail string) {
+	if t.open == nil {
+		return
+	}
+	it := *t.open
+	it.Text += tail
+	it.ProviderData = data
+	t.open = nil
+	t.report(transcript.Change{Op: transcript.ItemDone, Item: it})
+}
+
 // runTools announces and runs the calls one after another. Sequential runs
 // keep approvals one at a time and the conversation order deterministic.
-func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, parentID string) (Status, error) {
+// data is the answer's provider data when no segment carried it.
+func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, data map[string]string) (Status, error) {
 	for i, call := range calls {
-		if parentID != "" {
-			t.hooks.Emit(events.NewToolCallStartEvent(call.ID, call.Name, events.WithParentMessageID(parentID)))
-		} else {
-			t.hooks.Emit(events.NewToolCallStartEvent(call.ID, call.Name))
+		item := transcript.Item{ID: call.ID, Kind: transcript.Tool, Answer: t.answer, Call: transcript.Call{Name: call.Name, Args: call.Arguments}}
+		if i == 0 {
+			item.ProviderData = data
 		}
-		if call.Arguments != "" {
-			t.hooks.Emit(events.NewToolCallArgsEvent(call.ID, call.Arguments))
-		}
-		t.hooks.Emit(events.NewToolCallEndEvent(call.ID))
+		t.report(transcript.Change{Op: transcript.ItemStarted, Item: item})
 
 		var res ToolResult
-		if ctx.Err() != nil {
-			res = ToolResult{Content: "Not run: the turn was interrupted before this call started."}
-		} else {
+		ran := ctx.Err() == nil
+		if ran {
 			res = t.hooks.Exec(ctx, call)
+		} else {
+			res = ToolResult{Content: NotRun}
 		}
-		content := res.Content
-		if content == "" {
-			content = "(no output)"
-		}
-		t.hooks.Emit(events.NewToolCallResultEvent(uuid.NewString(), call.ID, content))
-		msg := llm.Message{Role: llm.RoleTool, ToolCallID: call.ID, Content: content, Images: res.Images}
-		if err := t.recordTool(msg, res.OK); err != nil {
+		if err := t.finish(item, res, !ran); err != nil {
 			return Failed, err
 		}
 		if ctx.Err() != nil {
-			// Answer the remaining calls so the history stays valid for
-			// the next model request (every call needs a tool message).
+			// Answer the remaining calls so the transcript stays valid for
+			// the next model request (every call needs a result).
 			for _, rest := range calls[i+1:] {
-				t.hooks.Emit(events.NewToolCallStartEvent(rest.ID, rest.Name))
-				t.hooks.Emit(events.NewToolCallEndEvent(rest.ID))
-				skipped := "Not run: the turn was interrupted before this call started."
-				t.hooks.Emit(events.NewToolCallResultEvent(uuid.NewString(), rest.ID, skipped))
-				if err := t.recordTool(llm.Message{Role: llm.RoleTool, ToolCallID: rest.ID, Content: skipped}, false); err != nil {
+				item := transcript.Item{ID: rest.ID, Kind: transcript.Tool, Answer: t.answer, Call: transcript.Call{Name: rest.Name, Args: rest.Arguments, Skipped: true}}
+				t.report(transcript.Change{Op: transcript.ItemStarted, Item: item})
+				if err := t.finish(item, ToolResult{Content: NotRun}, true); err != nil {
 					return Failed, err
 				}
 			}
@@ -297,67 +311,27 @@ func (t *turn) runTools(ctx context.Context, calls []llm.ToolCall, parentID stri
 	return Finished, nil
 }
 
-func (t *turn) openText() {
-	if t.textID != "" {
-		return
+// finish saves a call's result and reports the call done, whether or not
+// the save worked: the call ran either way.
+func (t *turn) finish(item transcript.Item, res ToolResult, skipped bool) error {
+	content := strings.ToValidUTF8(res.Content, "\uFFFD")
+	if content == "" {
+		content = "(no output)"
 	}
-	t.closeOpen()
-	t.textID = uuid.NewString()
-	t.hooks.Emit(events.NewTextMessageStartEvent(t.textID, events.WithRole("assistant")))
-}
-
-func (t *turn) openReasoning() {
-	if t.reasoningID != "" {
-		return
+	item.Call.Result, item.Call.OK, item.Call.Images = content, res.OK, res.Images
+	item.Call.Duration, item.Call.Artifacts, item.Call.Skipped = res.Duration, res.Artifacts, skipped
+	err := t.hooks.RecordTool(llm.Message{Role: llm.RoleTool, ToolCallID: item.ID, Content: content, Images: res.Images}, res.OK)
+	t.report(transcript.Change{Op: transcript.ItemDone, Item: item})
+	if err != nil {
+		return fmt.Errorf("saving the conversation: %w", err)
 	}
-	t.closeOpen()
-	t.reasoningID = uuid.NewString()
-	t.hooks.Emit(events.NewReasoningStartEvent(t.reasoningID))
-	t.hooks.Emit(events.NewReasoningMessageStartEvent(t.reasoningID, "assistant"))
-}
-
-func (t *turn) closeOpen() {
-	if t.textID != "" {
-		t.hooks.Emit(events.NewTextMessageEndEvent(t.textID))
-		t.textID = ""
-	}
-	if t.reasoningID != "" {
-		t.hooks.Emit(events.NewReasoningMessageEndEvent(t.reasoningID))
-		t.hooks.Emit(events.NewReasoningEndEvent(t.reasoningID))
-		t.reasoningID = ""
-	}
-}
-
-// notice emits a short visible text message that is not part of the
-// conversation (it is never recorded or sent to the model).
-func (t *turn) notice(text string) {
-	t.closeOpen()
-	emit := t.hooks.Notice
-	if emit == nil {
-		emit = t.hooks.Emit
-	}
-	id := uuid.NewString()
-	emit(events.NewTextMessageStartEvent(id, events.WithRole("assistant")))
-	emit(events.NewTextMessageContentEvent(id, text))
-	emit(events.NewTextMessageEndEvent(id))
+	return nil
 }
 
 func (t *turn) record(m llm.Message) error {
 	if err := t.hooks.Record(m); err != nil {
 		return fmt.Errorf("saving the conversation: %w", err)
 	}
-	t.history = append(t.history, m)
-	t.added = append(t.added, m)
-	return nil
-}
-
-func (t *turn) recordTool(m llm.Message, ok bool) error {
-	m.Content = strings.ToValidUTF8(m.Content, "\uFFFD")
-	if err := t.hooks.RecordTool(m, ok); err != nil {
-		return fmt.Errorf("saving the conversation: %w", err)
-	}
-	t.history = append(t.history, m)
-	t.added = append(t.added, m)
 	return nil
 }
 

@@ -7,10 +7,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // scriptedProvider plays back one scripted completion per call.
@@ -40,7 +39,9 @@ func textStep(words ...string) func(context.Context, func(llm.Delta)) (llm.Compl
 
 type recorder struct {
 	mu      sync.Mutex
-	events  []events.Event
+	changes []transcript.Change
+	// tr is the transcript the reported changes build.
+	tr      transcript.Transcript
 	msgs    []llm.Message
 	results map[string]bool
 	failOn  int // fail the n-th Record call (1-based); 0 = never
@@ -48,6 +49,7 @@ type recorder struct {
 
 func (r *recorder) hooks(exec func(ctx context.Context, c llm.ToolCall) ToolResult) Hooks {
 	r.results = map[string]bool{}
+	r.tr = userHistory("the person's message") // what Run starts from
 	record := func(m llm.Message) error {
 		if r.failOn > 0 && len(r.msgs)+1 == r.failOn {
 			return errors.New("disk full")
@@ -56,7 +58,14 @@ func (r *recorder) hooks(exec func(ctx context.Context, c llm.ToolCall) ToolResu
 		return nil
 	}
 	return Hooks{
-		Emit:   func(e events.Event) { r.mu.Lock(); r.events = append(r.events, e); r.mu.Unlock() },
+		Report: func(c transcript.Change) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.changes = append(r.changes, c)
+			if err := r.tr.Apply(c); err != nil {
+				panic(err)
+			}
+		},
 		Record: record,
 		RecordTool: func(m llm.Message, ok bool) error {
 			if err := record(m); err != nil {
@@ -69,75 +78,85 @@ func (r *recorder) hooks(exec func(ctx context.Context, c llm.ToolCall) ToolResu
 	}
 }
 
+// types names each change: its op, with the item's kind for item changes
+// ("started text", "delta text", "done tool") and the status for the end.
 func (r *recorder) types() []string {
 	var out []string
-	for _, e := range r.events {
-		out = append(out, string(e.Type()))
+	for _, c := range r.changes {
+		switch c.Op {
+		case transcript.RunStarted:
+			out = append(out, "run")
+		case transcript.RunEnded:
+			out = append(out, "end "+c.Status.String())
+		case transcript.ItemStarted:
+			out = append(out, "started "+c.Item.Kind.String())
+		case transcript.DeltaAppended:
+			it, _ := r.tr.Item(c.Item.ID)
+			out = append(out, "delta "+it.Kind.String())
+		case transcript.ItemDone:
+			out = append(out, "done "+c.Item.Kind.String())
+		}
 	}
 	return out
 }
 
-func userHistory(text string) []llm.Message {
-	return []llm.Message{{Role: llm.RoleUser, Content: text}}
+func userHistory(text string) transcript.Transcript {
+	return transcript.Transcript{Items: []transcript.Item{{ID: "u", Kind: transcript.User, Text: text, Done: true}}}
 }
 
 func noExec(ctx context.Context, c llm.ToolCall) ToolResult {
 	panic("no tool expected")
 }
 
+// assertBracketed checks that the turn's changes open with its run and
+// close with its end, and all name the turn's run.
 func assertBracketed(t *testing.T, r *recorder) {
 	t.Helper()
 	ty := r.types()
-	if len(ty) == 0 || ty[0] != "RUN_STARTED" {
-		t.Fatalf("first event = %v, want RUN_STARTED", ty)
+	if len(ty) == 0 || ty[0] != "run" {
+		t.Fatalf("first change = %v, want the run's start", ty)
 	}
-	terminal := 0
+	ends := 0
 	for _, x := range ty {
-		if x == "RUN_FINISHED" || x == "RUN_ERROR" {
-			terminal++
+		if strings.HasPrefix(x, "end ") {
+			ends++
 		}
 	}
-	last := ty[len(ty)-1]
-	if terminal != 1 || (last != "RUN_FINISHED" && last != "RUN_ERROR") {
-		t.Fatalf("want exactly one terminal event at the end, got %v", ty)
+	if ends != 1 || !strings.HasPrefix(ty[len(ty)-1], "end ") {
+		t.Fatalf("want exactly one end, last, got %v", ty)
+	}
+	for _, c := range r.changes {
+		if c.Run != r.changes[0].Run || c.Run == "" {
+			t.Fatalf("change %v of run %q in run %q", c.Op, c.Run, r.changes[0].Run)
+		}
 	}
 }
 
-// assertNoInterleaving checks that at most one text or reasoning message is
-// open at any time and every content event belongs to the open one.
+// assertNoInterleaving checks that at most one segment is open at any
+// time, every delta belongs to the open one, and every segment is done
+// before a tool call starts or the run ends.
 func assertNoInterleaving(t *testing.T, r *recorder) {
 	t.Helper()
 	open := ""
-	for _, e := range r.events {
-		switch ev := e.(type) {
-		case *events.TextMessageStartEvent:
+	for _, c := range r.changes {
+		switch {
+		case c.Op == transcript.ItemStarted && c.Item.Kind != transcript.Tool:
 			if open != "" {
-				t.Fatalf("text message %s started while %s is open", ev.MessageID, open)
+				t.Fatalf("segment %s started while %s is open", c.Item.ID, open)
 			}
-			open = ev.MessageID
-		case *events.TextMessageContentEvent:
-			if ev.MessageID != open {
-				t.Fatalf("content for %s while %s is open", ev.MessageID, open)
+			open = c.Item.ID
+		case c.Op == transcript.DeltaAppended:
+			if c.Item.ID != open {
+				t.Fatalf("delta for %s while %s is open", c.Item.ID, open)
 			}
-		case *events.TextMessageEndEvent:
-			if ev.MessageID != open {
-				t.Fatalf("end of %s while %s is open", ev.MessageID, open)
+		case c.Op == transcript.ItemDone && c.Item.Kind != transcript.Tool:
+			if c.Item.ID != open {
+				t.Fatalf("end of %s while %s is open", c.Item.ID, open)
 			}
 			open = ""
-		case *events.ReasoningMessageStartEvent:
+		case c.Op == transcript.ItemStarted, c.Op == transcript.RunEnded:
 			if open != "" {
-				t.Fatalf("reasoning started while %s is open", open)
-			}
-			open = ev.MessageID
-		case *events.ReasoningMessageContentEvent:
-			if ev.MessageID != open {
-				t.Fatalf("reasoning content for %s while %s is open", ev.MessageID, open)
-			}
-		case *events.ReasoningMessageEndEvent:
-			open = ""
-		case *events.ToolCallStartEvent, *events.RunFinishedEvent, *events.RunErrorEvent:
-			if open != "" {
-				t.Fatalf("%s while message %s is open", e.Type(), open)
+				t.Fatalf("%v while segment %s is open", c.Op, open)
 			}
 		}
 	}
@@ -150,9 +169,12 @@ func TestTextStreamsInOneSegment(t *testing.T) {
 	if out.Status != Finished {
 		t.Fatalf("status = %v (%v)", out.Status, out.Err)
 	}
-	want := "RUN_STARTED TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END RUN_FINISHED"
-	if got := strings.Join(r.types(), " "); got != want {
-		t.Fatalf("events:\n got %s\nwant %s", got, want)
+	want := "run,started text,delta text,delta text,done text,end finished"
+	if got := strings.Join(r.types(), ","); got != want {
+		t.Fatalf("changes:\n got %s\nwant %s", got, want)
+	}
+	if it := r.tr.Items[1]; it.Text != "Hello there." || !it.Done {
+		t.Fatalf("transcript %+v", r.tr.Items)
 	}
 	if len(r.msgs) != 1 || r.msgs[0].Content != "Hello there." || r.msgs[0].Role != llm.RoleAssistant {
 		t.Fatalf("recorded %+v", r.msgs)
@@ -172,14 +194,15 @@ func TestReasoningClosesBeforeTextAndTextAfterReasoningGetsNewStart(t *testing.T
 	Run(context.Background(), Config{Provider: p}, userHistory("hi"), r.hooks(noExec))
 	assertBracketed(t, r)
 	assertNoInterleaving(t, r)
-	starts := 0
-	for _, ty := range r.types() {
-		if ty == "TEXT_MESSAGE_START" {
-			starts++
-		}
+	var segs []string
+	for _, it := range r.tr.Items[1:] {
+		segs = append(segs, it.Kind.String()+":"+it.Text)
 	}
-	if starts != 2 {
-		t.Fatalf("want a fresh TEXT_MESSAGE_START per text segment (2), got %d: %v", starts, r.types())
+	if got := strings.Join(segs, ","); got != "reasoning:hmm ,text:one ,reasoning:more thought ,text:two" {
+		t.Fatalf("want an item per segment, got %s", got)
+	}
+	if a := r.tr.Items[1].Answer; a == "" || r.tr.Items[4].Answer != a {
+		t.Fatal("the segments of one answer are not grouped")
 	}
 	if r.msgs[0].Reasoning != "hmm more thought " {
 		t.Fatalf("reasoning not recorded: %+v", r.msgs[0])
@@ -215,10 +238,15 @@ func TestToolCallsRunAndFeedBack(t *testing.T) {
 	if !r.results[id0] || r.results[id1] {
 		t.Fatalf("tool results %v", r.results)
 	}
-	// Text after the tool calls opens its own message.
-	ty := strings.Join(r.types(), " ")
-	if !strings.Contains(ty, "TOOL_CALL_RESULT TEXT_MESSAGE_START") {
-		t.Fatalf("summary did not open a new text message: %s", ty)
+	// Text after the tool calls is a segment of the next answer.
+	ty := strings.Join(r.types(), ",")
+	if !strings.Contains(ty, "done tool,started text") {
+		t.Fatalf("summary did not open a new segment: %s", ty)
+	}
+	n := len(r.tr.Items)
+	calls := r.tr.Items[n-3 : n-1]
+	if calls[0].Call.Result != "Example Domain — https://example.com/" || !calls[0].Call.OK || calls[1].Call.OK || calls[0].Answer == r.tr.Items[n-1].Answer {
+		t.Fatalf("calls %+v", r.tr.Items)
 	}
 }
 
@@ -240,13 +268,11 @@ func TestInterruptMidStreamKeepsPartialText(t *testing.T) {
 	if len(r.msgs) != 1 || r.msgs[0].Content != "partial " {
 		t.Fatalf("partial text not kept: %+v", r.msgs)
 	}
-	last := r.events[len(r.events)-1].(*events.RunErrorEvent)
-	if last.Code == nil || *last.Code != "interrupted" {
-		t.Fatalf("terminal %+v", last)
+	if last := r.changes[len(r.changes)-1]; last.Code != "interrupted" {
+		t.Fatalf("end %+v", last)
 	}
-	// The visible notice closes with TEXT_MESSAGE_END right before the end.
-	if ty := r.types(); ty[len(ty)-2] != "TEXT_MESSAGE_END" {
-		t.Fatalf("no closing notice: %v", ty)
+	if it := r.tr.Items[1]; it.Text != "partial " || !it.Done {
+		t.Fatalf("partial segment %+v", it)
 	}
 }
 
@@ -276,6 +302,18 @@ func TestInterruptDuringToolAnswersRemainingCalls(t *testing.T) {
 	if !strings.Contains(r.msgs[3].Content, "Not run") {
 		t.Fatalf("skipped call content %q", r.msgs[3].Content)
 	}
+	var skipped []bool
+	for _, it := range r.tr.Items {
+		if it.Kind == transcript.Tool {
+			if !it.Done {
+				t.Fatalf("call %s left open", it.ID)
+			}
+			skipped = append(skipped, it.Call.Skipped)
+		}
+	}
+	if len(skipped) != 3 || skipped[0] || !skipped[1] || !skipped[2] {
+		t.Fatalf("skipped %v", skipped)
+	}
 }
 
 func TestProviderErrorEndsRunWithErrorAndKeepsPartial(t *testing.T) {
@@ -290,9 +328,8 @@ func TestProviderErrorEndsRunWithErrorAndKeepsPartial(t *testing.T) {
 	if len(r.msgs) != 1 || !strings.Contains(r.msgs[0].Content, "fail halfway") {
 		t.Fatalf("partial %+v", r.msgs)
 	}
-	last := r.events[len(r.events)-1].(*events.RunErrorEvent)
-	if *last.Code != "stream_error" {
-		t.Fatalf("code %v", *last.Code)
+	if last := r.changes[len(r.changes)-1]; last.Code != "stream_error" || last.Status != Failed || !strings.Contains(last.Err, "fail") {
+		t.Fatalf("end %+v", last)
 	}
 }
 
@@ -327,14 +364,21 @@ func TestMaxStepsBoundsTheLoop(t *testing.T) {
 	assertBracketed(t, r)
 }
 
-func TestEveryEventValidates(t *testing.T) {
+func TestEveryChangeApplies(t *testing.T) {
 	m := demo.Model{}
 	r := &recorder{}
 	Run(context.Background(), Config{Provider: &m, Request: llm.Request{Tools: []llm.Tool{{Name: "Bash"}}}}, userHistory("think about it"), r.hooks(noExec))
-	Run(context.Background(), Config{Provider: &m, Request: llm.Request{Tools: []llm.Tool{{Name: "Bash"}}}}, userHistory("run true"), r.hooks(func(ctx context.Context, c llm.ToolCall) ToolResult { return ToolResult{} }))
-	for _, e := range r.events {
-		if err := e.Validate(); err != nil {
-			t.Errorf("%s: %v", e.Type(), err)
+	assertBracketed(t, r)
+	r2 := &recorder{}
+	Run(context.Background(), Config{Provider: &m, Request: llm.Request{Tools: []llm.Tool{{Name: "Bash"}}}}, userHistory("run true"), r2.hooks(func(ctx context.Context, c llm.ToolCall) ToolResult { return ToolResult{} }))
+	assertBracketed(t, r2)
+	assertNoInterleaving(t, r2)
+	// The recorder applied every change; nothing is left open.
+	for _, tr := range []transcript.Transcript{r.tr, r2.tr} {
+		for _, it := range tr.Items {
+			if !it.Done {
+				t.Errorf("item %s (%v) left open", it.ID, it.Kind)
+			}
 		}
 	}
 }
@@ -385,8 +429,8 @@ func TestRecordToolSavesEachToolMessageWithItsOutcome(t *testing.T) {
 	if n := len(lastSent); n != 4 || lastSent[2].Content != tools[0].msg.Content || lastSent[3].ToolCallID != tools[1].msg.ToolCallID {
 		t.Fatalf("next request's history %+v", lastSent)
 	}
-	if len(out.Added) != 4 || out.Added[1].Role != llm.RoleTool || out.Added[2].Role != llm.RoleTool {
-		t.Fatalf("added %+v", out.Added)
+	if got := r.tr.Request(); len(got) != 5 || got[2].Role != llm.RoleTool || got[3].Role != llm.RoleTool || got[4].Role != llm.RoleAssistant {
+		t.Fatalf("the transcript holds %+v", got)
 	}
 
 	out, r, _, _ = run(true)
