@@ -20,6 +20,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Golden files hold the whole screen as plain text: View().Content with
@@ -84,24 +85,23 @@ func TestGolden(t *testing.T) {
 }
 
 func conversationSnapshot() session.Snapshot {
+	done := func(it transcript.Item) transcript.Item { it.Done = true; return it }
+	call := func(id, name, args, result string, ok bool) transcript.Item {
+		return done(transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: name, Args: args, Result: result, OK: ok}})
+	}
 	return session.Snapshot{
 		ID:    "c1",
 		Title: "Check the example site",
-		Messages: []store.Message{
-			{Role: "user", Content: "think about example.com; open example.com"},
-			{Role: "assistant", Reasoning: "Thinking about: example.com and what the person wants from it",
-				Content: "Calling BrowserNavigate.",
-				ToolCalls: []store.ToolCall{{ID: "call_1", Type: "function",
-					Function: store.FunctionCall{Name: "BrowserNavigate", Arguments: `{"url":"https://example.com"}`}}}},
-			{Role: "tool", ToolCallID: "call_1", Content: "Navigated to Example Domain (https://example.com/)."},
-			{Role: "assistant", Content: "## Done\n\nThe page is open. It says:\n\n- **Example Domain**\n- a link to *More information*\n\n```go\nfmt.Println(\"hello\")\n```"},
-			{Role: "user", Content: "run ls /nope"},
-			{Role: "assistant", Content: "Calling Bash.",
-				ToolCalls: []store.ToolCall{{ID: "call_2", Type: "function",
-					Function: store.FunctionCall{Name: "Bash", Arguments: `{"command":"ls /nope"}`}}}},
-			{Role: "tool", ToolCallID: "call_2", Content: "ls: cannot access '/nope': No such file or directory\nexit status 2"},
-		},
-		ToolResults: map[string]bool{"call_1": true, "call_2": false},
+		Transcript: transcript.Transcript{Items: []transcript.Item{
+			done(transcript.Item{Kind: transcript.User, Text: "think about example.com; open example.com"}),
+			done(transcript.Item{ID: "r1", Kind: transcript.Reasoning, Text: "Thinking about: example.com and what the person wants from it"}),
+			done(transcript.Item{ID: "t1", Kind: transcript.Text, Text: "Calling BrowserNavigate."}),
+			call("call_1", "BrowserNavigate", `{"url":"https://example.com"}`, "Navigated to Example Domain (https://example.com/).", true),
+			done(transcript.Item{ID: "t2", Kind: transcript.Text, Text: "## Done\n\nThe page is open. It says:\n\n- **Example Domain**\n- a link to *More information*\n\n```go\nfmt.Println(\"hello\")\n```"}),
+			done(transcript.Item{Kind: transcript.User, Text: "run ls /nope"}),
+			done(transcript.Item{ID: "t3", Kind: transcript.Text, Text: "Calling Bash."}),
+			call("call_2", "Bash", `{"command":"ls /nope"}`, "ls: cannot access '/nope': No such file or directory\nexit status 2", false),
+		}},
 	}
 }
 

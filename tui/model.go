@@ -351,7 +351,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 // loadSnapshot shows a conversation. The browser pane keeps what it
 // shows: tabs and screenshots belong to the browser, not to a conversation.
 func (m *Model) loadSnapshot(s session.Snapshot) {
-	m.chat.LoadSnapshot(s)
+	m.chat.Load(s.Title, s.Transcript)
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/layout"
 )
 
@@ -196,10 +197,9 @@ func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
 	ws := newFakeWS()
 	ws.model = "evil\x1b[8m/model"
 	ws.metas = []store.Meta{{ID: "c1", Title: "stored\x1b]0;x\x07 title", MessageCount: 1}}
-	ws.snap = session.Snapshot{ID: "c0", Title: "t", Messages: []store.Message{
-		{Role: "assistant", ToolCalls: []store.ToolCall{{ID: "k1", Type: "function",
-			Function: store.FunctionCall{Name: "Mal\x1b[8mware", Arguments: `{"path":"a\u202eb"}`}}}},
-	}}
+	ws.snap = session.Snapshot{ID: "c0", Title: "t", Transcript: transcript.Transcript{Items: []transcript.Item{
+		{ID: "k1", Kind: transcript.Tool, Call: transcript.Call{Name: "Mal\x1b[8mware", Args: `{"path":"a\u202eb"}`}},
+	}}}
 	h := newHarness(t, ws, w, ht, func(o *Options) { o.Notices = []string{"warning: bad\x1b[8m config"} })
 	h.events(
 		session.UserMessage{Text: "from the panel\x1b[2J\rX", Origin: tools.OriginPanel},

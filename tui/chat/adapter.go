@@ -1,13 +1,10 @@
 package chat
 
 import (
-	"math"
 	"time"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
-	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/session/transcript"
 )
@@ -94,47 +91,4 @@ func (m *Model) ToolDone(id string, ok bool, d time.Duration) {
 // AddUser shows a message the person sent, from any front end.
 func (m *Model) AddUser(text string, origin tools.Origin) {
 	m.Apply(transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{Kind: transcript.User, Text: text, Origin: origin}})
-}
-
-// LoadSnapshot replaces the conversation with a snapshot's stored
-// messages, as the transcript they stand for.
-func (m *Model) LoadSnapshot(s session.Snapshot) {
-	var tr transcript.Transcript
-	notices := s.Notices
-	addNotices := func(i int) {
-		for len(notices) > 0 && notices[0].After <= i {
-			lvl := transcript.Info
-			if notices[0].Warn {
-				lvl = transcript.Warn
-			}
-			tr.Items = append(tr.Items, transcript.Item{Kind: transcript.Notice, Text: notices[0].Text, Level: lvl, Done: true})
-			notices = notices[1:]
-		}
-	}
-	for i, msg := range s.Messages {
-		addNotices(i)
-		switch msg.Role {
-		case store.RoleUser:
-			tr.Items = append(tr.Items, transcript.Item{Kind: transcript.User, Text: msg.Content, Done: true})
-		case store.RoleAssistant:
-			if msg.Reasoning != "" {
-				tr.Items = append(tr.Items, transcript.Item{Kind: transcript.Reasoning, Text: msg.Reasoning, Done: true})
-			}
-			tr.Items = append(tr.Items, transcript.Item{Kind: transcript.Text, Text: msg.Content, Done: true})
-			for _, tc := range msg.ToolCalls {
-				tr.Items = append(tr.Items, transcript.Item{ID: tc.ID, Kind: transcript.Tool, Call: transcript.Call{Name: tc.Function.Name, Args: tc.Function.Arguments}})
-			}
-		case store.RoleTool:
-			for i := len(tr.Items) - 1; i >= 0; i-- {
-				it := &tr.Items[i]
-				if it.Kind == transcript.Tool && it.ID == msg.ToolCallID {
-					ok, known := s.ToolResults[msg.ToolCallID]
-					it.Done, it.Call.Result, it.Call.OK, it.Call.Unreported = true, msg.Content, ok, !known
-					break
-				}
-			}
-		}
-	}
-	addNotices(math.MaxInt)
-	m.Load(s.Title, tr)
 }

@@ -10,7 +10,6 @@ import (
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/theme"
@@ -76,11 +75,11 @@ func TestStreamRendersOnlyTheTail(t *testing.T) {
 
 func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 	m := newChat(80, 20)
-	var msgs []store.Message
+	var tr transcript.Transcript
 	for i := 0; i < 5000; i++ {
-		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
+		tr.Items = append(tr.Items, transcript.Item{Kind: transcript.User, Text: fmt.Sprintf("message %d", i), Done: true})
 	}
-	m.LoadSnapshot(session.Snapshot{Messages: msgs})
+	m.Load("", tr)
 	view := plain(m.View())
 	if !strings.Contains(view, "message 4999") {
 		t.Fatalf("the end is shown:\n%s", view)
@@ -137,22 +136,18 @@ func TestViewIsExactSize(t *testing.T) {
 
 func TestSnapshotToolOutcomes(t *testing.T) {
 	m := newChat(80, 20)
-	m.LoadSnapshot(session.Snapshot{
-		Messages: []store.Message{
-			{Role: "assistant", ToolCalls: []store.ToolCall{
-				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},
-				{ID: "b", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"y.go"}`}},
-				{ID: "c", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"z.go"}`}},
-				{ID: "d", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"w.go"}`}},
-			}},
-			{Role: "tool", ToolCallID: "a", Content: "package x"},
-			{Role: "tool", ToolCallID: "b", Content: "package y"},
-			// An outcome the store lacks is not guessed from words like
-			// "error" in the text.
-			{Role: "tool", ToolCallID: "d", Content: "error: nothing is wrong"},
-		},
-		ToolResults: map[string]bool{"a": true, "b": false},
-	})
+	read := func(id, path, result string, done, ok, unreported bool) transcript.Item {
+		return transcript.Item{ID: id, Kind: transcript.Tool, Answer: "a", Done: done,
+			Call: transcript.Call{Name: "Read", Args: `{"path":"` + path + `"}`, Result: result, OK: ok, Unreported: unreported}}
+	}
+	m.Load("", transcript.Transcript{Items: []transcript.Item{
+		read("a", "x.go", "package x", true, true, false),
+		read("b", "y.go", "package y", true, false, false),
+		read("c", "z.go", "", false, false, false),
+		// An outcome the store lacks is not guessed from words like
+		// "error" in the text.
+		read("d", "w.go", "error: nothing is wrong", true, false, true),
+	}})
 	v := plain(m.View())
 	for _, want := range []string{"✓ Read x.go", "✗ Read y.go", "· Read z.go · no result", "· Read w.go\n", "└ error: nothing is wrong"} {
 		if !strings.Contains(trimLines(v), want) {
