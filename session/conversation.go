@@ -94,7 +94,7 @@ func (w *Workspace) activate(conv *conversation, onlyIf string) (snap Snapshot, 
 	if cancel != nil {
 		cancel()
 	}
-	w.publish(ConversationChanged{Snapshot: snap})
+	w.conversationChanged(snap, false)
 	return snap, done, true
 }
 
@@ -115,7 +115,7 @@ func (w *Workspace) Resume(id string) (Snapshot, error) {
 	if w.conv.id == id && w.runCancel != nil {
 		snap := w.snapshotLocked()
 		w.mu.Unlock()
-		w.publish(ConversationChanged{Snapshot: snap, Same: true})
+		w.conversationChanged(snap, true)
 		return snap, nil
 	}
 	w.mu.Unlock()
@@ -132,7 +132,8 @@ func (w *Workspace) Resume(id string) (Snapshot, error) {
 	}
 	snap, _, _ := w.activate(conv, "")
 	if notice != "" {
-		w.publish(NoticePosted{Conversation: snap.ID, Text: notice, Level: Warn})
+		// Shown only: the holder writes the conversation (see record).
+		w.noticeIn(conv, notice, Warn, "")
 	}
 	return snap, nil
 }
@@ -147,7 +148,7 @@ func (w *Workspace) Snapshot() Snapshot {
 func (w *Workspace) snapshotLocked() Snapshot {
 	c := w.conv
 	snap := Snapshot{ID: c.id, Title: c.title, Transcript: c.tr.Clone(), HeldBy: w.heldByLocked()}
-	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript)
+	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript.Settled())
 	return snap
 }
 
@@ -213,9 +214,24 @@ func (w *Workspace) RenameConversation(id, title string) error {
 	if active {
 		w.setTitle(conv, title)
 	} else {
-		w.publish(TitleChanged{Conversation: id, Title: title})
+		w.titleChanged(id, title)
 	}
 	return nil
+}
+
+// conversationChanged tells the front ends the conversation they show:
+// the one publisher of ConversationChanged, for activate (new, resume,
+// delete), Resume of the running conversation (same), claim (a held
+// conversation read again) and movedTo (a message moved to a new one).
+func (w *Workspace) conversationChanged(snap Snapshot, same bool) {
+	w.publish(ConversationChanged{Snapshot: snap, Same: same})
+}
+
+// titleChanged tells the front ends a conversation's title: the one
+// publisher of TitleChanged, for setTitle (the active conversation) and
+// RenameConversation (any other).
+func (w *Workspace) titleChanged(id, title string) {
+	w.publish(TitleChanged{Conversation: id, Title: title})
 }
 
 // PinConversation pins or unpins a conversation in lists.

@@ -6,8 +6,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
@@ -17,35 +15,46 @@ import (
 // Event is one fact the workspace publishes. The set is sealed (like
 // wire.Frame): only this package's types implement it, so a consumer's type
 // switch names every fact it handles, and each fact has exactly one type.
-// Most facts also have one publisher; NoticePosted, ConversationChanged,
-// TitleChanged and QueueChanged are published from more than one
-// place, each named in the type's comment (and in docs/design.md's table).
+// Each fact also has one publisher, one function of this package, named
+// in the type's comment (and in docs/design.md's table): those who report
+// the fact call it.
 type Event interface{ sessionEvent() }
 
-// UserMessage: a user message entered the conversation, published by the
-// runner when its turn starts. Origin is who wrote it.
+// TranscriptChanged: a conversation's transcript changed, published by
+// change, the one place a transcript changes: a turn's run and what it
+// said and did, the person's message, a notice recorded beside them.
+// Front ends apply Change to their copy (see transcript.Transcript.Apply);
+// a snapshot (ConversationChanged) gives them the whole.
+type TranscriptChanged struct {
+	Change transcript.Change
+}
+
+// UserMessage was published when a user message entered the conversation.
+//
+// Deprecated: the workspace publishes TranscriptChanged; front ends that
+// still read this translate it (bridge/agui's Legacy) until they apply
+// the transcript.
 type UserMessage struct {
 	Conversation string
 	Text         string
 	Origin       Origin
 }
 
-// Chat carries one AG-UI event of a turn, published by publishChange for
-// the front ends that still read the panel's events.
+// Chat carried one AG-UI event (an events.Event of the AG-UI SDK, which
+// the domain does not import) of a turn.
+//
+// Deprecated: as UserMessage.
 type Chat struct {
 	Conversation string
-	Event        events.Event
+	Event        any
 	// Notice marks the events of a text message that is a notice for the
-	// browser panel (an interruption, a run error, a moved conversation),
-	// not part of the conversation: opentask leaves its working state
-	// only on TEXT_MESSAGE_END, so such notices travel as text; other
-	// front ends have the fact from its own event and may skip them.
+	// browser panel, no part of the conversation.
 	Notice bool
 }
 
-// ToolFinished: a tool call of the conversation got its result and the
-// result is recorded. The recorder publishes it for every call, calls an
-// interrupt skipped included, always after the call's result event.
+// ToolFinished said that a tool call of the conversation got its result.
+//
+// Deprecated: as UserMessage; the call's Tool item, done, says it.
 type ToolFinished struct {
 	Conversation string
 	CallID       string
@@ -120,12 +129,14 @@ const (
 	Warn = transcript.Warn
 )
 
-// NoticePosted: a line for the person outside any turn. Workspace.notice
-// publishes the notices that are recorded in the conversation (most of
-// them); three are only shown, each published where it arises: a resumed
-// conversation that another process holds (Resume), and a turn
-// whose conversation could not be started or whose message could not be
-// saved (the runner).
+// NoticePosted: a line for the person outside any turn, published by
+// noticeIn, which records it in the conversation first (the failure to,
+// for a conversation another process holds or a store that fails, is
+// logged): a notice of the workspace's (a mode raised from the panel, a
+// tool request), that a resumed conversation is held elsewhere (Resume),
+// or that a turn's conversation could not be started or its message
+// saved (the runner). The recorded notice is a Notice item of the
+// transcript too (TranscriptChanged).
 type NoticePosted struct {
 	Conversation string
 	Text         string
@@ -164,10 +175,10 @@ type SettingsChanged struct {
 }
 
 // ConversationChanged: the active conversation changed (a new session, a
-// resume, a move; see claim), published by the conversation lifecycle:
-// activate (new, resume, delete), Resume of the running
-// conversation (Same), claim when a held conversation is read again, and
-// movedTo when a message moves to a new conversation.
+// resume, a move; see claim), published by conversationChanged for the
+// conversation lifecycle: activate (new, resume, delete), Resume of the
+// running conversation (Same), claim when a held conversation is read
+// again, and movedTo when a message moves to a new conversation.
 type ConversationChanged struct {
 	Snapshot Snapshot
 	// Same is set when a resume named the conversation whose turn is
@@ -178,8 +189,8 @@ type ConversationChanged struct {
 }
 
 // QueueChanged: the messages waiting for the running turn changed,
-// published by Send when a message joins the queue of a busy workspace
-// and by the runner when it takes one from the queue.
+// published by queueChanged when a message joins the queue of a busy
+// workspace (Send) and when the runner takes one from the queue.
 type QueueChanged struct{ Queue []string }
 
 // BusyChanged: a turn started or ended; Interrupted says it ended
@@ -189,9 +200,9 @@ type BusyChanged struct {
 	Interrupted bool
 }
 
-// TitleChanged: a conversation's title changed, published by setTitle for
-// the active conversation (the recorder's preview, the titler, a rename)
-// and by RenameConversation for any other.
+// TitleChanged: a conversation's title changed, published by
+// titleChanged for setTitle (the active conversation: the first message's
+// preview, the titler, a rename) and RenameConversation (any other).
 type TitleChanged struct {
 	Conversation string
 	Title        string
@@ -207,6 +218,7 @@ type UsageReported struct {
 // discarded; it must re-read the workspace state (Snapshot, etc.).
 type Resync struct{}
 
+func (TranscriptChanged) sessionEvent()    {}
 func (UserMessage) sessionEvent()          {}
 func (Chat) sessionEvent()                 {}
 func (ToolFinished) sessionEvent()         {}
@@ -251,8 +263,7 @@ const maxQueued = 8192
 
 // Subscription is one front end's view of the event stream. The workspace
 // never blocks on a subscriber: events queue per subscriber, consecutive
-// text, reasoning and tool-argument deltas of the same message merge while
-// they wait, and a backlog beyond maxQueued is replaced by one Resync.
+// deltas of the same transcript item merge while they wait, and a backlog beyond maxQueued is replaced by one Resync.
 type Subscription struct {
 	feed  *Feed
 	mu    sync.Mutex
@@ -350,41 +361,23 @@ func (s *Subscription) push(e Event) {
 	s.signal()
 }
 
-// coalesce merges next into p when both are deltas of the same message,
-// so a slow subscriber's backlog grows by text, not by events.
+// coalesce merges next into p when both are deltas of the same item, so
+// a slow subscriber's backlog grows by text, not by events.
 func (p *pending) coalesce(next Event) bool {
-	a, ok := p.ev.(Chat)
-	b, ok2 := next.(Chat)
-	if !ok || !ok2 || a.Conversation != b.Conversation || a.Notice != b.Notice {
+	a, ok := p.ev.(TranscriptChanged)
+	b, ok2 := next.(TranscriptChanged)
+	if !ok || !ok2 {
 		return false
 	}
-	var delta string
-	switch x := a.Event.(type) {
-	case *events.TextMessageContentEvent:
-		y, ok := b.Event.(*events.TextMessageContentEvent)
-		if !ok || x.MessageID != y.MessageID {
-			return false
-		}
-		delta = y.Delta
-	case *events.ReasoningMessageContentEvent:
-		y, ok := b.Event.(*events.ReasoningMessageContentEvent)
-		if !ok || x.MessageID != y.MessageID {
-			return false
-		}
-		delta = y.Delta
-	case *events.ToolCallArgsEvent:
-		y, ok := b.Event.(*events.ToolCallArgsEvent)
-		if !ok || x.ToolCallID != y.ToolCallID {
-			return false
-		}
-		delta = y.Delta
-	default:
+	x, y := a.Change, b.Change
+	if x.Op != transcript.DeltaAppended || y.Op != transcript.DeltaAppended ||
+		x.Item.ID != y.Item.ID || x.Conversation != y.Conversation || x.Run != y.Run {
 		return false
 	}
 	if p.merged == nil {
 		p.merged = new(strings.Builder)
 	}
-	p.merged.WriteString(delta)
+	p.merged.WriteString(y.Delta)
 	return true
 }
 
@@ -394,16 +387,8 @@ func (p pending) materialize() Event {
 	if p.merged == nil {
 		return p.ev
 	}
-	c := p.ev.(Chat)
-	more := p.merged.String()
-	switch a := c.Event.(type) {
-	case *events.TextMessageContentEvent:
-		c.Event = events.NewTextMessageContentEvent(a.MessageID, a.Delta+more)
-	case *events.ReasoningMessageContentEvent:
-		c.Event = events.NewReasoningMessageContentEvent(a.MessageID, a.Delta+more)
-	case *events.ToolCallArgsEvent:
-		c.Event = events.NewToolCallArgsEvent(a.ToolCallID, a.Delta+more)
-	}
+	c := p.ev.(TranscriptChanged)
+	c.Change.Delta += p.merged.String()
 	return c
 }
 

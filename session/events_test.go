@@ -5,11 +5,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
-	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // twoCalls answers the first request with two tool calls, the first of
@@ -28,10 +26,10 @@ func (p *twoCalls) Stream(ctx context.Context, req llm.Request, emit func(llm.De
 	}}, nil
 }
 
-// TestToolFinishedFollowsEveryResultSkippedIncluded: an interrupt while
-// the first call waits for approval answers it and skips the second; each
-// gets one ToolFinished, after its result, the skipped one marked so.
-func TestToolFinishedFollowsEveryResultSkippedIncluded(t *testing.T) {
+// TestEveryCallEndsOnceSkippedIncluded: an interrupt while the first call
+// waits for approval answers it and skips the second; each call's item is
+// done once, with its result, the skipped one marked so.
+func TestEveryCallEndsOnceSkippedIncluded(t *testing.T) {
 	f := newFixture(t, "", func(o *Options) { o.Catalog = oneCatalog{&twoCalls{}} })
 	sub := f.w.Subscribe()
 	defer sub.Close()
@@ -39,85 +37,75 @@ func TestToolFinishedFollowsEveryResultSkippedIncluded(t *testing.T) {
 	collect(t, sub, opened)
 	f.w.Interrupt()
 	evs := collect(t, sub, idle)
-	results := map[string]int{}
-	finished := map[string]ToolFinished{}
-	for i, e := range evs {
-		switch e := e.(type) {
-		case Chat:
-			if r, ok := e.Event.(*events.ToolCallResultEvent); ok {
-				results[r.ToolCallID] = i
-			}
-		case ToolFinished:
-			if _, twice := finished[e.CallID]; twice {
-				t.Fatalf("two ToolFinished for %s", e.CallID)
-			}
-			ri, ok := results[e.CallID]
-			if !ok || ri > i {
-				t.Fatalf("ToolFinished for %s before its result", e.CallID)
-			}
-			finished[e.CallID] = e
+	finished := map[string]transcript.Item{}
+	for _, e := range evs {
+		c, ok := change(e)
+		if !ok || c.Op != transcript.ItemDone || c.Item.Kind != transcript.Tool {
+			continue
 		}
+		if _, twice := finished[c.Item.ID]; twice {
+			t.Fatalf("%s done twice", c.Item.ID)
+		}
+		if c.Item.Call.Result == "" {
+			t.Fatalf("%s done without its result", c.Item.ID)
+		}
+		finished[c.Item.ID] = c.Item
 	}
 	c1, c2 := finished["c1"], finished["c2"]
-	if c1.CallID == "" || c1.OK || c1.Skipped || c1.Name != "Bash" {
+	if c1.ID == "" || c1.Call.OK || c1.Call.Skipped || c1.Call.Name != "Bash" {
 		t.Fatalf("interrupted call %+v", c1)
 	}
-	if c2.CallID == "" || c2.OK || !c2.Skipped || c2.Name != "Read" {
+	if c2.ID == "" || c2.Call.OK || !c2.Call.Skipped || c2.Call.Name != "Read" {
 		t.Fatalf("skipped call %+v", c2)
+	}
+	if open := f.w.Snapshot().Transcript.OpenCalls(); len(open) != 0 {
+		t.Fatalf("calls left open: %+v", open)
 	}
 }
 
-// TestShellOutcomeFollowsItsResult: a !command's outcome comes after its
-// result too, with how long it ran.
-func TestShellOutcomeFollowsItsResult(t *testing.T) {
+// TestShellCallEndsWithHowItRan: a !command's call is done with its
+// result and how long it ran.
+func TestShellCallEndsWithHowItRan(t *testing.T) {
 	f := newFixture(t, "")
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("!pwd", tools.OriginTerminal)
-	evs := collect(t, sub, idle)
-	sawResult := false
-	for _, e := range evs {
-		switch e := e.(type) {
-		case Chat:
-			_, ok := e.Event.(*events.ToolCallResultEvent)
-			sawResult = sawResult || ok
-		case ToolFinished:
-			if !sawResult || !e.OK || e.Skipped || e.Name != "Bash" || e.Duration <= 0 {
-				t.Fatalf("outcome %+v (result seen: %v)", e, sawResult)
+	for _, e := range collect(t, sub, idle) {
+		if c, ok := change(e); ok && c.Op == transcript.ItemDone && c.Item.Kind == transcript.Tool {
+			k := c.Item.Call
+			if !k.OK || k.Skipped || k.Name != "Bash" || k.Duration <= 0 || k.Result == "" {
+				t.Fatalf("shell call %+v", c.Item)
 			}
 			return
 		}
 	}
-	t.Fatal("no ToolFinished")
+	t.Fatal("the shell call never ended")
 }
 
-// TestInterruptNoticeIsMarked: the agent's closing "Interrupted" text is
-// published as a notice for panels, so that no front end has to
-// recognise it by its text.
-func TestInterruptNoticeIsMarked(t *testing.T) {
+// TestInterruptEndsTheRunWithoutText: an interrupted run says so by its
+// end, never by a text in the conversation: a notice for the panel is the
+// panel's encoder's to add.
+func TestInterruptEndsTheRunWithoutText(t *testing.T) {
 	f := newFixture(t, "")
 	f.model.Delay = 1
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("stream 100000", tools.OriginTerminal)
-	collect(t, sub, func(e Event) bool { _, ok := chat(e).(*events.TextMessageContentEvent); return ok })
+	collect(t, sub, textDelta)
 	f.w.Interrupt()
-	var notice, other strings.Builder
+	var end *transcript.Change
 	for _, e := range collect(t, sub, idle) {
-		c, ok := e.(Chat)
-		if !ok {
-			continue
-		}
-		if tc, ok := c.Event.(*events.TextMessageContentEvent); ok {
-			if c.Notice {
-				notice.WriteString(tc.Delta)
-			} else {
-				other.WriteString(tc.Delta)
-			}
+		if c, ok := change(e); ok && c.Op == transcript.RunEnded {
+			end = &c
 		}
 	}
-	if notice.String() != agui.InterruptedNotice || strings.Contains(other.String(), agui.InterruptedNotice) {
-		t.Fatalf("notice %q, conversation text %q", notice.String(), other.String())
+	if end == nil || end.Status != transcript.Interrupted || end.Code != "interrupted" {
+		t.Fatalf("end %+v", end)
+	}
+	for _, it := range f.w.Snapshot().Transcript.Items {
+		if strings.Contains(it.Text, "Interrupted") {
+			t.Fatalf("the interrupt became an item: %+v", it)
+		}
 	}
 }
 
@@ -164,8 +152,8 @@ func TestResumeOfTheRunningConversationIsSame(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("stream 100000", tools.OriginTerminal)
-	evs := collect(t, sub, func(e Event) bool { _, ok := e.(UserMessage); return ok })
-	id := evs[len(evs)-1].(UserMessage).Conversation
+	evs := collect(t, sub, func(e Event) bool { _, ok := userMessage(e); return ok })
+	id, _ := userMessage(evs[len(evs)-1])
 	if _, err := f.w.Resume(id); err != nil {
 		t.Fatal(err)
 	}

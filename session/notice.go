@@ -169,6 +169,17 @@ func quote(s string, limit int) string {
 // per conversation") is that process's to write: the notice is then only
 // shown and logged.
 func (w *Workspace) notice(text string, level Level, origin Origin) {
-	id := w.record(text, level, origin)
+	w.mu.Lock()
+	conv := w.conv
+	w.mu.Unlock()
+	w.noticeIn(conv, text, level, origin)
+}
+
+// noticeIn is notice for conv, which a turn that is not the active
+// conversation's reports in. It is the one publisher of NoticePosted: a
+// notice that is shown is recorded, or the reason it could not be is
+// logged.
+func (w *Workspace) noticeIn(conv *conversation, text string, level Level, origin Origin) {
+	id := w.record(conv, text, level, origin)
 	w.publish(NoticePosted{Conversation: id, Text: text, Level: level, Origin: origin})
 }

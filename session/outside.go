@@ -34,12 +34,14 @@ const (
 // runOutside runs an outside call, publishing its start and its end and
 // recording its line in the conversation active when it started.
 func (w *Workspace) runOutside(ctx context.Context, id, name, args string, origin Origin, mode tools.Mode) tools.Outcome {
-	conv := w.ActiveConversation()
-	w.publish(OutsideCall{Conversation: conv, ID: id, Name: name, Args: args, Origin: origin})
+	w.mu.Lock()
+	conv, convID := w.conv, w.conv.id
+	w.mu.Unlock()
+	w.publish(OutsideCall{Conversation: convID, ID: id, Name: name, Args: args, Origin: origin})
 	o := w.pipeline.Run(ctx, tools.Call{ID: id, Name: name, Args: args, Origin: origin}, mode)
 	done := OutsideCallEnded(o)
-	done.Conversation = conv
-	w.record(done.Line(), Info, origin)
+	done.Conversation = convID
+	w.record(conv, done.Line(), Info, origin)
 	w.publish(done)
 	return o
 }
@@ -135,11 +137,10 @@ func firstLine(s string) string {
 	return ""
 }
 
-// record keeps a notice in the active conversation, whose id it returns,
-// without showing it (see notice, which also shows it).
-func (w *Workspace) record(text string, level Level, origin Origin) string {
+// record keeps a notice in conv, whose id it returns, without showing it
+// (see notice, which also shows it).
+func (w *Workspace) record(conv *conversation, text string, level Level, origin Origin) string {
 	w.mu.Lock()
-	conv := w.conv
 	held := conv.heldBy
 	w.mu.Unlock()
 	n := store.Notice{Text: text, Origin: string(origin), Warn: level == Warn}

@@ -56,7 +56,7 @@ func (w *Workspace) change(conv *conversation, c transcript.Change) {
 		w.log.Warn("a transcript change did not apply", "conversation", c.Conversation, "err", err)
 		return
 	}
-	w.publishChange(c)
+	w.publish(TranscriptChanged{Change: c})
 }
 
 func (w *Workspace) setTitle(c *conversation, title string) {
@@ -65,7 +65,7 @@ func (w *Workspace) setTitle(c *conversation, title string) {
 	c.title = title
 	w.mu.Unlock()
 	if changed {
-		w.publish(TitleChanged{Conversation: c.id, Title: title})
+		w.titleChanged(c.id, title)
 	}
 }
 

@@ -140,7 +140,7 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 			if active {
 				// What the front ends show may be behind what the holder
 				// added before it let go.
-				w.publish(ConversationChanged{Snapshot: snap})
+				w.conversationChanged(snap, false)
 			}
 			return conv, ""
 		}
@@ -175,7 +175,7 @@ func (w *Workspace) movedTo(conv *conversation, text string, report func(transcr
 	snap := w.snapshotLocked()
 	w.mu.Unlock()
 	if active {
-		w.publish(ConversationChanged{Snapshot: snap})
+		w.conversationChanged(snap, false)
 	}
 	told := false
 	return func(c transcript.Change) {

@@ -201,7 +201,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	if !switched {
 		t.Fatal("front ends were not switched to the new conversation, message included")
 	}
-	if text := chatText(evs); !strings.Contains(text, "is open in") || !strings.Contains(text, "started a new conversation") {
+	if text := runNotices(evs); !strings.Contains(text, "is open in") || !strings.Contains(text, "started a new conversation") {
 		t.Fatalf("the run does not say why: %q", text)
 	}
 	if c, _ := b.st.Load(moved); len(c.Messages) != 2 || c.Messages[0].Content != "stream 2" {
@@ -279,7 +279,7 @@ func TestMessageToADeletedConversationStartsANewOne(t *testing.T) {
 	if !switched {
 		t.Fatal("front ends were not switched to the new conversation")
 	}
-	if text := chatText(evs); !strings.Contains(text, "was deleted outside infer, so your message started a new conversation") {
+	if text := runNotices(evs); !strings.Contains(text, "was deleted outside infer, so your message started a new conversation") {
 		t.Fatalf("no notice saying why: %q", text)
 	}
 }

@@ -90,7 +90,7 @@ func (w *Workspace) runner() {
 			w.runDone = runDone
 			w.mu.Unlock()
 
-			w.publish(QueueChanged{Queue: q})
+			w.queueChanged(q)
 			w.publish(BusyChanged{Busy: true})
 			interrupted := w.turn(ctx, item, conv)
 			cancel()
@@ -122,7 +122,7 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 
 	conv, moved := w.claim(conv)
 	if err := w.ensureStored(conv); err != nil {
-		w.publish(NoticePosted{Text: "Could not start a conversation: " + err.Error(), Level: Warn})
+		w.noticeIn(conv, "Could not start a conversation: "+err.Error(), Warn, "")
 		w.unsavedRun(conv, err)
 		return false
 	}
@@ -136,7 +136,7 @@ func (w *Workspace) turn(ctx context.Context, item queued, conv *conversation) b
 		conv, rec, moved, err = w.replaceDeleted(conv, user)
 	}
 	if err != nil {
-		w.publish(NoticePosted{Conversation: conv.id, Text: "Could not save your message: " + err.Error(), Level: Warn})
+		w.noticeIn(conv, "Could not save your message: "+err.Error(), Warn, "")
 		w.unsavedRun(conv, err)
 		return false
 	}

@@ -144,7 +144,6 @@ type Workspace struct {
 	opts     Options
 	log      *slog.Logger
 	feed     Feed
-	chat     chatAdapter
 	pipeline *tools.Pipeline
 
 	ctx    context.Context // cancelled by Close
@@ -309,7 +308,7 @@ func (w *Workspace) Send(text string, origin Origin) error {
 		}
 	}
 	if busy {
-		w.publish(QueueChanged{Queue: q})
+		w.queueChanged(q)
 	}
 	select {
 	case w.wake <- struct{}{}:
@@ -317,6 +316,10 @@ func (w *Workspace) Send(text string, origin Origin) error {
 	}
 	return nil
 }
+
+// queueChanged tells the front ends which messages wait now: the one
+// publisher of QueueChanged, for Send and the runner.
+func (w *Workspace) queueChanged(q []string) { w.publish(QueueChanged{Queue: q}) }
 
 // IsNewSessionCommand reports whether a message asks for a new
 // conversation: "/clear", "/cls" or "/new".

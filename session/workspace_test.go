@@ -10,7 +10,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"go.uber.org/goleak"
 
 	"github.com/infer-workspace/infer/internal/leaks"
@@ -20,6 +19,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // demoOnlyCatalog is a test double of llm.Catalog offering offline/demo and
@@ -92,19 +92,51 @@ func opened(e Event) bool { _, ok := e.(ApprovalOpened); return ok }
 
 func busy(e Event) bool { b, ok := e.(BusyChanged); return ok && b.Busy }
 
-// chat is e's AG-UI event, nil for other events.
-func chat(e Event) events.Event {
-	if c, ok := e.(Chat); ok {
-		return c.Event
-	}
-	return nil
+// change is e's transcript change, if it is one.
+func change(e Event) (transcript.Change, bool) {
+	c, ok := e.(TranscriptChanged)
+	return c.Change, ok
 }
 
+// textDelta reports whether e adds to the text of an item.
+func textDelta(e Event) bool {
+	c, ok := change(e)
+	return ok && c.Op == transcript.DeltaAppended
+}
+
+// userMessage returns the conversation of the person's message e tells.
+func userMessage(e Event) (conversation string, ok bool) {
+	c, ok := change(e)
+	if !ok || c.Op != transcript.ItemDone || c.Item.Kind != transcript.User {
+		return "", false
+	}
+	return c.Conversation, true
+}
+
+// chatText is what the model answered in evs: the text of the Text items
+// they build.
 func chatText(evs []Event) string {
+	var tr transcript.Transcript
+	for _, e := range evs {
+		if c, ok := change(e); ok {
+			_ = tr.Apply(c)
+		}
+	}
+	var b strings.Builder
+	for _, it := range tr.Items {
+		if it.Kind == transcript.Text {
+			b.WriteString(it.Text)
+		}
+	}
+	return b.String()
+}
+
+// runNotices is the text of the notices told during a run in evs.
+func runNotices(evs []Event) string {
 	var b strings.Builder
 	for _, e := range evs {
-		if c, ok := chat(e).(*events.TextMessageContentEvent); ok {
-			b.WriteString(c.Delta)
+		if c, ok := change(e); ok && c.Op == transcript.ItemDone && c.Item.Kind == transcript.Notice && c.Run != "" {
+			b.WriteString(c.Item.Text)
 		}
 	}
 	return b.String()
@@ -152,8 +184,10 @@ func TestMessagesSentWhileBusyAreQueuedInOrder(t *testing.T) {
 		switch e := e.(type) {
 		case QueueChanged:
 			sawQueue = sawQueue || len(e.Queue) == 2
-		case UserMessage:
-			users = append(users, e.Text)
+		case TranscriptChanged:
+			if _, ok := userMessage(e); ok {
+				users = append(users, e.Change.Item.Text)
+			}
 		}
 		return len(users) == 3
 	})
@@ -182,7 +216,7 @@ func TestInterruptMidStreamKeepsPartialAndSignals(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("stream 100000", tools.OriginTerminal)
-	collect(t, sub, func(e Event) bool { _, ok := chat(e).(*events.TextMessageContentEvent); return ok })
+	collect(t, sub, textDelta)
 	f.w.Interrupt()
 	evs := collect(t, sub, idle)
 	sawInterrupted := false
@@ -538,17 +572,19 @@ func TestToolDoneAndUsageEvents(t *testing.T) {
 	defer sub.Close()
 	f.w.Send("tabs", tools.OriginTerminal)
 	evs := collect(t, sub, idle)
-	var done *ToolFinished
+	var done *transcript.Item
 	usage := false
 	for _, e := range evs {
 		switch e := e.(type) {
-		case ToolFinished:
-			done = &e
+		case TranscriptChanged:
+			if c := e.Change; c.Op == transcript.ItemDone && c.Item.Kind == transcript.Tool {
+				done = &c.Item
+			}
 		case UsageReported:
 			usage = usage || e.Usage.OutputTokens > 0
 		}
 	}
-	if done == nil || done.Name != "BrowserTabs" || done.OK {
+	if done == nil || done.Call.Name != "BrowserTabs" || done.Call.OK {
 		t.Fatalf("tool done %+v (no browser: must fail)", done)
 	}
 	if !usage {

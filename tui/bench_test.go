@@ -5,8 +5,6 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/transcript"
 )
@@ -40,7 +38,7 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 			h := newHarness(b, ws, 160, 48)
 			h.events(
 				session.BusyChanged{Busy: true},
-				chatEvent(events.NewTextMessageStartEvent("s", events.WithRole("assistant"))),
+				segmentStarted("s", transcript.Text),
 			)
 			words := []string{"the ", "page ", "shows ", "a ", "heading ", "and ", "`code` ", "**bold** "}
 			b.ReportAllocs()
@@ -50,7 +48,7 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 				if i%60 == 59 {
 					d = "done.\n\n" // close a paragraph now and then, as text does
 				}
-				h.m.Update(eventsMsg{chatEvent(events.NewTextMessageContentEvent("s", d))})
+				h.m.Update(eventsMsg{delta("s", d)})
 				h.m.Update(flushMsg{})
 				_ = h.m.View()
 			}

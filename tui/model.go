@@ -14,6 +14,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
 	"github.com/infer-workspace/infer/tui/chat"
@@ -351,7 +352,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 // loadSnapshot shows a conversation. The browser pane keeps what it
 // shows: tabs and screenshots belong to the browser, not to a conversation.
 func (m *Model) loadSnapshot(s session.Snapshot) {
-	m.chat.Load(s.Title, s.Transcript)
+	m.chat.Load(s.Title, s.Transcript.Settled())
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
 }
@@ -361,13 +362,8 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	resync := false
 	for _, e := range evs {
 		switch e := e.(type) {
-		case session.Chat:
-			m.chat.ApplyEvent(e.Event)
-		case session.UserMessage:
-			m.chat.AddUser(e.Text, e.Origin)
-			if m.convID == "" {
-				m.convID = e.Conversation // stored on its first message
-			}
+		case session.TranscriptChanged:
+			m.applyChange(e.Change)
 		case session.QueueChanged:
 			m.chat.SetQueue(e.Queue)
 		case session.ConversationChanged:
@@ -411,8 +407,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.browser.SetStatus(e.Status)
 		case session.BrowserCommandDone:
 			m.browser.AddCommand(e.Record)
-		case session.ToolFinished:
-			m.chat.ToolDone(e.CallID, e.OK, e.Duration)
 		case session.TabsChanged:
 			m.browser.SetTabs(e.Tabs)
 		case session.PageChanged:
@@ -439,6 +433,20 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
 	return tea.Batch(cmds...)
+}
+
+// applyChange shows one change of a transcript. A notice recorded
+// outside a run is left to its NoticePosted, which comes also when it
+// could not be recorded.
+func (m *Model) applyChange(c transcript.Change) {
+	it := c.Item
+	if c.Op == transcript.ItemDone && it.Kind == transcript.Notice && c.Run == "" {
+		return
+	}
+	m.chat.Apply(c)
+	if c.Op == transcript.ItemDone && it.Kind == transcript.User && m.convID == "" {
+		m.convID = c.Conversation // stored on its first message
+	}
 }
 
 // typingPause is how long after the person's last key in the editor a

@@ -19,9 +19,11 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Sync is the panel side of one workspace.
@@ -42,6 +44,9 @@ type Sync struct {
 	// closer ends runs that finish on a tool result with a text message,
 	// on the mirror goroutine too.
 	closer runCloser
+	// enc encodes the transcript's changes for the panel, on the mirror
+	// goroutine too.
+	enc agui.Encoder
 	// outside holds the lines of MCP clients' calls that ended while a
 	// turn ran, on the mirror goroutine too (see outside.go).
 	outside outsideLines
@@ -114,11 +119,17 @@ func (s *Sync) current() bridge.Sender {
 func (s *Sync) mirror(ctx context.Context) {
 	defer close(s.mirrored)
 	deliver := func(ev session.Event) {
+		// The encoder follows every change, connected or not, so that a
+		// panel that connects mid-run gets the rest of it right.
+		var chat []agui.Event
+		if c, ok := ev.(session.TranscriptChanged); ok {
+			chat = s.enc.Encode(c.Change)
+		}
 		snd := s.current()
 		if snd == nil {
 			return
 		}
-		if err := s.forward(snd, ev); err != nil {
+		if err := s.forward(snd, ev, chat); err != nil {
 			s.log.Debug("panel: frame not delivered", "err", err)
 		}
 	}
@@ -134,45 +145,21 @@ func (s *Sync) mirror(ctx context.Context) {
 	}
 }
 
-func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
+// forward sends the panel what ev tells it; chat is ev's AG-UI events
+// when ev is a transcript change.
+func (s *Sync) forward(snd bridge.Sender, ev session.Event, chat []agui.Event) error {
 	switch ev := ev.(type) {
-	case session.Chat:
-		if s.outside.track(ev.Event) {
-			// The run ended: the calls that waited for it are shown
-			// after whatever closes it.
-			defer s.outside.flush(snd)
+	case session.TranscriptChanged:
+		c := ev.Change
+		if c.Op == transcript.ItemDone && c.Item.Kind == transcript.User {
+			return s.userMessage(snd, c)
 		}
-		if ev.Conversation != s.w.ActiveConversation() {
-			return nil // a cancelled turn of a conversation the panel left
-		}
-		s.follow(ev.Conversation)
-		if err := s.reopen(snd, ev.Event); err != nil {
-			return err
-		}
-		base := snd.ArtifactBase()
-		for _, before := range append(s.closer.before(ev.Event), ev.Event) {
-			for _, e := range s.links.panelText(before, base) {
-				if err := sendEvent(snd, e); err != nil {
-					return err
-				}
+		for _, e := range chat {
+			if err := s.chat(snd, c.Conversation, e.Event); err != nil {
+				return err
 			}
 		}
 		return nil
-	case session.UserMessage:
-		// The panel drew its own messages as they were typed; opentask
-		// renders user-role text events as assistant bubbles, so other
-		// front ends' messages travel as a CUSTOM event that panels may
-		// render and others ignore.
-		if ev.Origin == tools.OriginPanel || ev.Conversation != s.w.ActiveConversation() {
-			return nil
-		}
-		s.follow(ev.Conversation)
-		ce := events.NewCustomEvent("infer.user_message", events.WithValue(map[string]string{"content": ev.Text, "origin": string(ev.Origin)}))
-		b, err := ce.ToJSON()
-		if err != nil {
-			return err
-		}
-		return snd.SendChatEvent(b)
 	case session.OutsideCall:
 		if ev.Done {
 			return s.outside.show(snd, ev)
@@ -218,6 +205,51 @@ func (s *Sync) forward(snd bridge.Sender, ev session.Event) error {
 		return s.sendSnapshot(snd, s.w.Snapshot(), true)
 	}
 	return nil
+}
+
+// chat sends one AG-UI event of a run, with what the panel needs around
+// it: the start of a message it never saw, the text that closes a run
+// ending on a tool result, absolute artifact links.
+func (s *Sync) chat(snd bridge.Sender, conversation string, e events.Event) error {
+	if s.outside.track(e) {
+		// The run ended: the calls that waited for it are shown
+		// after whatever closes it.
+		defer s.outside.flush(snd)
+	}
+	if conversation != s.w.ActiveConversation() {
+		return nil // a cancelled turn of a conversation the panel left
+	}
+	s.follow(conversation)
+	if err := s.reopen(snd, e); err != nil {
+		return err
+	}
+	base := snd.ArtifactBase()
+	for _, before := range append(s.closer.before(e), e) {
+		for _, out := range s.links.panelText(before, base) {
+			if err := sendEvent(snd, out); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// userMessage shows the panel a message another front end sent. The
+// panel drew its own messages as they were typed; opentask renders
+// user-role text events as assistant bubbles, so other front ends'
+// messages travel as a CUSTOM event that panels may render and others
+// ignore.
+func (s *Sync) userMessage(snd bridge.Sender, c transcript.Change) error {
+	if c.Item.Origin == tools.OriginPanel || c.Conversation != s.w.ActiveConversation() {
+		return nil
+	}
+	s.follow(c.Conversation)
+	ce := events.NewCustomEvent("infer.user_message", events.WithValue(map[string]string{"content": c.Item.Text, "origin": string(c.Item.Origin)}))
+	b, err := ce.ToJSON()
+	if err != nil {
+		return err
+	}
+	return snd.SendChatEvent(b)
 }
 
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
@@ -311,16 +343,27 @@ func approvalFrame(a session.Approval) wire.ApprovalRequest {
 	return wire.ApprovalRequest{RequestID: a.ID, ToolName: name, ToolArgs: a.Call.Args}
 }
 
+// snapshotFrame is the conversation as the panel reads it: its messages
+// in the stored shape, and each answered call's outcome beside them. A
+// segment still streaming is left out: the panel gets it live.
 func snapshotFrame(snap session.Snapshot, artifactBase, artifactsDir string) wire.ConversationSnapshot {
-	msgs := make([]wire.Message, 0, len(snap.Messages))
-	for _, m := range snap.Messages {
-		wm := wire.Message{Role: m.Role, Content: panelContent(m.Content, artifactBase, artifactsDir), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+	tr := snap.Transcript.Settled()
+	all := tr.Messages()
+	msgs := make([]wire.Message, 0, len(all))
+	for _, m := range all {
+		wm := wire.Message{Role: string(m.Role), Content: panelContent(m.Content, artifactBase, artifactsDir), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
 		for _, c := range m.ToolCalls {
-			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}})
+			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}
 		msgs = append(msgs, wm)
 	}
-	return wire.ConversationSnapshot{Messages: msgs, ToolResults: snap.ToolResults}
+	results := map[string]bool{}
+	for _, it := range tr.Items {
+		if it.Kind == transcript.Tool && it.Done && !it.Call.Unreported {
+			results[it.ID] = it.Call.OK
+		}
+	}
+	return wire.ConversationSnapshot{Messages: msgs, ToolResults: results}
 }
 
 // Connected makes snd the live connection, tells it the mode, and re-sends

@@ -33,6 +33,7 @@ import (
 	"github.com/gorilla/websocket"
 	"go.uber.org/goleak"
 
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
@@ -511,6 +512,31 @@ func TestFaultProviderStreams(t *testing.T) {
 type faultWatch struct {
 	t   *testing.T
 	sub *session.Subscription
+	// enc tells the transcript's changes as the panel gets them, and
+	// queued holds what it told that next has yet to read.
+	enc    agui.Encoder
+	queued []events.Event
+}
+
+// event returns the next AG-UI event the workspace's changes make.
+func (w *faultWatch) event(ctx context.Context) (events.Event, error) {
+	for len(w.queued) == 0 {
+		ev, err := w.sub.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		if _, ok := ev.(session.Resync); ok {
+			return nil, errResync
+		}
+		if c, ok := ev.(session.TranscriptChanged); ok {
+			for _, e := range w.enc.Encode(c.Change) {
+				w.queued = append(w.queued, e.Event)
+			}
+		}
+	}
+	e := w.queued[0]
+	w.queued = w.queued[1:]
+	return e, nil
 }
 
 func (r *faultRig) watch(t *testing.T) *faultWatch {
@@ -559,29 +585,25 @@ func (w *faultWatch) next(ctx context.Context) (faultRun, error) {
 	var text strings.Builder
 	starts := 0
 	for {
-		ev, err := w.sub.Next(ctx)
+		e, err := w.event(ctx)
+		if errors.Is(err, errResync) {
+			return r, err
+		}
 		if err != nil {
 			return r, fmt.Errorf("the run did not end: %v (events so far %v)", err, r.types)
 		}
-		if _, ok := ev.(session.Resync); ok {
-			return r, errResync
-		}
-		c, ok := ev.(session.Chat)
-		if !ok {
-			continue
-		}
-		typ := c.Event.Type()
+		typ := e.Type()
 		r.types = append(r.types, typ)
-		if b, err := c.Event.ToJSON(); err == nil {
+		if b, err := e.ToJSON(); err == nil {
 			r.raw = append(r.raw, string(b))
 		}
 		switch typ {
 		case events.EventTypeRunStarted:
 			starts++
 		case events.EventTypeTextMessageContent:
-			text.WriteString(c.Event.(*events.TextMessageContentEvent).Delta)
+			text.WriteString(e.(*events.TextMessageContentEvent).Delta)
 		case events.EventTypeRunFinished, events.EventTypeRunError:
-			r.terminal, r.text = c.Event, text.String()
+			r.terminal, r.text = e, text.String()
 			if starts != 1 {
 				return r, fmt.Errorf("%d RUN_STARTED before the terminal event: %v", starts, r.types)
 			}
@@ -1737,8 +1759,10 @@ func TestFaultSustainedSimulatorFaults(t *testing.T) {
 		return 0
 	})
 	for _, ev := range watch.sub.Drain() {
-		if c, ok := ev.(session.Chat); ok {
-			t.Fatalf("a chat event after the last run ended: %v", c.Event.Type())
+		if c, ok := ev.(session.TranscriptChanged); ok {
+			if evs := watch.enc.Encode(c.Change); len(evs) > 0 {
+				t.Fatalf("a chat event after the last run ended: %v", evs[0].Type())
+			}
 		}
 	}
 	o := &outcomes

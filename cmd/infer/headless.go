@@ -15,6 +15,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
@@ -334,6 +335,8 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 // by our message. Events of other turns (a connected panel may queue its
 // own messages) and other conversations are ignored.
 type headlessRun struct {
+	// legacy translates transcript changes for the renderers (see handle).
+	legacy agui.Legacy
 	ws     *session.Workspace
 	sub    *session.Subscription
 	r      renderer
@@ -424,6 +427,14 @@ func (h *headlessRun) run(ctx context.Context) error {
 }
 
 func (h *headlessRun) handle(ev session.Event) {
+	if c, ok := ev.(session.TranscriptChanged); ok {
+		// The renderers still read the events the transcript's changes
+		// used to be published as.
+		for _, e := range h.legacy.Events(c.Change) {
+			h.handle(e)
+		}
+		return
+	}
 	switch ev := ev.(type) {
 	case session.BusyChanged:
 		switch {
@@ -472,7 +483,9 @@ func (h *headlessRun) handle(ev session.Event) {
 				h.end.Code = *e.Code
 			}
 		}
-		h.check(h.r.chat(ev.Event, ev.Notice))
+		if e, ok := ev.Event.(events.Event); ok {
+			h.check(h.r.chat(e, ev.Notice))
+		}
 	case session.ToolFinished:
 		if h.ours(ev.Conversation) && !h.ended {
 			h.check(h.r.toolDone(ev))

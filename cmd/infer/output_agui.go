@@ -5,11 +5,10 @@ import (
 	"io"
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/llm"
-	"github.com/infer-workspace/infer/session/store"
 )
 
 // Names of the CUSTOM events --output ag-ui adds to the workspace's own
@@ -19,9 +18,9 @@ const (
 	customApprovalResolved = "infer.approval_resolved"
 )
 
-// aguiOutput is --output ag-ui: newline-delimited AG-UI events, each
-// encoded by the SDK's own ToJSON, exactly as the bridge sends them in
-// chat_event frames.
+// aguiOutput is --output ag-ui: newline-delimited AG-UI events, made by
+// the panel's encoder (bridge/agui) and each encoded by the SDK's own
+// ToJSON, exactly as the bridge sends them in chat_event frames.
 type aguiOutput struct {
 	out io.Writer
 }
@@ -40,7 +39,7 @@ func (g *aguiOutput) write(e events.Event) error {
 // resumed writes the stored conversation as MESSAGES_SNAPSHOT, so a client
 // starting from nothing can show the history the run continues.
 func (g *aguiOutput) resumed(snap session.Snapshot) error {
-	return g.write(events.NewMessagesSnapshotEvent(snapshotMessages(snap)))
+	return g.write(events.NewMessagesSnapshotEvent(agui.Snapshot(snap.ID, snap.Transcript)))
 }
 
 func (g *aguiOutput) chat(e events.Event, _ bool) error { return g.write(e) }
@@ -84,44 +83,3 @@ func (g *aguiOutput) usage(llm.Usage) error { return nil }
 func (g *aguiOutput) failedBeforeStart(string) error { return nil }
 
 func (g *aguiOutput) end() error { return nil }
-
-// snapshotMessages converts a stored conversation to AG-UI messages. Stored
-// messages have no ids, so each gets one derived from the conversation and
-// its position: stable across runs, unique within the snapshot. A stored
-// assistant reasoning becomes a reasoning message just before its answer,
-// and a tool result recorded as failed carries an error.
-func snapshotMessages(snap session.Snapshot) []types.Message {
-	out := make([]types.Message, 0, len(snap.Messages))
-	for i, m := range snap.Messages {
-		id := fmt.Sprintf("%s-%d", snap.ID, i)
-		switch m.Role {
-		case "user", "system", "developer":
-			out = append(out, types.Message{ID: id, Role: types.Role(m.Role), Content: m.Content})
-		case "assistant":
-			if m.Reasoning != "" {
-				out = append(out, types.Message{ID: id + "-reasoning", Role: types.RoleReasoning, Content: m.Reasoning})
-			}
-			out = append(out, types.Message{ID: id, Role: types.RoleAssistant, Content: m.Content, ToolCalls: snapshotCalls(m.ToolCalls)})
-		case "tool":
-			tm := types.Message{ID: id, Role: types.RoleTool, Content: m.Content, ToolCallID: m.ToolCallID}
-			if ok, known := snap.ToolResults[m.ToolCallID]; known && !ok {
-				tm.Error = "the tool call failed"
-			}
-			out = append(out, tm)
-		}
-		// Other roles have no AG-UI counterpart and are left out rather
-		// than sent as messages a client would reject.
-	}
-	return out
-}
-
-func snapshotCalls(calls []store.ToolCall) []types.ToolCall {
-	if len(calls) == 0 {
-		return nil
-	}
-	out := make([]types.ToolCall, len(calls))
-	for i, c := range calls {
-		out[i] = types.ToolCall{ID: c.ID, Type: types.ToolCallTypeFunction, Function: types.FunctionCall{Name: c.Function.Name, Arguments: c.Function.Arguments}}
-	}
-	return out
-}

@@ -244,7 +244,7 @@ func (t *Transcript) Apply(c Change) error {
 
 // find returns the index of the latest item with id, or -1. The latest:
 // some models reuse a call id in a later answer.
-func (t *Transcript) find(id string) int {
+func (t Transcript) find(id string) int {
 	for i := len(t.Items) - 1; i >= 0; i-- {
 		if t.Items[i].ID == id {
 			return i
@@ -254,7 +254,7 @@ func (t *Transcript) find(id string) int {
 }
 
 // Item returns the latest item with id.
-func (t *Transcript) Item(id string) (Item, bool) {
+func (t Transcript) Item(id string) (Item, bool) {
 	if i := t.find(id); i >= 0 {
 		return t.Items[i], true
 	}
@@ -269,8 +269,23 @@ func (t Transcript) Clone() Transcript {
 	return t
 }
 
+// Settled returns t less the text and reasoning segments still
+// streaming: what a front end that follows the rest live loads, since
+// the rest of such a segment reaches it as deltas to an item it must
+// start itself. Open tool calls stay: they are whole once started.
+func (t Transcript) Settled() Transcript {
+	out := Transcript{Run: t.Run, Items: make([]Item, 0, len(t.Items))}
+	for _, it := range t.Items {
+		if !it.Done && (it.Kind == Text || it.Kind == Reasoning) {
+			continue
+		}
+		out.Items = append(out.Items, it)
+	}
+	return out
+}
+
 // OpenCalls returns the tool calls that have no result yet, in order.
-func (t *Transcript) OpenCalls() []Item {
+func (t Transcript) OpenCalls() []Item {
 	var open []Item
 	for _, it := range t.Items {
 		if it.Kind == Tool && !it.Done {
@@ -285,7 +300,7 @@ func (t *Transcript) OpenCalls() []Item {
 // message (its text, reasoning and every call it made, answered or not)
 // followed by the results of its answered calls. Notices are left out:
 // they are no part of the dialogue.
-func (t *Transcript) Messages() []llm.Message {
+func (t Transcript) Messages() []llm.Message {
 	return t.messages(false)
 }
 
@@ -298,7 +313,7 @@ const keptImages = 3
 // the calls that have no result (a request with an unanswered call is one
 // providers reject) and the images of all but the latest keptImages
 // messages that carry any.
-func (t *Transcript) Request() []llm.Message {
+func (t Transcript) Request() []llm.Message {
 	msgs := t.messages(true)
 	seen := 0
 	for i := len(msgs) - 1; i >= 0; i-- {
@@ -312,7 +327,7 @@ func (t *Transcript) Request() []llm.Message {
 	return msgs
 }
 
-func (t *Transcript) messages(answeredOnly bool) []llm.Message {
+func (t Transcript) messages(answeredOnly bool) []llm.Message {
 	var out []llm.Message
 	var cur *llm.Message // the open assistant message
 	var results []llm.Message

@@ -248,3 +248,19 @@ func TestNamesReadAsWords(t *testing.T) {
 		}
 	}
 }
+
+func TestSettledLeavesOutStreamingSegments(t *testing.T) {
+	tr := applyAll(t, []Change{
+		{Op: ItemDone, Item: Item{ID: "u", Kind: User, Text: "go"}},
+		{Op: ItemDone, Item: Item{ID: "r", Kind: Reasoning, Answer: "a", Text: "thought"}},
+		{Op: ItemStarted, Item: Item{ID: "t", Kind: Text, Answer: "a", Text: "half an ans"}},
+	})
+	s := tr.Settled()
+	if len(s.Items) != 2 || s.Items[1].ID != "r" || len(tr.Items) != 3 {
+		t.Fatalf("settled %+v", s.Items)
+	}
+	tr = applyAll(t, []Change{{Op: ItemStarted, Item: Item{ID: "c", Kind: Tool, Answer: "a", Call: Call{Name: "Bash"}}}})
+	if s := tr.Settled(); len(s.Items) != 1 {
+		t.Fatalf("an open call was left out: %+v", s.Items)
+	}
+}

@@ -150,7 +150,8 @@ func (m *Model) Load(title string, tr transcript.Transcript) {
 // Apply folds one transcript change into the conversation, following the
 // transcript's reducer: an item that starts is added, a delta grows it, a
 // done item replaces it whole (or is added, when it never started), and a
-// run's end closes what it left open. It only updates state; rendering
+// run's end closes what it left open and says how it ended, unless it
+// finished. It only updates state; rendering
 // waits for the next frame.
 func (m *Model) Apply(c transcript.Change) {
 	switch c.Op {
@@ -177,8 +178,18 @@ func (m *Model) Apply(c transcript.Change) {
 		}
 	case transcript.RunEnded:
 		m.endRun(c.Status != transcript.Finished)
+		switch c.Status {
+		case transcript.Interrupted:
+			m.add(&item{kind: kText, buf: []byte(interruptedLine)})
+		case transcript.Failed:
+			m.add(&item{kind: kText, buf: []byte("⚠ " + c.Err)})
+		}
 	}
 }
+
+// interruptedLine is what closes a run the person stopped; a run that
+// failed closes with its error, after a ⚠.
+const interruptedLine = "⏹ Interrupted."
 
 // put adds src as a new item. A finished answer segment that says
 // nothing is left out: it would add nothing but a gap.

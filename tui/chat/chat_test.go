@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
@@ -102,13 +101,13 @@ func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 func TestAnchoredViewStaysPut(t *testing.T) {
 	m := newChat(60, 12)
 	for i := 0; i < 30; i++ {
-		m.AddUser(fmt.Sprintf("line %d", i), "")
+		m.Apply(done(transcript.Item{Kind: transcript.User, Text: fmt.Sprintf("line %d", i)}))
 	}
 	m.View()
 	m.ScrollBy(-20)
 	before := plain(m.View())
-	m.ApplyEvent(events.NewTextMessageStartEvent("x", events.WithRole("assistant")))
-	m.ApplyEvent(events.NewTextMessageContentEvent("x", "new text"))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: "x", Kind: transcript.Text}})
+	m.Apply(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: "x"}, Delta: "new text"})
 	if after := plain(m.View()); after[:strings.LastIndex(after, "\n")] != before[:strings.LastIndex(before, "\n")] {
 		t.Fatalf("the view moved while scrolled up:\n%s\n---\n%s", before, after)
 	}
@@ -120,9 +119,8 @@ func TestAnchoredViewStaysPut(t *testing.T) {
 
 func TestViewIsExactSize(t *testing.T) {
 	m := newChat(50, 10)
-	m.AddUser(strings.Repeat("wide 漢字 ", 30), tools.OriginPanel)
-	m.ApplyEvent(events.NewToolCallStartEvent("t", "Bash"))
-	m.ApplyEvent(events.NewToolCallArgsEvent("t", `{"command":"`+strings.Repeat("x", 200)+`"}`))
+	m.Apply(done(transcript.Item{Kind: transcript.User, Text: strings.Repeat("wide 漢字 ", 30), Origin: tools.OriginPanel}))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("t", strings.Repeat("x", 200), "", false)})
 	lines := strings.Split(m.View(), "\n")
 	if len(lines) != 10 {
 		t.Fatalf("%d lines", len(lines))
@@ -167,39 +165,43 @@ func trimLines(v string) string {
 	return strings.Join(out, "\n")
 }
 
+// done is the change that makes it, complete, part of the transcript.
+func done(it transcript.Item) transcript.Change {
+	return transcript.Change{Op: transcript.ItemDone, Item: it}
+}
+
+func bash(id, command, result string, ok bool) transcript.Item {
+	return transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":"` + command + `"}`, Result: result, OK: ok}}
+}
+
+// A call's outcome is the one its done item carries, never guessed from
+// the result's words, and it arrives with the result: the row is never
+// left half told.
 func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 	m := newChat(80, 20)
-	// An outcome that arrives before the result (a fake's order) stands.
-	m.ApplyEvent(events.NewToolCallStartEvent("a", "Bash"))
-	m.ApplyEvent(events.NewToolCallArgsEvent("a", `{"command":"make"}`))
-	m.ToolDone("a", false, 1500*time.Millisecond)
-	v := trimLines(plain(m.View()))
-	if !strings.Contains(v, "✗ Bash make · 1.5s") || strings.Contains(v, "└") {
-		t.Fatalf("an outcome without a result yet shows the row alone:\n%s", v)
-	}
-	m.ApplyEvent(events.NewToolCallResultEvent("r", "a", "all good, no error here"))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("a", "make", "", false)})
+	failed := bash("a", "make", "all good, no error here", false)
+	failed.Call.Duration = 1500 * time.Millisecond
+	m.Apply(done(failed))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") {
 		t.Fatalf("the reported failure stands, whatever the text says:\n%s", v)
 	}
-	// The workspace's order: the result comes first, then the outcome.
-	m.ApplyEvent(events.NewToolCallStartEvent("b", "Bash"))
-	m.ApplyEvent(events.NewToolCallArgsEvent("b", `{"command":"ls"}`))
-	m.ApplyEvent(events.NewToolCallResultEvent("r2", "b", "Error: none"))
-	if v := trimLines(plain(m.View())); !strings.Contains(v, "· Bash ls\n") {
-		t.Fatalf("a result without an outcome is neither ✓ nor ✗:\n%s", v)
-	}
-	m.ToolDone("b", true, 20*time.Millisecond)
+	ok := bash("b", "ls", "Error: none", true)
+	ok.Call.Duration = 20 * time.Millisecond
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("b", "ls", "", false)})
+	m.Apply(done(ok))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✓ Bash ls · 20ms") {
 		t.Fatalf("view:\n%s", v)
 	}
-	// A call an interrupt skipped gets its (failed) outcome the same way.
-	m.ApplyEvent(events.NewToolCallStartEvent("c", "Read"))
-	m.ApplyEvent(events.NewToolCallResultEvent("r3", "c", "Not run: the turn was interrupted before this call started."))
-	m.ToolDone("c", false, 0)
-	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Read") {
+	// A call an interrupt skipped is done too, failed; it never started.
+	skipped := transcript.Item{ID: "c", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Result: "Not run: the turn was interrupted before this call started.", Skipped: true}}
+	m.Apply(done(skipped))
+	// A stored result without an outcome is neither ✓ nor ✗.
+	m.Apply(done(transcript.Item{ID: "d", Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":"pwd"}`, Result: "/", Unreported: true}}))
+	v := trimLines(plain(m.View()))
+	if !strings.Contains(v, "✗ Read") || !strings.Contains(v, "· Bash pwd\n") || m.Len() != 4 {
 		t.Fatalf("view:\n%s", v)
 	}
-	m.ToolDone("unknown", true, time.Second) // a call the pane never saw
 }
 
 // TestAngleBracketsSurviveMarkdown: text between < and > is what the
@@ -247,8 +249,8 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 		t.Fatalf("a pending call does not say who asks:\n%s", v)
 	}
 	m.SetAwaiting(nil)
-	m.ApplyEvent(events.NewRunStartedEvent("t", "r"))
-	m.ApplyEvent(events.NewRunFinishedEvent("t", "r"))
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r"})
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "MCP client · BrowserNavigate https://example.com/ · running") {
 		t.Fatalf("the turn's end touched the MCP client's call:\n%s", v)
 	}
@@ -261,24 +263,6 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 	m.Outside(session.OutsideCall{ID: "mcp_2", Name: "BrowserClick", Origin: tools.OriginMCP, Done: true, Denied: true})
 	if strings.Contains(plain(m.View()), "BrowserClick") {
 		t.Fatal("the end of a call never shown started a row")
-	}
-}
-
-// A tool call's outcome arrives with its result, as one done item: the
-// row shows both at once, and a call's end never waits for a second event.
-func TestApplyShowsADoneCallWhole(t *testing.T) {
-	m := newChat(80, 20)
-	call := transcript.Item{ID: "a", Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":`}}
-	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: call})
-	m.Apply(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: "a"}, Delta: `"make"}`})
-	if v := trimLines(plain(m.View())); !strings.Contains(v, "Bash make · running") {
-		t.Fatalf("a started call spins with its arguments:\n%s", v)
-	}
-	call.Call = transcript.Call{Name: "Bash", Args: `{"command":"make"}`, Result: "all good, no error here", Duration: 1500 * time.Millisecond}
-	m.Apply(transcript.Change{Op: transcript.ItemDone, Item: call})
-	v := trimLines(plain(m.View()))
-	if !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") || m.Len() != 1 {
-		t.Fatalf("the done call is its row, updated in place, failed whatever the text says:\n%s", v)
 	}
 }
 
