@@ -29,45 +29,6 @@ type TranscriptChanged struct {
 	Change transcript.Change
 }
 
-// UserMessage was published when a user message entered the conversation.
-//
-// Deprecated: the workspace publishes TranscriptChanged; front ends that
-// still read this translate it (bridge/agui's Legacy) until they apply
-// the transcript.
-type UserMessage struct {
-	Conversation string
-	Text         string
-	Origin       Origin
-}
-
-// Chat carried one AG-UI event (an events.Event of the AG-UI SDK, which
-// the domain does not import) of a turn.
-//
-// Deprecated: as UserMessage.
-type Chat struct {
-	Conversation string
-	Event        any
-	// Notice marks the events of a text message that is a notice for the
-	// browser panel, no part of the conversation.
-	Notice bool
-}
-
-// ToolFinished said that a tool call of the conversation got its result.
-//
-// Deprecated: as UserMessage; the call's Tool item, done, says it.
-type ToolFinished struct {
-	Conversation string
-	CallID       string
-	Name         string
-	OK           bool
-	// Duration is how long the tool ran, without any wait for approval.
-	Duration time.Duration
-	// Artifacts are files the call saved, relative to the artifacts dir.
-	Artifacts []string
-	// Skipped says the call never ran: the turn was interrupted first.
-	Skipped bool
-}
-
 // ApprovalOpened: a tool call waits for the person (the approvals broker).
 type ApprovalOpened struct{ Approval Approval }
 
@@ -219,9 +180,6 @@ type UsageReported struct {
 type Resync struct{}
 
 func (TranscriptChanged) sessionEvent()    {}
-func (UserMessage) sessionEvent()          {}
-func (Chat) sessionEvent()                 {}
-func (ToolFinished) sessionEvent()         {}
 func (ApprovalOpened) sessionEvent()       {}
 func (ApprovalResolved) sessionEvent()     {}
 func (BrowserStatusChanged) sessionEvent() {}
