@@ -304,3 +304,38 @@ func TestLoadShowsOnlyTheOpenRunRunning(t *testing.T) {
 		t.Fatalf("applied:\n%s\nloaded:\n%s", plain(a), v)
 	}
 }
+
+// A run's notice (a message that moved to a new conversation) is a line
+// of its own, with one mark however its text was written for the panel.
+func TestRunNoticeHasOneMark(t *testing.T) {
+	m := newChat(100, 10)
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+	m.Apply(transcript.Change{Op: transcript.ItemDone, Run: "r", Item: transcript.Item{ID: "n", Kind: transcript.Notice, Level: transcript.Warn,
+		Text: "⚠ The conversation was deleted, so your message started a new conversation."}})
+	v := plain(m.View())
+	if !strings.Contains(v, "⚠ The conversation was deleted") || strings.Contains(v, "⚠ ⚠") {
+		t.Fatalf("view:\n%s", v)
+	}
+}
+
+// A run that did not finish says how it ended, after stopping what it
+// left running; one that finished adds nothing.
+func TestRunEndSaysHowItEnded(t *testing.T) {
+	m := newChat(100, 20)
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r1"})
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r1", Item: bash("a", "sleep 9", "", false)})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r1", Status: transcript.Interrupted, Code: "interrupted"})
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r2"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r2", Status: transcript.Failed, Err: "rate limited", Code: "rate_limited"})
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r3"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r3"})
+	v := trimLines(plain(m.View()))
+	for _, want := range []string{"⏹ Bash sleep 9 · interrupted", "⏹ Interrupted.", "⚠ rate limited"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+	if m.Len() != 3 {
+		t.Fatalf("%d items, want the call and two lines", m.Len())
+	}
+}
