@@ -151,8 +151,7 @@ func (m *Model) Load(title string, tr transcript.Transcript) {
 // transcript's reducer: an item that starts is added, a delta grows it, a
 // done item replaces it whole (or is added, when it never started), and a
 // run's end closes what it left open and says how it ended, unless it
-// finished. It only updates state; rendering
-// waits for the next frame.
+// finished. It only updates state; rendering waits for the next frame.
 func (m *Model) Apply(c transcript.Change) {
 	switch c.Op {
 	case transcript.ItemStarted:
@@ -197,7 +196,7 @@ func (m *Model) put(src transcript.Item) {
 	if src.Done && src.Kind == transcript.Text && strings.TrimSpace(src.Text) == "" {
 		return
 	}
-	it := &item{id: src.ID}
+	it := new(item)
 	m.set(it, src)
 	if src.ID != "" {
 		m.byID[src.ID] = it
@@ -227,14 +226,14 @@ func (m *Model) set(it *item, src transcript.Item) {
 	case transcript.Tool:
 		k := src.Call
 		it.kind, it.name, it.args = kTool, k.Name, append(it.args[:0], k.Args...)
-		it.result, it.hasResult, it.known, it.dur = "", false, false, 0
+		it.result, it.hasResult, it.dur = "", false, 0
 		switch {
 		case !src.Done:
 			it.state = toolRunning
 		case k.Unreported:
 			it.state = toolUnreported // an old conversation without outcomes
 		default:
-			it.state, it.known, it.dur = stateOf(k.OK), true, k.Duration
+			it.state, it.dur = stateOf(k.OK), k.Duration
 		}
 		if src.Done {
 			it.result, it.hasResult = k.Result, true
@@ -293,7 +292,7 @@ func (m *Model) Outside(c session.OutsideCall) {
 		if c.Done {
 			return // started before this conversation was shown
 		}
-		it = &item{kind: kTool, id: c.ID, name: c.Name, args: []byte(c.Args), origin: c.Origin, state: toolRunning}
+		it = &item{kind: kTool, name: c.Name, args: []byte(c.Args), origin: c.Origin, state: toolRunning}
 		m.byID[c.ID] = it
 		m.add(it)
 		m.markAwaiting(c.ID, m.awaiting[c.ID])
@@ -302,7 +301,7 @@ func (m *Model) Outside(c session.OutsideCall) {
 	if !c.Done {
 		return
 	}
-	it.state, it.known, it.dur = stateOf(c.OK), true, c.Duration
+	it.state, it.dur = stateOf(c.OK), c.Duration
 	it.result, it.hasResult = c.Result, true
 	it.awaiting = false
 	it.version++

@@ -47,7 +47,6 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // rendered twice at the same width.
 type item struct {
 	kind kind
-	id   string
 	gap  bool // a blank line before it
 	warn bool // a notice that reports a problem
 
@@ -62,8 +61,7 @@ type item struct {
 	name      string
 	args      []byte
 	state     toolState
-	known     bool          // the outcome was reported (ToolDone) or stored
-	dur       time.Duration // as ToolDone reported it; 0 when unknown
+	dur       time.Duration // as the done call reported it; 0 when unknown
 	result    string
 	hasResult bool
 	awaiting  bool // its approval is pending
