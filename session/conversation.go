@@ -108,7 +108,7 @@ func (w *Workspace) Resume(id string) (Snapshot, error) {
 		return Snapshot{}, ErrUnknownConversation
 	}
 	// A panel that reconnects mid-turn resumes the conversation it shows
-	// (opentask does after every reconnect): that must not stop the turn.
+	// (the extension's does after every reconnect): that must not stop the turn.
 	// The in-memory conversation is then the latest; when idle the file is
 	// read again, since another process may have added to it.
 	w.mu.Lock()

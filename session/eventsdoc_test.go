@@ -159,10 +159,44 @@ func TestEventDocNamesTheFactsWithSeveralPublishers(t *testing.T) {
 		}
 	}
 	for _, e := range events {
+		// One publisher per fact is a rule, not a debt: who reports a
+		// fact calls its one publishing function.
+		if len(sites[e]) > 1 {
+			t.Errorf("%s is published from %d functions %v; give it one that the others call", e, len(sites[e]), sites[e])
+		}
 		several := len(sites[e]) > 1
 		if several != mentioned[e] {
 			t.Errorf("%s is published from %d functions %v; Event's doc names it among the facts with several publishers: %v",
 				e, len(sites[e]), sites[e], mentioned[e])
 		}
+	}
+}
+
+// TestTheDomainSpeaksNoClientProtocol: no package under session imports
+// the AG-UI SDK; the panel's protocol is encoded at the edge (bridge/agui).
+func TestTheDomainSpeaksNoClientProtocol(t *testing.T) {
+	fset := token.NewFileSet()
+	checked := 0
+	err := filepath.WalkDir(".", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
+			return err
+		}
+		f, err := parser.ParseFile(fset, path, nil, parser.ImportsOnly)
+		if err != nil {
+			return err
+		}
+		checked++
+		for _, imp := range f.Imports {
+			if strings.Contains(imp.Path.Value, "ag-ui-protocol") {
+				t.Errorf("%s imports %s", path, imp.Path.Value)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if checked < 50 {
+		t.Fatalf("checked only %d files", checked)
 	}
 }

@@ -43,7 +43,7 @@ func TestSendRefusesBeyondTheQueueCapAndKeepsTheRest(t *testing.T) {
 		collect(t, sub, idle)
 	}
 	var users []string
-	for _, m := range f.w.Snapshot().Messages {
+	for _, m := range messagesOf(f.w.Snapshot()) {
 		if m.Role == "user" {
 			users = append(users, m.Content)
 		}

@@ -126,8 +126,8 @@ func TestPanelModeChangesAreAnnouncedRecordedAndLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.Notices) != 2 || snap.Notices[0].Text != raised.Text || snap.Notices[1].Text != lowered.Text ||
-		snap.Notices[1].After != 0 || len(snap.Messages) != 2 || snap.Title != "hello" {
+	if len(noticesOf(snap)) != 2 || noticesOf(snap)[0].Text != raised.Text || noticesOf(snap)[1].Text != lowered.Text ||
+		noticesOf(snap)[1].After != 0 || len(messagesOf(snap)) != 2 || snap.Title != "hello" {
 		t.Fatalf("resumed %+v", snap)
 	}
 }

@@ -44,15 +44,16 @@ func (r *recorder) toolMessage(m llm.Message, ok bool) error {
 }
 
 // change applies c to conv's transcript, the one copy in memory, and
-// tells every front end.
+// tells every front end. It publishes under the lock it applies under, so
+// front ends get the changes of two goroutines (a turn's, a notice's) in
+// the order the transcript took them.
 func (w *Workspace) change(conv *conversation, c transcript.Change) {
 	w.mu.Lock()
+	defer w.mu.Unlock()
 	if c.Conversation == "" {
 		c.Conversation = conv.id
 	}
-	err := conv.tr.Apply(c)
-	w.mu.Unlock()
-	if err != nil {
+	if err := conv.tr.Apply(c); err != nil {
 		w.log.Warn("a transcript change did not apply", "conversation", c.Conversation, "err", err)
 		return
 	}

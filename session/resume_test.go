@@ -66,11 +66,11 @@ func TestResumeAnswersCallsACrashLeftOpen(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n := len(snap.Messages); n != 4 || snap.Messages[2].Content != store.UnfinishedCallText || snap.Messages[3].ToolCallID != "call_b" {
-		t.Fatalf("resumed %+v", snap.Messages)
+	if n := len(messagesOf(snap)); n != 4 || messagesOf(snap)[2].Content != store.UnfinishedCallText || messagesOf(snap)[3].ToolCallID != "call_b" {
+		t.Fatalf("resumed %+v", messagesOf(snap))
 	}
 	for _, c := range []string{"call_a", "call_b"} {
-		if ok, known := snap.ToolResults[c]; !known || ok {
+		if ok, known := outcomes(snap)[c]; !known || ok {
 			t.Fatalf("%s: result %v, recorded %v; want a recorded failure", c, ok, known)
 		}
 	}
@@ -165,7 +165,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	a.w.Send("stream 3", tools.OriginTerminal)
 	collect(t, subA, idle)
 	id := a.w.ActiveConversation()
-	before := len(a.w.Snapshot().Messages)
+	before := len(messagesOf(a.w.Snapshot()))
 
 	subB := b.w.Subscribe()
 	defer subB.Close()
@@ -174,8 +174,8 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 		t.Fatal(err)
 	}
 	holder := fmt.Sprintf("(pid %d)", os.Getpid())
-	if !strings.Contains(snap.HeldBy, holder) || len(snap.Messages) != before {
-		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(snap.Messages))
+	if !strings.Contains(snap.HeldBy, holder) || len(messagesOf(snap)) != before {
+		t.Fatalf("read-only resume: held by %q, %d messages", snap.HeldBy, len(messagesOf(snap)))
 	}
 	notice := collect(t, subB, isNotice)
 	if text := notice[len(notice)-1].(NoticePosted).Text; !strings.Contains(text, "is open in") || !strings.Contains(text, holder) || !strings.Contains(text, "new conversation") {
@@ -195,7 +195,7 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	switched := false
 	for _, e := range evs {
 		if c, ok := e.(ConversationChanged); ok && c.Snapshot.ID == moved {
-			switched = len(c.Snapshot.Messages) > 0 && c.Snapshot.Messages[0].Content == "stream 2"
+			switched = len(messagesOf(c.Snapshot)) > 0 && messagesOf(c.Snapshot)[0].Content == "stream 2"
 		}
 	}
 	if !switched {

@@ -52,8 +52,8 @@ func TestWebSearchToolGoesThroughTheProviderAfterApproval(t *testing.T) {
 	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal)
 	collect(t, sub, idle)
 	snap := f.w.Snapshot()
-	if len(snap.Messages) < 3 || !strings.Contains(snap.Messages[2].Content, "Found it.") || !strings.Contains(snap.Messages[2].Content, "https://example.com/a") {
-		t.Fatalf("messages %+v", snap.Messages)
+	if len(messagesOf(snap)) < 3 || !strings.Contains(messagesOf(snap)[2].Content, "Found it.") || !strings.Contains(messagesOf(snap)[2].Content, "https://example.com/a") {
+		t.Fatalf("messages %+v", messagesOf(snap))
 	}
 	sd.mu.Lock()
 	defer sd.mu.Unlock()

@@ -266,8 +266,8 @@ func (w *Workspace) publish(e Event) { w.feed.Publish(e) }
 func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
 
 // Send submits a message from a front end. It is queued when a turn is
-// running. "/clear", "/cls" and "/new" start a new conversation (opentask's
-// New chat button sends "/clear"); a message starting with "!" runs the
+// running. "/clear", "/cls" and "/new" start a new conversation (the browser
+// panel's New chat button sends "/clear"); a message starting with "!" runs the
 // rest as a Bash command with the approval a Bash call would need. A
 // message longer than MaxMessageBytes, or one arriving while MaxQueued
 // messages wait, is refused (ErrMessageTooLarge, ErrQueueFull) and

@@ -131,6 +131,33 @@ func chatText(evs []Event) string {
 	return b.String()
 }
 
+// messagesOf is snap's conversation as the model reads it.
+func messagesOf(snap Snapshot) []llm.Message { return snap.Transcript.Messages() }
+
+// outcomes maps each answered call of snap to whether it succeeded.
+func outcomes(snap Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range snap.Transcript.Items {
+		if it.Kind == transcript.Tool && it.Done && !it.Call.Unreported {
+			out[it.ID] = it.Call.OK
+		}
+	}
+	return out
+}
+
+// noticesOf is snap's notices, each with how many messages precede it.
+func noticesOf(snap Snapshot) []store.Notice {
+	var out []store.Notice
+	var before transcript.Transcript
+	for _, it := range snap.Transcript.Items {
+		if it.Kind == transcript.Notice {
+			out = append(out, store.Notice{Text: it.Text, Origin: string(it.Origin), Warn: it.Level == transcript.Warn, At: it.At, After: len(before.Messages())})
+		}
+		before.Items = append(before.Items, it)
+	}
+	return out
+}
+
 // runNotices is the text of the notices told during a run in evs.
 func runNotices(evs []Event) string {
 	var b strings.Builder
@@ -156,7 +183,7 @@ func TestSendRunsATurnAndSavesIt(t *testing.T) {
 		t.Fatalf("answer: %q", chatText(evs))
 	}
 	snap := f.w.Snapshot()
-	if len(snap.Messages) != 2 || snap.Messages[0].Content != "hello there" || snap.Title != "hello there" {
+	if len(messagesOf(snap)) != 2 || messagesOf(snap)[0].Content != "hello there" || snap.Title != "hello there" {
 		t.Fatalf("snapshot %+v", snap)
 	}
 	c, err := f.st.Load(snap.ID)
@@ -198,7 +225,7 @@ func TestMessagesSentWhileBusyAreQueuedInOrder(t *testing.T) {
 		t.Fatalf("order %q", users)
 	}
 	collect(t, sub, idle)
-	msgs := f.w.Snapshot().Messages
+	msgs := messagesOf(f.w.Snapshot())
 	var order []string
 	for _, m := range msgs {
 		if m.Role == "user" {
@@ -228,7 +255,7 @@ func TestInterruptMidStreamKeepsPartialAndSignals(t *testing.T) {
 	if !sawInterrupted {
 		t.Fatal("no interrupted BusyChanged")
 	}
-	msgs := f.w.Snapshot().Messages
+	msgs := messagesOf(f.w.Snapshot())
 	if len(msgs) != 2 || !strings.HasPrefix(msgs[1].Content, "1 ") || strings.Contains(msgs[1].Content, "100000") {
 		t.Fatalf("partial text not kept: %+v", msgs)
 	}
@@ -250,7 +277,7 @@ func TestClearStartsAFreshConversation(t *testing.T) {
 		f.w.Send(cmd, tools.OriginPanel)
 		evs := collect(t, sub, func(e Event) bool { _, ok := e.(ConversationChanged); return ok })
 		snap := evs[len(evs)-1].(ConversationChanged).Snapshot
-		if len(snap.Messages) != 0 || snap.ID != "" {
+		if len(messagesOf(snap)) != 0 || snap.ID != "" {
 			t.Fatalf("%q: snapshot %+v", cmd, snap)
 		}
 	}
@@ -283,10 +310,10 @@ func TestResumeAfterRestart(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(snap.Messages) != len(before.Messages) || len(snap.ToolResults) != 1 {
+	if len(messagesOf(snap)) != len(messagesOf(before)) || len(outcomes(snap)) != 1 {
 		t.Fatalf("resumed %+v\nbefore %+v", snap, before)
 	}
-	for id, ok := range snap.ToolResults {
+	for id, ok := range outcomes(snap) {
 		if ok {
 			t.Fatalf("tool result %s recorded as success without a browser", id)
 		}
@@ -302,7 +329,7 @@ func TestResumeAfterRestart(t *testing.T) {
 	defer sub2.Close()
 	g.w.Send("tabs", tools.OriginTerminal)
 	collect(t, sub2, idle)
-	if n := len(g.w.Snapshot().Messages); n <= len(before.Messages) {
+	if n := len(messagesOf(g.w.Snapshot())); n <= len(messagesOf(before)) {
 		t.Fatalf("resumed conversation did not grow: %d", n)
 	}
 }
@@ -426,11 +453,11 @@ func TestShellMessageAsksLikeBash(t *testing.T) {
 	f.w.Answer(a.ID, tools.Decision{Kind: tools.AllowOnce}, tools.OriginTerminal)
 	collect(t, sub, idle)
 	snap := f.w.Snapshot()
-	if len(snap.Messages) != 3 || snap.Messages[2].Role != "tool" {
-		t.Fatalf("shell run not recorded: %+v", snap.Messages)
+	if len(messagesOf(snap)) != 3 || messagesOf(snap)[2].Role != "tool" {
+		t.Fatalf("shell run not recorded: %+v", messagesOf(snap))
 	}
-	if ok := snap.ToolResults[snap.Messages[2].ToolCallID]; !ok {
-		t.Fatalf("tool result %+v", snap.ToolResults)
+	if ok := outcomes(snap)[messagesOf(snap)[2].ToolCallID]; !ok {
+		t.Fatalf("tool result %+v", outcomes(snap))
 	}
 	// A read-only allowlisted command runs without asking.
 	f.w.Send("!pwd", tools.OriginTerminal)
@@ -475,7 +502,7 @@ func TestPlanModeRefusesWritesWithoutAsking(t *testing.T) {
 			t.Fatal("plan mode asked instead of refusing")
 		}
 	}
-	msgs := f.w.Snapshot().Messages
+	msgs := messagesOf(f.w.Snapshot())
 	if !strings.Contains(msgs[2].Content, "plan mode") {
 		t.Fatalf("refusal reason not given to the model: %q", msgs[2].Content)
 	}
@@ -491,7 +518,7 @@ func TestStorageDisabledListsNothing(t *testing.T) {
 	if err != nil || len(list) != 0 {
 		t.Fatalf("list %v %v", list, err)
 	}
-	if len(f.w.Snapshot().Messages) != 2 {
+	if len(messagesOf(f.w.Snapshot())) != 2 {
 		t.Fatal("memory store lost the conversation")
 	}
 }

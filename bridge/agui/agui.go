@@ -10,7 +10,12 @@
 //   - a run that ends interrupted or failed closes with a short visible
 //     notice before its RUN_ERROR, since opentask (1.12.1) leaves its
 //     "Working…" state only on TEXT_MESSAGE_END; notices shown during a
-//     run (a moved conversation) travel as text messages too.
+//     run (a moved conversation) travel as text messages too;
+//   - a conversation is sent whole as MESSAGES_SNAPSHOT (Snapshot);
+//   - on the panel's connection, Panel adds the start of a message the
+//     connection never saw begin (reopen), the closing text of a run that
+//     ends on a tool result, and absolute artifact links; Say is a line
+//     that is no part of a turn, as a run of its own.
 //
 // The domain (package session and below) never sees AG-UI: it reports
 // transcript changes, and each client's connection runs its own Encoder.

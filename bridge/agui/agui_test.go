@@ -271,3 +271,32 @@ type stepFunc func(ctx context.Context, emit func(llm.Delta)) (llm.Completion, e
 func (f stepFunc) Stream(ctx context.Context, req llm.Request, emit func(llm.Delta)) (llm.Completion, error) {
 	return f(ctx, emit)
 }
+
+func TestAConnectionArrivingMidMessageGetsItsStart(t *testing.T) {
+	p := NewPanel("")
+	first, second := new(int), new(int)
+	start := events.NewTextMessageStartEvent("m", events.WithRole("assistant"))
+	content := events.NewTextMessageContentEvent("m", "more")
+	if got := p.Events(first, "", start); len(got) != 1 {
+		t.Fatalf("start: %v", got)
+	}
+	if got := p.Events(first, "", content); len(got) != 1 {
+		t.Fatalf("the connection that saw the start got %d events", len(got))
+	}
+	got := p.Events(second, "", content)
+	if len(got) != 2 || got[0].Type() != events.EventTypeTextMessageStart || got[1] != events.Event(content) {
+		t.Fatalf("a new connection mid-message got %v", got)
+	}
+	if got := p.Events(second, "", content); len(got) != 1 {
+		t.Fatalf("the start was sent twice: %v", got)
+	}
+}
+
+func TestSayIsAWholeRun(t *testing.T) {
+	evs := Say("conv", "run", "msg", "a line")
+	var wrapped []Event
+	for _, e := range evs {
+		wrapped = append(wrapped, Event{Event: e})
+	}
+	assertOpentaskShape(t, wrapped)
+}

@@ -19,9 +19,8 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/tools"
@@ -136,13 +135,7 @@ func (p *Panel) say(s bridge.Sender, text string) {
 	defer p.saying.Unlock()
 	run := newID()
 	msg := "mcp-only-" + run
-	for _, e := range []events.Event{
-		events.NewRunStartedEvent(thread, run),
-		events.NewTextMessageStartEvent(msg, events.WithRole("assistant")),
-		events.NewTextMessageContentEvent(msg, text),
-		events.NewTextMessageEndEvent(msg),
-		events.NewRunFinishedEvent(thread, run),
-	} {
+	for _, e := range agui.Say(thread, run, msg, text) {
 		b, err := e.ToJSON()
 		if err != nil {
 			p.log.Error("panel: encoding a chat event", "err", err)

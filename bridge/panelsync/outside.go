@@ -6,6 +6,7 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session"
 )
@@ -85,16 +86,10 @@ func sendOutside(snd bridge.Sender, id, thread, line string) error {
 		thread = "mcp-clients"
 	}
 	run := "outside-" + id
-	for _, e := range []events.Event{
-		events.NewRunStartedEvent(thread, run),
-		events.NewTextMessageStartEvent(run, events.WithRole("assistant")),
-		// The line quotes an MCP client's arguments and a page's answer;
-		// the panel renders Markdown, which must not turn them into an
-		// image it fetches or a link in infer's voice.
-		events.NewTextMessageContentEvent(run, wire.PlainMarkdown(line)),
-		events.NewTextMessageEndEvent(run),
-		events.NewRunFinishedEvent(thread, run),
-	} {
+	// The line quotes an MCP client's arguments and a page's answer; the
+	// panel renders Markdown, which must not turn them into an image it
+	// fetches or a link in infer's voice.
+	for _, e := range agui.Say(thread, run, run, wire.PlainMarkdown(line)) {
 		if err := sendEvent(snd, e); err != nil {
 			return err
 		}

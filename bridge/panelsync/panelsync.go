@@ -34,19 +34,11 @@ type Sync struct {
 
 	mu   sync.Mutex
 	live bridge.Sender
-	// open and openFor track, on the mirror goroutine, which messages the
-	// connection openFor has seen start.
-	open    map[string]bool
-	openFor bridge.Sender
-	// links makes artifact links absolute in what the panel is sent; it
-	// too runs on the mirror goroutine.
-	links linkRewriter
-	// closer ends runs that finish on a tool result with a text message,
-	// on the mirror goroutine too.
-	closer runCloser
-	// enc encodes the transcript's changes for the panel, on the mirror
-	// goroutine too.
-	enc agui.Encoder
+	// enc encodes the transcript's changes, and panel adds what the
+	// live connection needs around them; both run on the mirror
+	// goroutine.
+	enc   agui.Encoder
+	panel *agui.Panel
 	// outside holds the lines of MCP clients' calls that ended while a
 	// turn ran, on the mirror goroutine too (see outside.go).
 	outside outsideLines
@@ -91,7 +83,7 @@ func New(w *session.Workspace, log *slog.Logger) *Sync {
 	mctx, stopMirror := context.WithCancel(context.Background())
 	s := &Sync{w: w, log: log, sub: w.Subscribe(), inflight: map[string]bool{}, ctx: ctx, cancel: cancel,
 		stopMirror: stopMirror, mirrored: make(chan struct{})}
-	s.links.dir = w.Pipeline().ArtifactsDir()
+	s.panel = agui.NewPanel(w.Pipeline().ArtifactsDir())
 	go s.mirror(mctx)
 	return s
 }
@@ -220,15 +212,9 @@ func (s *Sync) chat(snd bridge.Sender, conversation string, e events.Event) erro
 		return nil // a cancelled turn of a conversation the panel left
 	}
 	s.follow(conversation)
-	if err := s.reopen(snd, e); err != nil {
-		return err
-	}
-	base := snd.ArtifactBase()
-	for _, before := range append(s.closer.before(e), e) {
-		for _, out := range s.links.panelText(before, base) {
-			if err := sendEvent(snd, out); err != nil {
-				return err
-			}
+	for _, out := range s.panel.Events(snd, snd.ArtifactBase(), e) {
+		if err := sendEvent(snd, out); err != nil {
+			return err
 		}
 	}
 	return nil
@@ -255,7 +241,7 @@ func (s *Sync) userMessage(snd bridge.Sender, c transcript.Change) error {
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
 // says the panel did not ask for it on this connection.
 func (s *Sync) sendSnapshot(snd bridge.Sender, snap session.Snapshot, unasked bool) error {
-	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase(), s.links.dir)); err != nil {
+	if err := snd.SendSnapshot(snapshotFrame(snap, snd.ArtifactBase(), s.panel)); err != nil {
 		return err
 	}
 	s.mu.Lock()
@@ -281,41 +267,6 @@ func sendEvent(snd bridge.Sender, e events.Event) error {
 		return err
 	}
 	return snd.SendChatEvent(b)
-}
-
-// reopen keeps a connection that arrived in the middle of a message (a
-// panel that reconnected while the agent streamed) from receiving content
-// for a message it never saw start: it sends the missing start first, so
-// every text segment still opens with its own TEXT_MESSAGE_START. It runs
-// on the mirror goroutine only, which owns open and openFor.
-func (s *Sync) reopen(snd bridge.Sender, e events.Event) error {
-	if snd != s.openFor {
-		s.openFor, s.open = snd, map[string]bool{}
-	}
-	switch ev := e.(type) {
-	case *events.TextMessageStartEvent:
-		s.open[ev.MessageID] = true
-	case *events.ReasoningStartEvent:
-		s.open[ev.MessageID] = true
-	case *events.TextMessageEndEvent:
-		delete(s.open, ev.MessageID)
-	case *events.ReasoningEndEvent:
-		delete(s.open, ev.MessageID)
-	case *events.TextMessageContentEvent:
-		if !s.open[ev.MessageID] {
-			s.open[ev.MessageID] = true
-			return sendEvent(snd, events.NewTextMessageStartEvent(ev.MessageID, events.WithRole("assistant")))
-		}
-	case *events.ReasoningMessageContentEvent:
-		if !s.open[ev.MessageID] {
-			s.open[ev.MessageID] = true
-			if err := sendEvent(snd, events.NewReasoningStartEvent(ev.MessageID)); err != nil {
-				return err
-			}
-			return sendEvent(snd, events.NewReasoningMessageStartEvent(ev.MessageID, "assistant"))
-		}
-	}
-	return nil
 }
 
 // panelApprovals are the pending requests the panel may answer: not those
@@ -346,12 +297,12 @@ func approvalFrame(a session.Approval) wire.ApprovalRequest {
 // snapshotFrame is the conversation as the panel reads it: its messages
 // in the stored shape, and each answered call's outcome beside them. A
 // segment still streaming is left out: the panel gets it live.
-func snapshotFrame(snap session.Snapshot, artifactBase, artifactsDir string) wire.ConversationSnapshot {
+func snapshotFrame(snap session.Snapshot, artifactBase string, panel *agui.Panel) wire.ConversationSnapshot {
 	tr := snap.Transcript.Settled()
 	all := tr.Messages()
 	msgs := make([]wire.Message, 0, len(all))
 	for _, m := range all {
-		wm := wire.Message{Role: string(m.Role), Content: panelContent(m.Content, artifactBase, artifactsDir), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
+		wm := wire.Message{Role: string(m.Role), Content: panel.Content(m.Content, artifactBase), ToolCallID: m.ToolCallID, Reasoning: m.Reasoning}
 		for _, c := range m.ToolCalls {
 			wm.ToolCalls = append(wm.ToolCalls, wire.ToolCall{ID: c.ID, Type: "function", Function: wire.FunctionCall{Name: c.Name, Arguments: c.Arguments}})
 		}

@@ -682,7 +682,7 @@ func TestFaultExtensionVanishesMidCommand(t *testing.T) {
 	if len(msgs) != 1 || !strings.Contains(msgs[0], browser.ErrDisconnected.Error()) {
 		t.Fatalf("tool result %q, want the disconnect", msgs)
 	}
-	for id, ok := range snap.ToolResults {
+	for id, ok := range callOutcomes(snap) {
 		if ok {
 			t.Fatalf("call %s recorded as a success", id)
 		}
@@ -907,7 +907,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 	if !run.finished() {
 		t.Fatalf("turn after the handshake faults: %v", run.terminal.Type())
 	}
-	for id, ok := range rg.app.Workspace.Snapshot().ToolResults {
+	for id, ok := range callOutcomes(rg.app.Workspace.Snapshot()) {
 		if !ok {
 			t.Fatalf("call %s failed: %q", id, rg.toolMessages())
 		}

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/infer-workspace/infer/bridge/wire"
+	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/sim"
 )
 
@@ -39,9 +41,20 @@ func (s *served) nextApproval() wire.ApprovalRequest {
 // toolMessages returns the tool messages of the active conversation.
 func (s *served) toolMessages() []string {
 	var out []string
-	for _, m := range s.app.Workspace.Snapshot().Messages {
-		if m.Role == "tool" {
-			out = append(out, m.Content)
+	for _, it := range s.app.Workspace.Snapshot().Transcript.Items {
+		if it.Kind == transcript.Tool && it.Done {
+			out = append(out, it.Call.Result)
+		}
+	}
+	return out
+}
+
+// callOutcomes maps each answered call of snap to whether it succeeded.
+func callOutcomes(snap session.Snapshot) map[string]bool {
+	out := map[string]bool{}
+	for _, it := range snap.Transcript.Items {
+		if it.Kind == transcript.Tool && it.Done {
+			out[it.ID] = it.Call.OK
 		}
 	}
 	return out
@@ -56,10 +69,10 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 		t.Fatalf("run %+v", evs[len(evs)-1])
 	}
 	snap := s.app.Workspace.Snapshot()
-	if len(snap.ToolResults) != 4 {
-		t.Fatalf("tool results %+v", snap.ToolResults)
+	if len(callOutcomes(snap)) != 4 {
+		t.Fatalf("tool results %+v", callOutcomes(snap))
 	}
-	for id, ok := range snap.ToolResults {
+	for id, ok := range callOutcomes(snap) {
 		if !ok {
 			t.Fatalf("call %s failed: %q", id, s.toolMessages())
 		}

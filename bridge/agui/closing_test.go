@@ -1,4 +1,4 @@
-package panelsync
+package agui
 
 import (
 	"strings"
@@ -7,8 +7,8 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 )
 
-// types lists the AG-UI types of evs.
-func types(evs []events.Event) string {
+// kinds lists the AG-UI types of evs.
+func kinds(evs []events.Event) string {
 	var out []string
 	for _, e := range evs {
 		out = append(out, string(e.Type()))
@@ -28,12 +28,12 @@ func TestRunsEndingOnAToolResultGetAClosingText(t *testing.T) {
 	}
 	for _, e := range run {
 		if got := r.before(e); got != nil {
-			t.Fatalf("%s got %s before it", e.Type(), types(got))
+			t.Fatalf("%s got %s before it", e.Type(), kinds(got))
 		}
 	}
 	closing := r.before(events.NewRunFinishedEvent("c", "r1"))
-	if types(closing) != "TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END" {
-		t.Fatalf("closing %s", types(closing))
+	if kinds(closing) != "TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END" {
+		t.Fatalf("closing %s", kinds(closing))
 	}
 	if got := closing[1].(*events.TextMessageContentEvent).Delta; got != "```\nhello\nExit code: 3\n```" {
 		t.Fatalf("closing text %q", got)
@@ -44,7 +44,7 @@ func TestRunsEndingOnAToolResultGetAClosingText(t *testing.T) {
 	r.before(events.NewTextMessageStartEvent("t", events.WithRole("assistant")))
 	r.before(events.NewTextMessageEndEvent("t"))
 	if got := r.before(events.NewRunFinishedEvent("c", "r2")); got != nil {
-		t.Fatalf("a run ending on text got %s", types(got))
+		t.Fatalf("a run ending on text got %s", kinds(got))
 	}
 }
 

@@ -1,4 +1,4 @@
-package panelsync
+package agui
 
 import (
 	"os"
