@@ -155,6 +155,12 @@ func (m *Model) Load(title string, tr transcript.Transcript) {
 func (m *Model) Apply(c transcript.Change) {
 	switch c.Op {
 	case transcript.ItemStarted:
+		if it := m.byID[c.Item.ID]; it != nil && it.open() {
+			// A snapshot read just after the change was published holds
+			// the item already; a later answer reusing an id starts anew.
+			m.set(it, c.Item)
+			return
+		}
 		m.put(c.Item)
 	case transcript.DeltaAppended:
 		it := m.byID[c.Item.ID]

@@ -339,3 +339,23 @@ func TestRunEndSaysHowItEnded(t *testing.T) {
 		t.Fatalf("%d items, want the call and two lines", m.Len())
 	}
 }
+
+// A snapshot read just after a call started holds the call, and the start
+// still waiting in the queue then names it again: it stays one row. A
+// later answer that reuses a finished call's id gets a row of its own.
+func TestAStartTheSnapshotHeldIsOneRow(t *testing.T) {
+	m := newChat(80, 20)
+	m.Load("", transcript.Transcript{Run: "r", Items: []transcript.Item{
+		{Kind: transcript.User, Text: "go", Done: true},
+		bash("a", "make", "", false),
+	}})
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r", Item: bash("a", "make", "", false)})
+	if m.Len() != 2 {
+		t.Fatalf("%d items:\n%s", m.Len(), plain(m.View()))
+	}
+	m.Apply(done(bash("a", "make", "ok", true)))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r2", Item: bash("a", "make again", "", false)})
+	if v := trimLines(plain(m.View())); m.Len() != 3 || !strings.Contains(v, "✓ Bash make") || !strings.Contains(v, "Bash make again · running") {
+		t.Fatalf("%d items:\n%s", m.Len(), v)
+	}
+}

@@ -81,6 +81,12 @@ type cacheKey struct {
 	expanded                     bool
 }
 
+// open reports whether the item is a transcript item still growing: a
+// segment streaming or one of the turn's calls running.
+func (it *item) open() bool {
+	return it.streaming || (it.kind == kTool && it.origin == "" && it.state == toolRunning)
+}
+
 func (it *item) expandable() bool {
 	switch it.kind {
 	case kReasoning:
