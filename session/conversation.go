@@ -22,13 +22,6 @@ type Snapshot struct {
 	// Transcript is the conversation so far, running turn included; a
 	// front end renders it with the same apply it follows changes with.
 	Transcript transcript.Transcript
-	// Messages, ToolResults and Notices are the transcript in the stored
-	// shape, for the front ends that still read it.
-	//
-	// Deprecated: read Transcript; these go once no front end reads them.
-	Messages    []store.Message
-	ToolResults map[string]bool
-	Notices     []store.Notice
 	// HeldBy, when set, names the process that holds the conversation
 	// ("infer serve (pid 1234)"): it is shown read-only, and a message
 	// sent to it starts a new conversation (see the package
@@ -147,44 +140,7 @@ func (w *Workspace) Snapshot() Snapshot {
 
 func (w *Workspace) snapshotLocked() Snapshot {
 	c := w.conv
-	snap := Snapshot{ID: c.id, Title: c.title, Transcript: c.tr.Clone(), HeldBy: w.heldByLocked()}
-	snap.Messages, snap.ToolResults, snap.Notices = storedShape(snap.Transcript.Settled())
-	return snap
-}
-
-// storedShape is tr as the store keeps it, for Snapshot's deprecated
-// fields.
-func storedShape(tr transcript.Transcript) ([]store.Message, map[string]bool, []store.Notice) {
-	msgs := []store.Message{}
-	for _, m := range tr.Messages() {
-		msgs = append(msgs, storeMessage(m))
-	}
-	results := map[string]bool{}
-	var notices []store.Notice
-	// count follows how many messages precede each item, as Messages
-	// groups them: an answer is one, each of its results one more.
-	count, answer, inAnswer := 0, "", false
-	for _, it := range tr.Items {
-		switch it.Kind {
-		case transcript.User:
-			count++
-			inAnswer = false
-		case transcript.Notice:
-			notices = append(notices, store.Notice{Text: it.Text, Origin: string(it.Origin), Warn: it.Level == transcript.Warn, At: it.At, After: count})
-		default:
-			if !inAnswer || it.Answer != answer {
-				count++
-				answer, inAnswer = it.Answer, true
-			}
-			if it.Kind == transcript.Tool && it.Done {
-				count++
-				if !it.Call.Unreported {
-					results[it.ID] = it.Call.OK
-				}
-			}
-		}
-	}
-	return msgs, results, notices
+	return Snapshot{ID: c.id, Title: c.title, Transcript: c.tr.Clone(), HeldBy: w.heldByLocked()}
 }
 
 // ActiveConversation returns the active conversation's id ("" until its

@@ -29,45 +29,6 @@ type TranscriptChanged struct {
 	Change transcript.Change
 }
 
-// UserMessage was published when a user message entered the conversation.
-//
-// Deprecated: the workspace publishes TranscriptChanged; front ends that
-// still read this translate it (bridge/agui's Legacy) until they apply
-// the transcript.
-type UserMessage struct {
-	Conversation string
-	Text         string
-	Origin       Origin
-}
-
-// Chat carried one AG-UI event (an events.Event of the AG-UI SDK, which
-// the domain does not import) of a turn.
-//
-// Deprecated: as UserMessage.
-type Chat struct {
-	Conversation string
-	Event        any
-	// Notice marks the events of a text message that is a notice for the
-	// browser panel, no part of the conversation.
-	Notice bool
-}
-
-// ToolFinished said that a tool call of the conversation got its result.
-//
-// Deprecated: as UserMessage; the call's Tool item, done, says it.
-type ToolFinished struct {
-	Conversation string
-	CallID       string
-	Name         string
-	OK           bool
-	// Duration is how long the tool ran, without any wait for approval.
-	Duration time.Duration
-	// Artifacts are files the call saved, relative to the artifacts dir.
-	Artifacts []string
-	// Skipped says the call never ran: the turn was interrupted first.
-	Skipped bool
-}
-
 // ApprovalOpened: a tool call waits for the person (the approvals broker).
 type ApprovalOpened struct{ Approval Approval }
 
@@ -128,18 +89,6 @@ const (
 	// not do, or something they did failed.
 	Warn = transcript.Warn
 )
-
-// NoticePosted said a line for the person outside any turn.
-//
-// Deprecated: as UserMessage; a notice is a Notice item of the transcript,
-// published by noticeIn (recorded first) as a TranscriptChanged.
-type NoticePosted struct {
-	Conversation string
-	Text         string
-	Level        Level
-	// Origin is the front end whose action the notice reports, if any.
-	Origin Origin
-}
 
 // Setting names one of the workspace's settings.
 type Setting int
@@ -215,9 +164,6 @@ type UsageReported struct {
 type Resync struct{}
 
 func (TranscriptChanged) sessionEvent()    {}
-func (UserMessage) sessionEvent()          {}
-func (Chat) sessionEvent()                 {}
-func (ToolFinished) sessionEvent()         {}
 func (ApprovalOpened) sessionEvent()       {}
 func (ApprovalResolved) sessionEvent()     {}
 func (BrowserStatusChanged) sessionEvent() {}
@@ -225,7 +171,6 @@ func (PageChanged) sessionEvent()          {}
 func (TabsChanged) sessionEvent()          {}
 func (ScreenshotTaken) sessionEvent()      {}
 func (BrowserCommandDone) sessionEvent()   {}
-func (NoticePosted) sessionEvent()         {}
 func (OutsideCall) sessionEvent()          {}
 func (SettingsChanged) sessionEvent()      {}
 func (ConversationChanged) sessionEvent()  {}

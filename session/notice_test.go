@@ -39,19 +39,27 @@ func withLog(sink *syncbuf.Buffer) func(*Options) {
 	}
 }
 
+// shownNotice is a notice shown outside any run, as a test reads it.
+type shownNotice struct {
+	Conversation string
+	Text         string
+	Level        Level
+	Origin       Origin
+}
+
 // asNotice reads e as a notice shown outside any run: a Notice item done.
-func asNotice(e Event) (NoticePosted, bool) {
+func asNotice(e Event) (shownNotice, bool) {
 	c, ok := change(e)
 	if !ok || c.Op != transcript.ItemDone || c.Item.Kind != transcript.Notice || c.Run != "" {
-		return NoticePosted{}, false
+		return shownNotice{}, false
 	}
-	return NoticePosted{Conversation: c.Conversation, Text: c.Item.Text, Level: c.Item.Level, Origin: c.Item.Origin}, true
+	return shownNotice{Conversation: c.Conversation, Text: c.Item.Text, Level: c.Item.Level, Origin: c.Item.Origin}, true
 }
 
 func isNotice(e Event) bool { _, ok := asNotice(e); return ok }
 
 // lastNotice is the notice the last of evs shows.
-func lastNotice(evs []Event) NoticePosted {
+func lastNotice(evs []Event) shownNotice {
 	n, _ := asNotice(evs[len(evs)-1])
 	return n
 }

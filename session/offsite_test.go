@@ -55,7 +55,7 @@ func TestOffSiteNavigationIsToldToThePerson(t *testing.T) {
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("go", tools.OriginTerminal)
-	var warned *NoticePosted
+	var warned *shownNotice
 	for _, e := range collect(t, sub, idle) {
 		if n, ok := asNotice(e); ok && strings.Contains(n.Text, "ended on http://host-b.test") {
 			warned = &n

@@ -80,8 +80,8 @@ func TestResumeAnswersCallsACrashLeftOpen(t *testing.T) {
 		t.Fatalf("stored %+v, %v", c.Messages, err)
 	}
 	again, err := f.w.Resume(id)
-	if err != nil || len(again.Messages) != 4 {
-		t.Fatalf("second resume: %d messages, %v", len(again.Messages), err)
+	if err != nil || len(again.Transcript.Messages()) != 4 {
+		t.Fatalf("second resume: %d messages, %v", len(again.Transcript.Messages()), err)
 	}
 
 	sub := f.w.Subscribe()
@@ -222,8 +222,8 @@ func TestConversationOpenInAnotherProcess(t *testing.T) {
 	if got := b.w.ActiveConversation(); got != id {
 		t.Fatalf("active %s, want the released conversation %s", got, id)
 	}
-	if s := b.w.Snapshot(); s.HeldBy != "" || len(s.Messages) != before+2 {
-		t.Fatalf("continued: held by %q, %d messages", s.HeldBy, len(s.Messages))
+	if s := b.w.Snapshot(); s.HeldBy != "" || len(s.Transcript.Messages()) != before+2 {
+		t.Fatalf("continued: held by %q, %d messages", s.HeldBy, len(s.Transcript.Messages()))
 	}
 
 	// And the first workspace's store now finds it held by the second.

@@ -364,7 +364,7 @@ func TestOverflowingSubscriberGetsResync(t *testing.T) {
 	s := h.Subscribe()
 	defer s.Close()
 	for i := 0; i < maxQueued+10; i++ {
-		h.Publish(NoticePosted{Text: "x"})
+		h.Publish(QueueChanged{Queue: []string{"x"}})
 	}
 	evs := s.Drain()
 	if _, ok := evs[0].(Resync); !ok {

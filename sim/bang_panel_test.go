@@ -64,7 +64,7 @@ func TestPanelBangCommandEndsWithItsOutputAsText(t *testing.T) {
 	}
 	// The closing text is for the panel: the conversation keeps the call
 	// and its result only.
-	for _, m := range in.Workspace.Snapshot().Messages {
+	for _, m := range in.Workspace.Snapshot().Transcript.Messages() {
 		if m.Role == "assistant" && strings.Contains(m.Content, "from-the-panel") {
 			t.Fatalf("the closing text was stored: %q", m.Content)
 		}

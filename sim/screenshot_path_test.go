@@ -60,7 +60,8 @@ func TestScreenshotPathFitsThePanel(t *testing.T) {
 
 	stored := in.Workspace.Snapshot()
 	id := stored.ID
-	last := stored.Messages[len(stored.Messages)-1].Content
+	msgs := stored.Transcript.Messages()
+	last := msgs[len(msgs)-1].Content
 	if !strings.Contains(last, in.Artifacts+"/screenshots/") {
 		t.Fatalf("the answer does not name the file (nothing to test): %q", last)
 	}

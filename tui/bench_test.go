@@ -5,27 +5,24 @@ import (
 	"strconv"
 	"testing"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // longSnapshot is a conversation of n messages mixing the kinds the chat
 // renders: user text, Markdown answers with code, tool calls and results.
 func longSnapshot(n int) session.Snapshot {
-	s := session.Snapshot{ID: "big", Title: "A long conversation", ToolResults: map[string]bool{}}
-	for i := 0; len(s.Messages) < n; i++ {
+	s := session.Snapshot{ID: "big", Title: "A long conversation"}
+	items := &s.Transcript.Items
+	for i := 0; len(*items) < n; i++ {
 		id := "call_" + strconv.Itoa(i)
-		s.Messages = append(s.Messages,
-			store.Message{Role: "user", Content: fmt.Sprintf("step %d: open example.com and read the heading", i)},
-			store.Message{Role: "assistant", Content: fmt.Sprintf("Working on **step %d**.\n\n- first\n- second\n\n```sh\necho %d\n```", i, i),
-				ToolCalls: []store.ToolCall{{ID: id, Type: "function", Function: store.FunctionCall{Name: "BrowserRead", Arguments: `{"selector":"h1"}`}}}},
-			store.Message{Role: "tool", ToolCallID: id, Content: "Page: Example Domain\n\nExample Domain"},
+		*items = append(*items,
+			transcript.Item{Kind: transcript.User, Text: fmt.Sprintf("step %d: open example.com and read the heading", i), Done: true},
+			transcript.Item{ID: "t" + id, Kind: transcript.Text, Text: fmt.Sprintf("Working on **step %d**.\n\n- first\n- second\n\n```sh\necho %d\n```", i, i), Done: true},
+			transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: "BrowserRead", Args: `{"selector":"h1"}`, Result: "Page: Example Domain\n\nExample Domain", OK: true}, Done: true},
 		)
-		s.ToolResults[id] = true
 	}
-	s.Messages = s.Messages[:n]
+	*items = (*items)[:n]
 	return s
 }
 
@@ -41,7 +38,7 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 			h := newHarness(b, ws, 160, 48)
 			h.events(
 				session.BusyChanged{Busy: true},
-				chatEvent(events.NewTextMessageStartEvent("s", events.WithRole("assistant"))),
+				segmentStarted("s", transcript.Text),
 			)
 			words := []string{"the ", "page ", "shows ", "a ", "heading ", "and ", "`code` ", "**bold** "}
 			b.ReportAllocs()
@@ -51,7 +48,7 @@ func BenchmarkChatRenderStreaming(b *testing.B) {
 				if i%60 == 59 {
 					d = "done.\n\n" // close a paragraph now and then, as text does
 				}
-				h.m.Update(eventsMsg{chatEvent(events.NewTextMessageContentEvent("s", d))})
+				h.m.Update(eventsMsg{delta("s", d)})
 				h.m.Update(flushMsg{})
 				_ = h.m.View()
 			}

@@ -4,7 +4,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
@@ -58,8 +57,7 @@ func TestTextKeepsOffTheRightBorder(t *testing.T) {
 		// A call waiting for approval, its arguments too long for the row:
 		// the chat's one-line summaries are cut a cell short of the border.
 		a.events(
-			chatEvent(events.NewToolCallStartEvent("call_w", "BrowserNavigate")),
-			chatEvent(events.NewToolCallArgsEvent("call_w", `{"url":"https://the demo shop and take a screenshot of every page in it"}`)),
+			callStarted("call_w", "BrowserNavigate", `{"url":"https://the demo shop and take a screenshot of every page in it"}`),
 			session.ApprovalOpened{Approval: session.Approval{ID: "ap_w", Call: tools.Call{ID: "call_w", Name: "BrowserNavigate", Args: `{"url":"x"}`}, Opened: epoch}},
 		)
 		a.m.tab = layout.TabChat

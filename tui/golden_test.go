@@ -13,13 +13,12 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Golden files hold the whole screen as plain text: View().Content with
@@ -84,24 +83,23 @@ func TestGolden(t *testing.T) {
 }
 
 func conversationSnapshot() session.Snapshot {
+	done := func(it transcript.Item) transcript.Item { it.Done = true; return it }
+	call := func(id, name, args, result string, ok bool) transcript.Item {
+		return done(transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: name, Args: args, Result: result, OK: ok}})
+	}
 	return session.Snapshot{
 		ID:    "c1",
 		Title: "Check the example site",
-		Messages: []store.Message{
-			{Role: "user", Content: "think about example.com; open example.com"},
-			{Role: "assistant", Reasoning: "Thinking about: example.com and what the person wants from it",
-				Content: "Calling BrowserNavigate.",
-				ToolCalls: []store.ToolCall{{ID: "call_1", Type: "function",
-					Function: store.FunctionCall{Name: "BrowserNavigate", Arguments: `{"url":"https://example.com"}`}}}},
-			{Role: "tool", ToolCallID: "call_1", Content: "Navigated to Example Domain (https://example.com/)."},
-			{Role: "assistant", Content: "## Done\n\nThe page is open. It says:\n\n- **Example Domain**\n- a link to *More information*\n\n```go\nfmt.Println(\"hello\")\n```"},
-			{Role: "user", Content: "run ls /nope"},
-			{Role: "assistant", Content: "Calling Bash.",
-				ToolCalls: []store.ToolCall{{ID: "call_2", Type: "function",
-					Function: store.FunctionCall{Name: "Bash", Arguments: `{"command":"ls /nope"}`}}}},
-			{Role: "tool", ToolCallID: "call_2", Content: "ls: cannot access '/nope': No such file or directory\nexit status 2"},
-		},
-		ToolResults: map[string]bool{"call_1": true, "call_2": false},
+		Transcript: transcript.Transcript{Items: []transcript.Item{
+			done(transcript.Item{Kind: transcript.User, Text: "think about example.com; open example.com"}),
+			done(transcript.Item{ID: "r1", Kind: transcript.Reasoning, Text: "Thinking about: example.com and what the person wants from it"}),
+			done(transcript.Item{ID: "t1", Kind: transcript.Text, Text: "Calling BrowserNavigate."}),
+			call("call_1", "BrowserNavigate", `{"url":"https://example.com"}`, "Navigated to Example Domain (https://example.com/).", true),
+			done(transcript.Item{ID: "t2", Kind: transcript.Text, Text: "## Done\n\nThe page is open. It says:\n\n- **Example Domain**\n- a link to *More information*\n\n```go\nfmt.Println(\"hello\")\n```"}),
+			done(transcript.Item{Kind: transcript.User, Text: "run ls /nope"}),
+			done(transcript.Item{ID: "t3", Kind: transcript.Text, Text: "Calling Bash."}),
+			call("call_2", "Bash", `{"command":"ls /nope"}`, "ls: cannot access '/nope': No such file or directory\nexit status 2", false),
+		}},
 	}
 }
 
@@ -110,22 +108,49 @@ func buildConversation(t *testing.T, w, h int) *harness {
 	ws.snap = conversationSnapshot()
 	hs := newHarness(t, ws, w, h)
 	hs.events(
-		session.UserMessage{Text: "and read the heading", Origin: tools.OriginPanel},
+		userSaid("", "and read the heading", tools.OriginPanel),
 		session.BusyChanged{Busy: true},
-		chatEvent(events.NewRunStartedEvent("c1", "r1")),
-		chatEvent(events.NewTextMessageStartEvent("m1", events.WithRole("assistant"))),
-		chatEvent(events.NewTextMessageContentEvent("m1", "Calling BrowserRead.")),
-		chatEvent(events.NewTextMessageEndEvent("m1")),
-		chatEvent(events.NewToolCallStartEvent("call_3", "BrowserRead")),
-		chatEvent(events.NewToolCallArgsEvent("call_3", `{"selector":"h1"}`)),
-		chatEvent(events.NewToolCallEndEvent("call_3")),
+		runStarted("r1"),
+		segmentStarted("m1", transcript.Text),
+		delta("m1", "Calling BrowserRead."),
+		segmentDone("m1", transcript.Text, "Calling BrowserRead."),
+		callStarted("call_3", "BrowserRead", `{"selector":"h1"}`),
 		session.QueueChanged{Queue: []string{"then take a screenshot"}},
 	)
 	return hs
 }
 
-func chatEvent(e events.Event) session.Event {
-	return session.Chat{Event: e}
+// The transcript changes the fake workspace publishes, as the agent makes
+// them.
+func change(c transcript.Change) session.Event { return session.TranscriptChanged{Change: c} }
+
+func runStarted(run string) session.Event {
+	return change(transcript.Change{Op: transcript.RunStarted, Run: run})
+}
+
+func userSaid(conv, text string, origin tools.Origin) session.Event {
+	return change(transcript.Change{Op: transcript.ItemDone, Conversation: conv, Item: transcript.Item{Kind: transcript.User, Text: text, Origin: origin}})
+}
+
+func segmentStarted(id string, k transcript.Kind) session.Event {
+	return change(transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: id, Kind: k}})
+}
+
+func delta(id, d string) session.Event {
+	return change(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: id}, Delta: d})
+}
+
+func segmentDone(id string, k transcript.Kind, text string) session.Event {
+	return change(transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{ID: id, Kind: k, Text: text}})
+}
+
+func callStarted(id, name, args string) session.Event {
+	return change(transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: name, Args: args}}})
+}
+
+func callDone(id, name, args, result string, ok bool, d time.Duration) session.Event {
+	return change(transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{ID: id, Kind: transcript.Tool,
+		Call: transcript.Call{Name: name, Args: args, Result: result, OK: ok, Duration: d}}})
 }
 
 func editApproval() session.Approval {
@@ -185,10 +210,6 @@ func screenshotPNG(t *testing.T) []byte {
 	return buf.Bytes()
 }
 
-func toolDone(id, name string, ok bool, d time.Duration) session.Event {
-	return session.ToolFinished{CallID: id, Name: name, OK: ok, Duration: d}
-}
-
 func buildBrowser(t *testing.T, w, h int) *harness {
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch.Add(-3 * time.Minute), RTT: 12 * time.Millisecond}
@@ -197,9 +218,8 @@ func buildBrowser(t *testing.T, w, h int) *harness {
 	hs.events(
 		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Navigate, Target: "https://example.com", Started: epoch, Latency: 412 * time.Millisecond}},
 		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Click, Target: "#missing", Started: epoch, Latency: 35 * time.Millisecond, Err: "no element matches #missing"}},
-		session.UserMessage{Conversation: "c9", Text: "tabs; screenshot", Origin: tools.OriginTerminal},
-		chatEvent(events.NewToolCallStartEvent("call_t", "BrowserTabs")),
-		chatEvent(events.NewToolCallEndEvent("call_t")),
+		userSaid("c9", "tabs; screenshot", tools.OriginTerminal),
+		callStarted("call_t", "BrowserTabs", ""),
 	)
 	hs.events(
 		session.BrowserCommandDone{Record: browser.CommandRecord{Action: browser.Tabs, Started: epoch, Latency: 8 * time.Millisecond}},
@@ -209,16 +229,13 @@ func buildBrowser(t *testing.T, w, h int) *harness {
 			{Index: 1, Title: "Docs", URL: "https://docs.example.com/guide"},
 			{Index: 2, URL: "about:blank"},
 		}},
-		toolDone("call_t", "BrowserTabs", true, 8*time.Millisecond),
-		chatEvent(events.NewToolCallResultEvent("r1", "call_t", "3 open tabs:\n0. Example Domain — https://example.com/ [controlled, focused]\n1. Docs — https://docs.example.com/guide\n2. (untitled) — about:blank\n")),
-		chatEvent(events.NewToolCallStartEvent("call_s", "BrowserScreenshot")),
-		chatEvent(events.NewToolCallEndEvent("call_s")),
+		callDone("call_t", "BrowserTabs", "", "3 open tabs:\n0. Example Domain — https://example.com/ [controlled, focused]\n1. Docs — https://docs.example.com/guide\n2. (untitled) — about:blank\n", true, 8*time.Millisecond),
+		callStarted("call_s", "BrowserScreenshot", ""),
 	)
 	hs.events(
 		session.PageChanged{Page: *page},
 		session.ScreenshotTaken{Screenshot: session.Screenshot{Image: screenshotPNG(t), MIME: "image/png", URL: page.URL, At: epoch}},
-		toolDone("call_s", "BrowserScreenshot", true, 1230*time.Millisecond),
-		chatEvent(events.NewToolCallResultEvent("r2", "call_s", "Screenshot of Example Domain (https://example.com/) saved to artifacts/screenshots/20260902-140305.png (320×200 PNG, 1234 bytes).")),
+		callDone("call_s", "BrowserScreenshot", "", "Screenshot of Example Domain (https://example.com/) saved to artifacts/screenshots/20260902-140305.png (320×200 PNG, 1234 bytes).", true, 1230*time.Millisecond),
 		session.UsageReported{Conversation: "c9", Usage: llm.Usage{InputTokens: 12_345, OutputTokens: 678}},
 	)
 	hs.key("tab", "tab") // focus the browser pane (approvals are skipped: none wait)

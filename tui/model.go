@@ -7,15 +7,14 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
-	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/browserpane"
 	"github.com/infer-workspace/infer/tui/chat"
@@ -125,10 +124,6 @@ type Model struct {
 
 	frame  string
 	cursor *tea.Cursor
-
-	// legacy translates the transcript's changes into the events the chat
-	// pane reads (see legacyEvents).
-	legacy agui.Legacy
 }
 
 // New builds the root model and subscribes to ws at once, so no event is
@@ -357,7 +352,7 @@ func (m *Model) handleState(s stateMsg) tea.Cmd {
 // loadSnapshot shows a conversation. The browser pane keeps what it
 // shows: tabs and screenshots belong to the browser, not to a conversation.
 func (m *Model) loadSnapshot(s session.Snapshot) {
-	m.chat.Load(s)
+	m.chat.Load(s.Title, s.Transcript.Settled())
 	m.convID, m.title = s.ID, s.Title
 	m.chat.SetTitle(s.Title)
 }
@@ -365,17 +360,10 @@ func (m *Model) loadSnapshot(s session.Snapshot) {
 func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	var cmds []tea.Cmd
 	resync := false
-	for _, e := range m.legacyEvents(evs) {
+	for _, e := range evs {
 		switch e := e.(type) {
-		case session.Chat:
-			if ev, ok := e.Event.(events.Event); ok {
-				m.chat.Apply(ev)
-			}
-		case session.UserMessage:
-			m.chat.AddUser(e.Text, e.Origin)
-			if m.convID == "" {
-				m.convID = e.Conversation // stored on its first message
-			}
+		case session.TranscriptChanged:
+			m.applyChange(e.Change)
 		case session.QueueChanged:
 			m.chat.SetQueue(e.Queue)
 		case session.ConversationChanged:
@@ -419,8 +407,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			m.browser.SetStatus(e.Status)
 		case session.BrowserCommandDone:
 			m.browser.AddCommand(e.Record)
-		case session.ToolFinished:
-			m.chat.ToolDone(e.CallID, e.OK, e.Duration)
 		case session.TabsChanged:
 			m.browser.SetTabs(e.Tabs)
 		case session.PageChanged:
@@ -429,8 +415,6 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 			cmds = append(cmds, m.decodeScreenshot(e.Screenshot))
 		case session.UsageReported:
 			m.usage[e.Conversation] = m.usage[e.Conversation].Add(e.Usage)
-		case session.NoticePosted:
-			m.chat.AddNotice(e.Text, e.Level == session.Warn)
 		case session.OutsideCall:
 			m.chat.Outside(e)
 		case session.Resync:
@@ -447,6 +431,15 @@ func (m *Model) handleEvents(evs eventsMsg) tea.Cmd {
 	}
 	cmds = append(cmds, m.ensureFlush(), m.ensureSpinner(), m.ensureGuardTimer())
 	return tea.Batch(cmds...)
+}
+
+// applyChange shows one change of a transcript.
+func (m *Model) applyChange(c transcript.Change) {
+	it := c.Item
+	m.chat.Apply(c)
+	if c.Op == transcript.ItemDone && it.Kind == transcript.User && m.convID == "" {
+		m.convID = c.Conversation // stored on its first message
+	}
 }
 
 // typingPause is how long after the person's last key in the editor a
@@ -596,20 +589,4 @@ func modelHint(model string) string {
 		return "offline/demo is not an LLM: try “open demo.infer.localhost; read h1; screenshot” or “run ls”."
 	}
 	return ""
-}
-
-// legacyEvents replaces each TranscriptChanged in evs with the events the
-// chat pane was written for.
-//
-// Deprecated: it goes once the chat pane applies the transcript.
-func (m *Model) legacyEvents(evs []session.Event) []session.Event {
-	out := make([]session.Event, 0, len(evs))
-	for _, e := range evs {
-		if c, ok := e.(session.TranscriptChanged); ok {
-			out = append(out, m.legacy.Events(c.Change)...)
-			continue
-		}
-		out = append(out, e)
-	}
-	return out
 }

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	tea "charm.land/bubbletea/v2"
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
@@ -20,6 +19,7 @@ import (
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/tools"
 	"github.com/infer-workspace/infer/session/tools/grants"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/approvals"
 	"github.com/infer-workspace/infer/tui/dialog"
 	"github.com/infer-workspace/infer/tui/layout"
@@ -779,10 +779,9 @@ func TestNoColorEmitsNoColour(t *testing.T) {
 	h := newHarness(t, ws, 160, 48, func(o *Options) { o.NoColor = true })
 	h.events(
 		session.ApprovalOpened{Approval: editApproval()},
-		chatEvent(events.NewToolCallStartEvent("s", "BrowserScreenshot")),
+		callStarted("s", "BrowserScreenshot", ""),
 		session.ScreenshotTaken{Screenshot: session.Screenshot{Image: screenshotPNG(t), MIME: "image/png", At: epoch}},
-		toolDone("s", "BrowserScreenshot", true, time.Second),
-		chatEvent(events.NewToolCallResultEvent("r", "s", "Screenshot saved (320×200 PNG).")),
+		callDone("s", "BrowserScreenshot", "", "Screenshot saved (320×200 PNG).", true, time.Second),
 	)
 	out := h.m.View().Content
 	if strings.Contains(out, "\x1b") {
@@ -796,7 +795,7 @@ func TestChatScrollsAndFollows(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 30)
 	for i := 0; i < 40; i++ {
-		h.events(session.UserMessage{Text: fmt.Sprintf("message %d", i)})
+		h.events(userSaid("", fmt.Sprintf("message %d", i), ""))
 	}
 	mustContain(t, h.screen(), "message 39")
 	h.key("pgup")
@@ -804,15 +803,15 @@ func TestChatScrollsAndFollows(t *testing.T) {
 	mustNotContain(t, s, "message 39")
 	mustContain(t, s, "scrolled up")
 	h.events(
-		chatEvent(events.NewTextMessageStartEvent("m", events.WithRole("assistant"))),
-		chatEvent(events.NewTextMessageContentEvent("m", "streaming answer")),
+		segmentStarted("m", transcript.Text),
+		delta("m", "streaming answer"),
 	)
 	s = h.screen()
 	mustNotContain(t, s, "streaming answer")
 	mustContain(t, s, "↓ 1 new")
 	h.key("end")
 	mustContain(t, h.screen(), "streaming answer")
-	h.events(chatEvent(events.NewTextMessageContentEvent("m", " keeps going")))
+	h.events(delta("m", " keeps going"))
 	mustContain(t, h.screen(), "streaming answer keeps going")
 	h.key("home")
 	mustContain(t, h.screen(), "message 0")
@@ -842,26 +841,20 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 	h := newHarness(t, ws, 120, 40)
 	h.events(
 		session.BusyChanged{Busy: true},
-		chatEvent(events.NewToolCallStartEvent("c9", "Bash")),
-		chatEvent(events.NewToolCallArgsEvent("c9", `{"command":"`)),
-		chatEvent(events.NewToolCallArgsEvent("c9", `make test"}`)),
-		chatEvent(events.NewToolCallEndEvent("c9")),
+		callStarted("c9", "Bash", `{"command":"`),
+		delta("c9", `make test"}`),
 	)
 	mustContain(t, h.screen(), "⠋ Bash make test · running")
 	h.send(spinMsg{})
 	mustContain(t, h.screen(), "⠙ Bash make test")
-	// The workspace's order: the result, then the outcome.
-	h.events(chatEvent(events.NewToolCallResultEvent("r", "c9", "ok\n2 tests passed")))
-	mustContain(t, h.screen(), "· Bash make test")
-	h.events(toolDone("c9", "Bash", true, 4200*time.Millisecond))
+	// The result and the outcome come together, in the done call.
+	h.events(callDone("c9", "Bash", `{"command":"make test"}`, "ok\n2 tests passed", true, 4200*time.Millisecond))
 	mustContain(t, h.screen(), "✓ Bash make test · 4.2s", "└ ok (enter: full result)")
 
 	// A call an interrupt skipped gets its outcome the same way.
 	h.events(
-		chatEvent(events.NewToolCallStartEvent("c10", "Bash")),
-		chatEvent(events.NewToolCallArgsEvent("c10", `{"command":"make lint"}`)),
-		chatEvent(events.NewToolCallResultEvent("r2", "c10", "Not run: the turn was interrupted before this call started.")),
-		toolDone("c10", "Bash", false, 0),
+		callStarted("c10", "Bash", `{"command":"make lint"}`),
+		callDone("c10", "Bash", `{"command":"make lint"}`, "Not run: the turn was interrupted before this call started.", false, 0),
 		session.BusyChanged{Busy: false},
 	)
 	mustContain(t, h.screen(), "✗ Bash make lint", "✓ Bash make test · 4.2s")
@@ -872,7 +865,7 @@ func TestUsageIsSummedPerConversation(t *testing.T) {
 	h := newHarness(t, ws, 140, 30)
 	mustNotContain(t, h.screen(), "tokens")
 	h.events(
-		session.UserMessage{Conversation: "c1", Text: "hi"},
+		userSaid("c1", "hi", ""),
 		session.UsageReported{Conversation: "c1", Usage: llm.Usage{InputTokens: 900, OutputTokens: 40}},
 		session.UsageReported{Conversation: "c1", Usage: llm.Usage{InputTokens: 1500, OutputTokens: 60, ReasoningTokens: 12}},
 		session.UsageReported{Conversation: "other", Usage: llm.Usage{InputTokens: 5, OutputTokens: 5}},
@@ -935,8 +928,7 @@ func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
 func TestInterruptMarksRunningCalls(t *testing.T) {
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.events(
-		chatEvent(events.NewToolCallStartEvent("c1", "BrowserNavigate")),
-		chatEvent(events.NewToolCallArgsEvent("c1", `{"url":"https://slow.example"}`)),
+		callStarted("c1", "BrowserNavigate", `{"url":"https://slow.example"}`),
 		session.BusyChanged{Interrupted: true},
 	)
 	mustContain(t, h.screen(), "⏹ BrowserNavigate https://slow.example", "interrupted")
@@ -966,9 +958,9 @@ func TestNewAndPanelMessages(t *testing.T) {
 		t.Fatalf("new sessions %d", ws.newSessions)
 	}
 	h.events(
-		session.UserMessage{Text: "from the side panel", Origin: tools.OriginPanel},
+		userSaid("", "from the side panel", tools.OriginPanel),
 		session.QueueChanged{Queue: []string{"next one", "and another"}},
-		session.NoticePosted{Text: "Could not save your message: disk full", Level: session.Warn},
+		session.TranscriptChanged{Change: transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{ID: "n1", Kind: transcript.Notice, Text: "Could not save your message: disk full", Level: transcript.Warn}}},
 	)
 	mustContain(t, h.screen(), "You · from the browser panel", "from the side panel",
 		"⧗ queued: next one", "⧗ queued: and another", "⚠ Could not save")
@@ -1098,9 +1090,7 @@ func TestRowWaitingForApprovalSaysSo(t *testing.T) {
 	h := newHarness(t, ws, 160, 48)
 	h.events(
 		session.BusyChanged{Busy: true},
-		chatEvent(events.NewToolCallStartEvent("call_10", "Bash")),
-		chatEvent(events.NewToolCallArgsEvent("call_10", `{"command":"rm -rf build/"}`)),
-		chatEvent(events.NewToolCallEndEvent("call_10")),
+		callStarted("call_10", "Bash", `{"command":"rm -rf build/"}`),
 	)
 	mustContain(t, h.screen(), "⠋ Bash rm -rf build/ · running")
 	ws.approvals = []session.Approval{bashApproval()}
@@ -1176,7 +1166,7 @@ func TestCtrlUClearsTheEditorLine(t *testing.T) {
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 30)
 	for i := 0; i < 40; i++ {
-		h.events(session.UserMessage{Text: fmt.Sprintf("message %d", i)})
+		h.events(userSaid("", fmt.Sprintf("message %d", i), ""))
 	}
 	h.typeText("open example.com; read h1")
 	h.key("left", "left", "ctrl+u")

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat: what the browser
@@ -42,14 +42,12 @@ func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
 	ws := newFakeWS()
 	ws.snap = session.Snapshot{
 		ID: "c1", Title: "t",
-		Messages: []store.Message{
-			{Role: store.RoleUser, Content: "first question"},
-			{Role: store.RoleAssistant, Content: "first answer"},
-		},
-		Notices: []store.Notice{
-			{Text: "The browser panel switched the mode from standard to auto: commands will run without asking", Origin: "panel", Warn: true, After: 1},
-			{Text: "The browser panel switched the mode from auto to plan.", Origin: "panel", After: 2},
-		},
+		Transcript: transcript.Transcript{Items: []transcript.Item{
+			{Kind: transcript.User, Text: "first question", Done: true},
+			{Kind: transcript.Notice, Text: "The browser panel switched the mode from standard to auto: commands will run without asking", Origin: "panel", Level: transcript.Warn, Done: true},
+			{Kind: transcript.Text, Text: "first answer", Done: true},
+			{Kind: transcript.Notice, Text: "The browser panel switched the mode from auto to plan.", Origin: "panel", Done: true},
+		}},
 	}
 	h := newHarness(t, ws, 160, 48)
 	s := h.screen()

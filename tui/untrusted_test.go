@@ -6,13 +6,13 @@ import (
 	"time"
 
 	"charm.land/lipgloss/v2"
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/layout"
 )
 
@@ -73,8 +73,7 @@ func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
 			Opened:  epoch,
 		}
 		h.events(
-			chatEvent(events.NewToolCallStartEvent("call_x", "Bash")),
-			chatEvent(events.NewToolCallArgsEvent("call_x", `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`)),
+			callStarted("call_x", "Bash", `{"command":"echo hello \u001b[8m&& touch X\u001b[0m"}`),
 			session.ApprovalOpened{Approval: a},
 		)
 		frame := h.m.View().Content
@@ -99,10 +98,8 @@ func TestToolResultCarriageReturnKeepsTheFrame(t *testing.T) {
 	const w, ht = 120, 30
 	h := newHarness(t, newFakeWS(), w, ht)
 	h.events(
-		chatEvent(events.NewToolCallStartEvent("c1", "Bash")),
-		chatEvent(events.NewToolCallArgsEvent("c1", `{"command":"./build.sh"}`)),
-		toolDone("c1", "Bash", true, time.Second),
-		chatEvent(events.NewToolCallResultEvent("r1", "c1", "progress 10%\rDONE\x1b[2K\ncol\tumn\r\nend\u202e!")),
+		callStarted("c1", "Bash", `{"command":"./build.sh"}`),
+		callDone("c1", "Bash", `{"command":"./build.sh"}`, "progress 10%\rDONE\x1b[2K\ncol\tumn\r\nend\u202e!", true, time.Second),
 	)
 	check := func(what string) string {
 		t.Helper()
@@ -169,12 +166,12 @@ func TestModelTextCannotStyleTheScreen(t *testing.T) {
 	const w, ht = 160, 48
 	h := newHarness(t, newFakeWS(), w, ht)
 	h.events(
-		chatEvent(events.NewReasoningMessageStartEvent("th", "assistant")),
-		chatEvent(events.NewReasoningMessageContentEvent("th", "plan\x1b[8m secret")),
-		chatEvent(events.NewReasoningMessageEndEvent("th")),
-		chatEvent(events.NewTextMessageStartEvent("m", events.WithRole("assistant"))),
-		chatEvent(events.NewTextMessageContentEvent("m", "raw \x1b[8mhidden\x1b[0m, ref &#27;[8mref&#x1b;[0m, mark &rlm;x, cr a\rb\n\n")),
-		chatEvent(events.NewTextMessageContentEvent("m", "`code &#27; stays`\n\n| a\tb |")),
+		segmentStarted("th", transcript.Reasoning),
+		delta("th", "plan\x1b[8m secret"),
+		segmentDone("th", transcript.Reasoning, "plan\x1b[8m secret"),
+		segmentStarted("m", transcript.Text),
+		delta("m", "raw \x1b[8mhidden\x1b[0m, ref &#27;[8mref&#x1b;[0m, mark &rlm;x, cr a\rb\n\n"),
+		delta("m", "`code &#27; stays`\n\n| a\tb |"),
 	)
 	check := func() string {
 		t.Helper()
@@ -183,7 +180,7 @@ func TestModelTextCannotStyleTheScreen(t *testing.T) {
 		return strings.Join(drawn(frame, w, ht), "\n")
 	}
 	mustContain(t, check(), `raw \x1b[8mhidden\x1b[0m, ref \x1b[8mref\x1b[0m, mark \u200fx, cr a\rb`)
-	h.events(chatEvent(events.NewTextMessageEndEvent("m"))) // rendered again, whole
+	h.events(segmentDone("m", transcript.Text, "raw \x1b[8mhidden\x1b[0m, ref &#27;[8mref&#x1b;[0m, mark &rlm;x, cr a\rb\n\n"+"`code &#27; stays`\n\n| a\tb |")) // rendered again, whole
 	mustContain(t, check(), `raw \x1b[8mhidden\x1b[0m`, `code \x1b stays`)
 	h.key("tab", "up", "enter") // the chat, the reasoning (the one row that expands), expanded
 	mustContain(t, check(), `plan\x1b[8m secret`)
@@ -196,14 +193,13 @@ func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
 	ws := newFakeWS()
 	ws.model = "evil\x1b[8m/model"
 	ws.metas = []store.Meta{{ID: "c1", Title: "stored\x1b]0;x\x07 title", MessageCount: 1}}
-	ws.snap = session.Snapshot{ID: "c0", Title: "t", Messages: []store.Message{
-		{Role: "assistant", ToolCalls: []store.ToolCall{{ID: "k1", Type: "function",
-			Function: store.FunctionCall{Name: "Mal\x1b[8mware", Arguments: `{"path":"a\u202eb"}`}}}},
-	}}
+	ws.snap = session.Snapshot{ID: "c0", Title: "t", Transcript: transcript.Transcript{Items: []transcript.Item{
+		{ID: "k1", Kind: transcript.Tool, Call: transcript.Call{Name: "Mal\x1b[8mware", Args: `{"path":"a\u202eb"}`}},
+	}}}
 	h := newHarness(t, ws, w, ht, func(o *Options) { o.Notices = []string{"warning: bad\x1b[8m config"} })
 	h.events(
-		session.UserMessage{Text: "from the panel\x1b[2J\rX", Origin: tools.OriginPanel},
-		session.NoticePosted{Text: "provider error: \x1b]52;c;ZXZpbA==\x07", Level: session.Warn},
+		userSaid("", "from the panel\x1b[2J\rX", tools.OriginPanel),
+		session.TranscriptChanged{Change: transcript.Change{Op: transcript.ItemDone, Item: transcript.Item{ID: "n1", Kind: transcript.Notice, Text: "provider error: \x1b]52;c;ZXZpbA==\x07", Level: transcript.Warn}}},
 		session.QueueChanged{Queue: []string{"queued\x1b[8m"}},
 	)
 	h.send(flashMsg{text: "switching the model: 400 \x1b[31mbad\r\nrequest", warn: true})

@@ -8,7 +8,6 @@ import (
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/types"
 
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/agent"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/llm/demo"
@@ -263,40 +262,6 @@ func TestSnapshotIsTheDialogue(t *testing.T) {
 	}
 	if err := events.NewMessagesSnapshotEvent(got).Validate(); err != nil {
 		t.Fatal(err)
-	}
-}
-
-func TestLegacyTellsTheOldEvents(t *testing.T) {
-	var l Legacy
-	var got []string
-	for _, c := range []transcript.Change{
-		{Op: transcript.ItemDone, Conversation: "cv", Item: transcript.Item{ID: "u", Kind: transcript.User, Text: "hi", Origin: "panel"}},
-		{Op: transcript.RunStarted, Conversation: "cv", Run: "r"},
-		{Op: transcript.ItemStarted, Conversation: "cv", Run: "r", Item: transcript.Item{ID: "c", Kind: transcript.Tool, Answer: "a", Call: transcript.Call{Name: "Bash", Args: "{}"}}},
-		{Op: transcript.ItemDone, Conversation: "cv", Run: "r", Item: transcript.Item{ID: "c", Kind: transcript.Tool, Answer: "a", Call: transcript.Call{Name: "Bash", Args: "{}", Result: "x", OK: true}}},
-		{Op: transcript.ItemDone, Conversation: "cv", Item: transcript.Item{ID: "n", Kind: transcript.Notice, Text: "raised", Level: transcript.Warn}},
-	} {
-		for _, e := range l.Events(c) {
-			switch e := e.(type) {
-			case session.UserMessage:
-				got = append(got, "user:"+e.Text+":"+string(e.Origin))
-			case session.Chat:
-				got = append(got, string(e.Event.(events.Event).Type()))
-			case session.ToolFinished:
-				got = append(got, "finished:"+e.CallID+":"+e.Name)
-			case session.NoticePosted:
-				if e.Level != session.Warn || e.Conversation != "cv" {
-					t.Fatalf("notice %+v", e)
-				}
-				got = append(got, "notice:"+e.Text)
-			default:
-				t.Fatalf("%T", e)
-			}
-		}
-	}
-	want := "user:hi:panel RUN_STARTED TOOL_CALL_START TOOL_CALL_ARGS TOOL_CALL_END TOOL_CALL_RESULT finished:c:Bash notice:raised"
-	if strings.Join(got, " ") != want {
-		t.Fatalf("got %s", strings.Join(got, " "))
 	}
 }
 

@@ -13,14 +13,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
-	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // exitInterrupted is the exit code of a run stopped by SIGINT, SIGTERM or
@@ -335,8 +333,6 @@ func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Wr
 // by our message. Events of other turns (a connected panel may queue its
 // own messages) and other conversations are ignored.
 type headlessRun struct {
-	// legacy translates transcript changes for the renderers (see handle).
-	legacy agui.Legacy
 	ws     *session.Workspace
 	sub    *session.Subscription
 	r      renderer
@@ -427,14 +423,6 @@ func (h *headlessRun) run(ctx context.Context) error {
 }
 
 func (h *headlessRun) handle(ev session.Event) {
-	if c, ok := ev.(session.TranscriptChanged); ok {
-		// The renderers still read the events the transcript's changes
-		// used to be published as.
-		for _, e := range h.legacy.Events(c.Change) {
-			h.handle(e)
-		}
-		return
-	}
 	switch ev := ev.(type) {
 	case session.BusyChanged:
 		switch {
@@ -454,42 +442,12 @@ func (h *headlessRun) handle(ev session.Event) {
 		default:
 			h.turnBusy = false
 		}
-	case session.NoticePosted:
-		if !h.started && h.turnBusy {
-			h.notices = append(h.notices, ev.Text)
-		}
-		h.log.Info("workspace notice", "text", ev.Text, "warn", ev.Level == session.Warn)
 	case session.OutsideCall:
 		if ev.Done { // an MCP client's call through this infer: not the run's output
 			h.log.Info("outside call", "line", ev.Line())
 		}
-	case session.UserMessage:
-		if !h.started && ev.Origin == tools.OriginHeadless && ev.Text == h.prompt {
-			h.started, h.conv = true, ev.Conversation
-			if h.interrupted {
-				h.ws.Interrupt() // SIGINT came while the message was queued
-			}
-		}
-	case session.Chat:
-		if !h.ours(ev.Conversation) || h.ended {
-			return
-		}
-		switch e := ev.Event.(type) {
-		case *events.RunFinishedEvent:
-			h.ended, h.end = true, runEnd{Finished: true, seen: true}
-		case *events.RunErrorEvent:
-			h.ended, h.end = true, runEnd{Message: e.Message, seen: true}
-			if e.Code != nil {
-				h.end.Code = *e.Code
-			}
-		}
-		if e, ok := ev.Event.(events.Event); ok {
-			h.check(h.r.chat(e, ev.Notice))
-		}
-	case session.ToolFinished:
-		if h.ours(ev.Conversation) && !h.ended {
-			h.check(h.r.toolDone(ev))
-		}
+	case session.TranscriptChanged:
+		h.change(ev.Change)
 	case session.UsageReported:
 		if h.ours(ev.Conversation) {
 			h.check(h.r.usage(ev.Usage))
@@ -516,6 +474,35 @@ func (h *headlessRun) handle(ev session.Event) {
 			h.done = true
 		}
 	}
+}
+
+// change follows one change of a transcript: our message starts the run
+// (the person's message is no part of the output), and every later change
+// of its conversation goes to the renderer until the run ends.
+func (h *headlessRun) change(c transcript.Change) {
+	if it := c.Item; c.Op == transcript.ItemDone && it.Kind == transcript.Notice && c.Run == "" {
+		if !h.started && h.turnBusy {
+			h.notices = append(h.notices, it.Text)
+		}
+		h.log.Info("workspace notice", "text", it.Text, "warn", it.Level == transcript.Warn)
+		return // the person's notices, not the run's output
+	}
+	if it := c.Item; c.Op == transcript.ItemDone && it.Kind == transcript.User {
+		if !h.started && it.Origin == tools.OriginHeadless && it.Text == h.prompt {
+			h.started, h.conv = true, c.Conversation
+			if h.interrupted {
+				h.ws.Interrupt() // SIGINT came while the message was queued
+			}
+		}
+		return
+	}
+	if !h.ours(c.Conversation) || h.ended {
+		return
+	}
+	if c.Op == transcript.RunEnded {
+		h.ended, h.end = true, runEndOf(c)
+	}
+	h.check(h.r.change(c))
 }
 
 // ours reports whether an event of conversation conv belongs to this run.

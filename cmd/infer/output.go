@@ -5,11 +5,10 @@ import (
 	"strings"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
-
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Output formats of infer headless.
@@ -26,22 +25,18 @@ type renderer interface {
 	// resumed is called once, before the run, when --session-id resumed a
 	// stored conversation.
 	resumed(snap session.Snapshot) error
-	// chat receives every AG-UI event of the run, in order; notice marks
-	// the events of a text message that is a notice for panels (see
-	// session.Chat).
-	chat(e events.Event, notice bool) error
-	// toolDone reports how a tool call of the run ended, just after its
-	// result.
-	toolDone(t session.ToolFinished) error
+	// change receives every change the run makes to the conversation's
+	// transcript, in order.
+	change(c transcript.Change) error
 	// approvalOpened announces a request; answerable says whether stdin
 	// can still answer it.
 	approvalOpened(a session.Approval, answerable bool) error
 	approvalResolved(a session.Approval) error
 	usage(u llm.Usage) error
-	// failedBeforeStart reports a turn that ended before its RUN_STARTED
+	// failedBeforeStart reports a turn that ended before its run started
 	// (the workspace could not even record the message).
 	failedBeforeStart(message string) error
-	// end is called once after the turn, to write what was held back.
+	// end is called once after the turn.
 	end() error
 }
 
@@ -62,9 +57,23 @@ type runEnd struct {
 	seen bool
 }
 
-// itemSink receives a run as the text and JSON formats need it: whole
-// tool calls instead of start/args/end events, tool results joined with
-// their outcome, and the notices the agent adds for panels left out.
+// runEndOf is how the run that c ends ended, as the formats report it:
+// an interrupted run is an error whose message and code are both
+// "interrupted".
+func runEndOf(c transcript.Change) runEnd {
+	e := runEnd{Finished: c.Status == transcript.Finished, RunID: c.Run, seen: true}
+	switch c.Status {
+	case transcript.Interrupted:
+		e.Message, e.Code = "interrupted", "interrupted"
+	case transcript.Failed:
+		e.Message, e.Code = c.Err, c.Code
+	}
+	return e
+}
+
+// itemSink receives a run as the text and JSON formats need it: each
+// segment's text as it streams, each tool call when it starts and again,
+// with its outcome, when it ends.
 type itemSink interface {
 	runStarted(threadID, runID string) error
 	text(messageID, delta string) error
@@ -80,161 +89,112 @@ type itemSink interface {
 	ended(e runEnd) error
 }
 
-// itemRenderer adapts an itemSink to renderer, assembling the AG-UI
-// stream into items.
-//
-// The agent closes an interrupted or failed run with a short text message
-// ("⏹ Interrupted.", "⚠ <error>") because opentask's panel only leaves its
-// working state on TEXT_MESSAGE_END. That notice is not part of the
-// conversation and the error already has its own line, so a text message
-// the workspace marks as a notice is held until the next event shows
-// whether a RUN_ERROR follows; if not (a moved conversation's notice), it
-// is written after all.
+// itemRenderer adapts an itemSink to renderer: it applies each transcript
+// change of the run, telling the sink what the change adds. Notices
+// recorded outside the run are no part of its output (the loop logs
+// them); a notice of the run itself (a moved conversation) is shown as
+// text.
 type itemRenderer struct {
 	sink itemSink
 
-	calls   map[string]*pendingCall
-	results []toolOutcome // results waiting for their ToolFinished
+	// open holds the kind of each started, unfinished item, and sent how
+	// many bytes of each segment went to the sink, so a done segment
+	// adds only what did not stream.
+	open map[string]transcript.Kind
+	sent map[string]int
 
-	held       *heldMessage
 	final      runEnd
 	terminated bool
 }
 
-type pendingCall struct {
-	name string
-	args strings.Builder
-	done *session.ToolFinished
-}
-
-type heldMessage struct {
-	id     string
-	deltas []string
-	closed bool
-}
-
 func newItemRenderer(sink itemSink) *itemRenderer {
-	return &itemRenderer{sink: sink, calls: map[string]*pendingCall{}}
+	return &itemRenderer{sink: sink, open: map[string]transcript.Kind{}, sent: map[string]int{}}
 }
 
 func (r *itemRenderer) resumed(session.Snapshot) error { return nil }
 
-func (r *itemRenderer) chat(e events.Event, notice bool) error {
-	if err := r.settle(e); err != nil {
-		return err
-	}
-	switch ev := e.(type) {
-	case *events.RunStartedEvent:
-		return r.sink.runStarted(ev.ThreadIDValue, ev.RunIDValue)
-	case *events.RunFinishedEvent:
-		r.final = runEnd{Finished: true, RunID: ev.RunIDValue, seen: true}
-	case *events.RunErrorEvent:
-		r.final = runEnd{Message: ev.Message, RunID: ev.RunIDValue, seen: true}
-		if ev.Code != nil {
-			r.final.Code = *ev.Code
-		}
-	case *events.TextMessageContentEvent:
-		if r.held != nil && r.held.id == ev.MessageID {
-			r.held.deltas = append(r.held.deltas, ev.Delta)
-			return nil
-		}
-		if notice {
-			r.held = &heldMessage{id: ev.MessageID, deltas: []string{ev.Delta}}
-			return nil
-		}
-		return r.sink.text(ev.MessageID, ev.Delta)
-	case *events.TextMessageEndEvent:
-		if r.held != nil && r.held.id == ev.MessageID {
-			r.held.closed = true
-			return nil
-		}
-		return r.sink.textEnd(ev.MessageID)
-	case *events.ReasoningMessageContentEvent:
-		return r.sink.reasoning(ev.MessageID, ev.Delta)
-	case *events.ReasoningMessageEndEvent:
-		return r.sink.reasoningEnd(ev.MessageID)
-	case *events.ToolCallStartEvent:
-		r.calls[ev.ToolCallID] = &pendingCall{name: ev.ToolCallName}
-	case *events.ToolCallArgsEvent:
-		if c := r.calls[ev.ToolCallID]; c != nil {
-			c.args.WriteString(ev.Delta)
-		}
-	case *events.ToolCallEndEvent:
-		if c := r.calls[ev.ToolCallID]; c != nil {
-			return r.sink.toolCall(ev.ToolCallID, c.name, c.args.String())
-		}
-	case *events.ToolCallResultEvent:
-		c := r.calls[ev.ToolCallID]
-		out := toolOutcome{ID: ev.ToolCallID, Output: ev.Content}
-		if c == nil {
-			return r.sink.toolResult(out)
-		}
-		out.Name = c.name
-		if c.done == nil {
-			// The workspace reports the outcome just after the result;
-			// wait for it (settle writes it as failed otherwise).
-			r.results = append(r.results, out)
-			return nil
-		}
-		out.OK, out.Duration = c.done.OK, c.done.Duration
-		delete(r.calls, ev.ToolCallID)
-		return r.sink.toolResult(out)
+func (r *itemRenderer) change(c transcript.Change) error {
+	switch c.Op {
+	case transcript.RunStarted:
+		return r.sink.runStarted(c.Conversation, c.Run)
+	case transcript.RunEnded:
+		r.final = runEndOf(c)
+	case transcript.ItemStarted:
+		return r.start(c.Item)
+	case transcript.DeltaAppended:
+		return r.delta(c.Item.ID, c.Delta)
+	case transcript.ItemDone:
+		return r.done(c)
 	}
 	return nil
 }
 
-// settle writes what was held back once the next chat event shows what it
-// was: a notice before RUN_ERROR is dropped; a result never given an
-// outcome is a call that did not run.
-func (r *itemRenderer) settle(next events.Event) error {
-	if h := r.held; h != nil && h.closed {
-		r.held = nil
-		if _, isErr := next.(*events.RunErrorEvent); !isErr {
-			if err := r.flushHeld(h); err != nil {
-				return err
-			}
+// start tells the sink of a segment's first text, or of a call, whose
+// arguments are whole when it starts; a call an interrupt skipped is
+// shown without them, as it never ran with them.
+func (r *itemRenderer) start(it transcript.Item) error {
+	switch it.Kind {
+	case transcript.Text, transcript.Reasoning:
+		r.open[it.ID] = it.Kind
+		return r.delta(it.ID, it.Text)
+	case transcript.Tool:
+		r.open[it.ID] = it.Kind
+		args := it.Call.Args
+		if it.Call.Skipped {
+			args = ""
 		}
-	}
-	return r.flushResults()
-}
-
-func (r *itemRenderer) flushHeld(h *heldMessage) error {
-	for _, d := range h.deltas {
-		if err := r.sink.text(h.id, d); err != nil {
-			return err
-		}
-	}
-	if h.closed {
-		return r.sink.textEnd(h.id)
+		return r.sink.toolCall(it.ID, it.Call.Name, args)
 	}
 	return nil
 }
 
-func (r *itemRenderer) flushResults() error {
-	pending := r.results
-	r.results = nil
-	for _, out := range pending {
-		delete(r.calls, out.ID)
-		if err := r.sink.toolResult(out); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-func (r *itemRenderer) toolDone(t session.ToolFinished) error {
-	c := r.calls[t.CallID]
-	if c == nil {
+func (r *itemRenderer) delta(id, text string) error {
+	if text == "" {
 		return nil
 	}
-	c.done = &t
-	for i, out := range r.results {
-		if out.ID == t.CallID {
-			r.results = append(r.results[:i:i], r.results[i+1:]...)
-			out.OK, out.Duration = t.OK, t.Duration
-			delete(r.calls, t.CallID)
-			return r.sink.toolResult(out)
+	switch r.open[id] {
+	case transcript.Text:
+		r.sent[id] += len(text)
+		return r.sink.text(id, text)
+	case transcript.Reasoning:
+		r.sent[id] += len(text)
+		return r.sink.reasoning(id, text)
+	}
+	return nil
+}
+
+func (r *itemRenderer) done(c transcript.Change) error {
+	it := c.Item
+	if _, started := r.open[it.ID]; !started {
+		if c.Run == "" {
+			return nil // recorded outside the run: not its output
 		}
+		if err := r.start(transcript.Item{ID: it.ID, Kind: it.Kind, Call: it.Call}); err != nil {
+			return err
+		}
+	}
+	if n := r.sent[it.ID]; n < len(it.Text) && (it.Kind == transcript.Text || it.Kind == transcript.Reasoning) {
+		// What the done segment adds to what streamed (the note that
+		// ends an answer cut at its cap).
+		if err := r.delta(it.ID, it.Text[n:]); err != nil {
+			return err
+		}
+	}
+	delete(r.open, it.ID)
+	delete(r.sent, it.ID)
+	switch it.Kind {
+	case transcript.Text:
+		return r.sink.textEnd(it.ID)
+	case transcript.Reasoning:
+		return r.sink.reasoningEnd(it.ID)
+	case transcript.Tool:
+		k := it.Call
+		return r.sink.toolResult(toolOutcome{ID: it.ID, Name: k.Name, OK: k.OK, Duration: k.Duration, Output: k.Result})
+	case transcript.Notice:
+		if err := r.sink.text(it.ID, it.Text); err != nil {
+			return err
+		}
+		return r.sink.textEnd(it.ID)
 	}
 	return nil
 }
@@ -259,17 +219,6 @@ func (r *itemRenderer) end() error {
 		return nil
 	}
 	r.terminated = true
-	if h := r.held; h != nil {
-		r.held = nil
-		if !(r.final.seen && !r.final.Finished) {
-			if err := r.flushHeld(h); err != nil {
-				return err
-			}
-		}
-	}
-	if err := r.flushResults(); err != nil {
-		return err
-	}
 	return r.sink.ended(r.final)
 }
 

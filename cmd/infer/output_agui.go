@@ -9,6 +9,7 @@ import (
 	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/llm"
+	"github.com/infer-workspace/infer/session/transcript"
 )
 
 // Names of the CUSTOM events --output ag-ui adds to the workspace's own
@@ -23,6 +24,7 @@ const (
 // ToJSON, exactly as the bridge sends them in chat_event frames.
 type aguiOutput struct {
 	out io.Writer
+	enc agui.Encoder
 }
 
 func newAGUIOutput(out io.Writer) *aguiOutput { return &aguiOutput{out: out} }
@@ -42,9 +44,15 @@ func (g *aguiOutput) resumed(snap session.Snapshot) error {
 	return g.write(events.NewMessagesSnapshotEvent(agui.Snapshot(snap.ID, snap.Transcript)))
 }
 
-func (g *aguiOutput) chat(e events.Event, _ bool) error { return g.write(e) }
-
-func (g *aguiOutput) toolDone(session.ToolFinished) error { return nil }
+// change writes the events the panel's encoder tells c with.
+func (g *aguiOutput) change(c transcript.Change) error {
+	for _, e := range g.enc.Encode(c) {
+		if err := g.write(e.Event); err != nil {
+			return err
+		}
+	}
+	return nil
+}
 
 // aguiApproval is the value of the infer.approval_request CUSTOM event; it
 // uses the bridge's approval_request vocabulary.

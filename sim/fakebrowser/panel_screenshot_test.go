@@ -80,8 +80,8 @@ func TestPanelGetsScreenshotsAsLoadableLinks(t *testing.T) {
 
 	// What is stored (and shown in the TUI) keeps the root-relative form:
 	// the port is this run's.
-	snap := in.Workspace.Snapshot()
-	last := snap.Messages[len(snap.Messages)-1].Content
+	msgs := in.Workspace.Snapshot().Transcript.Messages()
+	last := msgs[len(msgs)-1].Content
 	if !strings.Contains(last, "](/artifacts/screenshots/") || strings.Contains(last, base) {
 		t.Fatalf("stored answer %q", last)
 	}

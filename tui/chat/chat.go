@@ -4,8 +4,9 @@
 // Outcomes and durations are the ones the workspace reports; the pane never
 // guesses them from the result text.
 //
-// The pane is built from a conversation snapshot and then follows the live
-// AG-UI events. Rendering is lazy and cached per item: only items that are
+// The pane shows a conversation's transcript: Load renders a snapshot's,
+// and Apply folds each live change into it, updating the item it names in
+// place. Rendering is lazy and cached per item: only items that are
 // on screen are rendered, finished items are rendered once per width, and
 // a streaming message re-renders only its unfinished last block. Scrolling
 // is anchored to an item and a line inside it, so composing a frame walks
@@ -13,18 +14,14 @@
 package chat
 
 import (
-	"math"
 	"strconv"
 	"strings"
-	"time"
 
 	"charm.land/bubbles/v2/key"
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
 	"github.com/infer-workspace/infer/internal/termtext"
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
-	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/frame"
 	"github.com/infer-workspace/infer/tui/theme"
 	"github.com/infer-workspace/infer/tui/toolfmt"
@@ -45,12 +42,12 @@ type Model struct {
 	// offline model understands.
 	hint string
 
-	items       []*item
-	byMsg       map[string]*item
-	byTool      map[string]*item
-	awaiting    map[string]bool // calls waiting for the person's approval
-	queue       *item           // the queued messages, drawn after the last item
-	thinkingSeq int
+	items []*item
+	// byID is the latest item with each id: the transcript's items, and
+	// the calls made from outside the conversation.
+	byID     map[string]*item
+	awaiting map[string]bool // calls waiting for the person's approval
+	queue    *item           // the queued messages, drawn after the last item
 
 	follow bool
 	top    anchor
@@ -89,8 +86,7 @@ func New(th *theme.Theme) *Model {
 
 func (m *Model) reset() {
 	m.items = nil
-	m.byMsg = map[string]*item{}
-	m.byTool = map[string]*item{}
+	m.byID = map[string]*item{}
 	m.queue = &item{kind: kQueue}
 	m.follow, m.top, m.unseen, m.sel = true, anchor{}, 0, -1
 }
@@ -125,56 +121,132 @@ func (m *Model) Following() bool { return m.follow }
 // padding that keeps text off the border, as in every pane.
 func (m *Model) contentSize() (w, h int) { return max(m.w-4, 1), max(m.h-2, 0) }
 
-// Load replaces the conversation with a snapshot.
-func (m *Model) Load(s session.Snapshot) {
+// Load replaces the conversation with a transcript (a snapshot's), through
+// the same path Apply takes for each item. A call still open is shown
+// running only when it belongs to the transcript's open run: one that
+// ended without a result (a stored conversation's) has none to wait for.
+func (m *Model) Load(title string, tr transcript.Transcript) {
 	m.reset()
-	m.title = s.Title
-	notices := s.Notices
-	// addNotices shows the notices recorded before message i.
-	addNotices := func(i int) {
-		for len(notices) > 0 && notices[0].After <= i {
-			m.AddNotice(notices[0].Text, notices[0].Warn)
-			notices = notices[1:]
-		}
+	m.title = title
+	for _, src := range tr.Items {
+		m.put(src)
 	}
-	for i, msg := range s.Messages {
-		addNotices(i)
-		switch msg.Role {
-		case store.RoleUser:
-			m.AddUser(msg.Content, "")
-		case store.RoleAssistant:
-			if msg.Reasoning != "" {
-				it := &item{kind: kReasoning}
-				it.appendText(msg.Reasoning)
-				m.add(it)
-			}
-			if strings.TrimSpace(msg.Content) != "" {
-				m.add(&item{kind: kText, buf: []byte(msg.Content)})
-			}
-			for _, tc := range msg.ToolCalls {
-				it := &item{kind: kTool, id: tc.ID, name: tc.Function.Name, args: []byte(tc.Function.Arguments), state: toolNoResult}
-				m.add(it)
-				m.byTool[tc.ID] = it
-			}
-		case store.RoleTool:
-			it := m.byTool[msg.ToolCallID]
-			if it == nil {
-				continue
-			}
-			it.result, it.hasResult = msg.Content, true
-			if ok, known := s.ToolResults[msg.ToolCallID]; known {
-				it.known = true
-				it.state = stateOf(ok)
-			} else {
-				it.state = toolUnreported // an old conversation without outcomes
-			}
+	running := tr.Run != ""
+	for i := len(m.items) - 1; i >= 0; i-- {
+		it := m.items[i]
+		if it.kind == kUser {
+			running = false // what came before is no part of the open run
+		}
+		if it.kind == kTool && it.state == toolRunning && !running {
+			it.state = toolNoResult
 			it.version++
 		}
 	}
-	addNotices(math.MaxInt) // the rest, whatever their After says
 	for id := range m.awaiting {
 		m.markAwaiting(id, true)
 	}
+}
+
+// Apply folds one transcript change into the conversation, following the
+// transcript's reducer: an item that starts is added, a delta grows it, a
+// done item replaces it whole (or is added, when it never started), and a
+// run's end closes what it left open and says how it ended, unless it
+// finished. It only updates state; rendering waits for the next frame.
+func (m *Model) Apply(c transcript.Change) {
+	switch c.Op {
+	case transcript.ItemStarted:
+		if it := m.byID[c.Item.ID]; it != nil && it.open() {
+			// A snapshot read just after the change was published holds
+			// the item already; a later answer reusing an id starts anew.
+			m.set(it, c.Item)
+			return
+		}
+		m.put(c.Item)
+	case transcript.DeltaAppended:
+		it := m.byID[c.Item.ID]
+		if it == nil || (it.kind == kTool && it.origin != "") {
+			return // the reducer refuses a delta to an item that never started
+		}
+		if it.kind == kTool {
+			it.args = append(it.args, c.Delta...)
+			it.version++
+		} else {
+			it.appendText(c.Delta)
+		}
+	case transcript.ItemDone:
+		src := c.Item
+		src.Done = true
+		if it := m.byID[src.ID]; it != nil && !(it.kind == kTool && it.origin != "") {
+			m.set(it, src)
+		} else {
+			m.put(src)
+		}
+	case transcript.RunEnded:
+		m.endRun(c.Status != transcript.Finished)
+		switch c.Status {
+		case transcript.Interrupted:
+			m.add(&item{kind: kText, buf: []byte(interruptedLine)})
+		case transcript.Failed:
+			m.add(&item{kind: kText, buf: []byte("⚠ " + c.Err)})
+		}
+	}
+}
+
+// interruptedLine is what closes a run the person stopped; a run that
+// failed closes with its error, after a ⚠.
+const interruptedLine = "⏹ Interrupted."
+
+// put adds src as a new item. A finished answer segment that says
+// nothing is left out: it would add nothing but a gap.
+func (m *Model) put(src transcript.Item) {
+	if src.Done && src.Kind == transcript.Text && strings.TrimSpace(src.Text) == "" {
+		return
+	}
+	it := new(item)
+	m.set(it, src)
+	if src.ID != "" {
+		m.byID[src.ID] = it
+	}
+	m.add(it)
+	if it.kind == kTool {
+		m.markAwaiting(src.ID, m.awaiting[src.ID])
+	}
+}
+
+// set copies what the view shows of src into it.
+func (m *Model) set(it *item, src transcript.Item) {
+	switch src.Kind {
+	case transcript.User:
+		it.kind, it.origin = kUser, src.Origin
+		it.setText(src.Text)
+	case transcript.Notice:
+		it.kind, it.warn = kNotice, src.Level == transcript.Warn
+		it.setText(src.Text)
+	case transcript.Text, transcript.Reasoning:
+		it.kind = kText
+		if src.Kind == transcript.Reasoning {
+			it.kind = kReasoning
+		}
+		it.streaming = !src.Done
+		it.setText(src.Text)
+	case transcript.Tool:
+		k := src.Call
+		it.kind, it.name, it.args = kTool, k.Name, append(it.args[:0], k.Args...)
+		it.result, it.hasResult, it.dur = "", false, 0
+		switch {
+		case !src.Done:
+			it.state = toolRunning
+		case k.Unreported:
+			it.state = toolUnreported // an old conversation without outcomes
+		default:
+			it.state, it.dur = stateOf(k.OK), k.Duration
+		}
+		if src.Done {
+			it.result, it.hasResult = k.Result, true
+			it.awaiting = false
+		}
+	}
+	it.version++
 }
 
 func stateOf(ok bool) toolState {
@@ -197,12 +269,8 @@ func (m *Model) add(it *item) {
 	}
 }
 
-// AddUser shows a message the person sent, from any front end.
-func (m *Model) AddUser(text string, origin tools.Origin) {
-	m.add(&item{kind: kUser, buf: []byte(text), origin: origin})
-}
-
-// AddNotice shows a line from the workspace outside any message.
+// AddNotice shows a line that is no part of the conversation's
+// transcript: a notice only shown, or one of the TUI's own.
 func (m *Model) AddNotice(text string, warn bool) {
 	m.add(&item{kind: kNotice, buf: []byte(text), warn: warn})
 }
@@ -220,127 +288,29 @@ func (m *Model) SetQueue(q []string) {
 	m.queue = &item{kind: kQueue, buf: []byte(b.String()), gap: len(q) > 0}
 }
 
-// Apply folds one AG-UI event into the conversation. It only updates
-// state; rendering waits for the next frame.
-func (m *Model) Apply(e events.Event) {
-	switch e := e.(type) {
-	case *events.TextMessageStartEvent:
-		m.textItem(e.MessageID)
-	case *events.TextMessageContentEvent:
-		m.textItem(e.MessageID).appendText(e.Delta)
-	case *events.TextMessageChunkEvent:
-		if e.Delta != nil {
-			id := ""
-			if e.MessageID != nil {
-				id = *e.MessageID
-			}
-			m.textItem(id).appendText(*e.Delta)
-		}
-	case *events.TextMessageEndEvent:
-		m.finish(m.byMsg[e.MessageID])
-	case *events.ReasoningMessageStartEvent:
-		m.reasoningItem(e.MessageID)
-	case *events.ReasoningMessageContentEvent:
-		m.reasoningItem(e.MessageID).appendText(e.Delta)
-	case *events.ReasoningMessageEndEvent:
-		m.finish(m.byMsg[e.MessageID])
-	case *events.ThinkingTextMessageStartEvent:
-		m.thinkingSeq++
-		m.reasoningItem("thinking:" + strconv.Itoa(m.thinkingSeq))
-	case *events.ThinkingTextMessageContentEvent:
-		m.reasoningItem("thinking:" + strconv.Itoa(m.thinkingSeq)).appendText(e.Delta)
-	case *events.ThinkingTextMessageEndEvent:
-		m.finish(m.byMsg["thinking:"+strconv.Itoa(m.thinkingSeq)])
-	case *events.ToolCallStartEvent:
-		it := m.byTool[e.ToolCallID]
-		if it == nil {
-			it = &item{kind: kTool, id: e.ToolCallID, name: e.ToolCallName}
-			m.byTool[e.ToolCallID] = it
-			m.add(it)
-		} else {
-			it.args = it.args[:0] // the snapshot's copy; ARGS resends them
-		}
-		it.state, it.result, it.hasResult, it.known, it.dur = toolRunning, "", false, false, 0
-		it.version++
-	case *events.ToolCallArgsEvent:
-		if it := m.byTool[e.ToolCallID]; it != nil {
-			it.args = append(it.args, e.Delta...)
-			it.version++
-		}
-	case *events.ToolCallResultEvent:
-		it := m.byTool[e.ToolCallID]
-		if it == nil {
-			it = &item{kind: kTool, id: e.ToolCallID, name: "tool"}
-			m.byTool[e.ToolCallID] = it
-			m.add(it)
-		}
-		it.result, it.hasResult = e.Content, true
-		if !it.known {
-			// The outcome follows the result (ToolDone), for every call.
-			it.state = toolUnreported
-		}
-		it.version++
-	case *events.RunFinishedEvent:
-		m.endRun(false)
-	case *events.RunErrorEvent:
-		m.endRun(true)
-	}
-}
-
 // Outside shows a call made from outside the conversation (an MCP
 // client's) as a tool row labelled with who made it: running when it
 // starts, with its outcome when it ends. It is not the running turn's, so
 // the turn's end leaves it alone.
 func (m *Model) Outside(c session.OutsideCall) {
-	it := m.byTool[c.ID]
-	if it == nil {
+	it := m.byID[c.ID]
+	if it == nil || it.origin == "" {
 		if c.Done {
 			return // started before this conversation was shown
 		}
-		it = &item{kind: kTool, id: c.ID, name: c.Name, args: []byte(c.Args), origin: c.Origin, state: toolRunning}
-		m.byTool[c.ID] = it
+		it = &item{kind: kTool, name: c.Name, args: []byte(c.Args), origin: c.Origin, state: toolRunning}
+		m.byID[c.ID] = it
 		m.add(it)
 		m.markAwaiting(c.ID, m.awaiting[c.ID])
 		return
 	}
-	if !c.Done || it.origin == "" {
+	if !c.Done {
 		return
 	}
-	it.state, it.known, it.dur = stateOf(c.OK), true, c.Duration
+	it.state, it.dur = stateOf(c.OK), c.Duration
 	it.result, it.hasResult = c.Result, true
 	it.awaiting = false
 	it.version++
-}
-
-// ToolDone records a call's outcome and duration as the workspace
-// reports them. Calls the pane does not show are ignored.
-func (m *Model) ToolDone(id string, ok bool, d time.Duration) {
-	it := m.byTool[id]
-	if it == nil {
-		return
-	}
-	it.state, it.known, it.dur = stateOf(ok), true, d
-	it.version++
-}
-
-func (m *Model) textItem(id string) *item {
-	if it := m.byMsg[id]; it != nil && it.kind == kText {
-		return it
-	}
-	it := &item{kind: kText, id: id, streaming: true}
-	m.byMsg[id] = it
-	m.add(it)
-	return it
-}
-
-func (m *Model) reasoningItem(id string) *item {
-	if it := m.byMsg[id]; it != nil && it.kind == kReasoning {
-		return it
-	}
-	it := &item{kind: kReasoning, id: id, streaming: true}
-	m.byMsg[id] = it
-	m.add(it)
-	return it
 }
 
 func (m *Model) finish(it *item) {
@@ -349,7 +319,6 @@ func (m *Model) finish(it *item) {
 	}
 	it.streaming = false
 	it.version++
-	delete(m.byMsg, it.id) // ids are never reused; keep the map small
 }
 
 // endRun closes whatever the run left open. Only the tail of the list can
@@ -400,7 +369,7 @@ func (m *Model) SetAwaiting(callIDs []string) {
 }
 
 func (m *Model) markAwaiting(id string, on bool) {
-	if it := m.byTool[id]; it != nil && it.awaiting != on {
+	if it := m.byID[id]; it != nil && it.kind == kTool && it.awaiting != on {
 		it.awaiting = on
 		it.version++
 	}

@@ -6,12 +6,11 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 	"github.com/charmbracelet/x/ansi"
 
 	"github.com/infer-workspace/infer/session"
-	"github.com/infer-workspace/infer/session/store"
 	"github.com/infer-workspace/infer/session/tools"
+	"github.com/infer-workspace/infer/session/transcript"
 	"github.com/infer-workspace/infer/tui/theme"
 )
 
@@ -75,11 +74,11 @@ func TestStreamRendersOnlyTheTail(t *testing.T) {
 
 func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 	m := newChat(80, 20)
-	var msgs []store.Message
+	var tr transcript.Transcript
 	for i := 0; i < 5000; i++ {
-		msgs = append(msgs, store.Message{Role: "user", Content: fmt.Sprintf("message %d", i)})
+		tr.Items = append(tr.Items, transcript.Item{Kind: transcript.User, Text: fmt.Sprintf("message %d", i), Done: true})
 	}
-	m.Load(session.Snapshot{Messages: msgs})
+	m.Load("", tr)
 	view := plain(m.View())
 	if !strings.Contains(view, "message 4999") {
 		t.Fatalf("the end is shown:\n%s", view)
@@ -102,13 +101,13 @@ func TestOnlyVisibleItemsAreRendered(t *testing.T) {
 func TestAnchoredViewStaysPut(t *testing.T) {
 	m := newChat(60, 12)
 	for i := 0; i < 30; i++ {
-		m.AddUser(fmt.Sprintf("line %d", i), "")
+		m.Apply(done(transcript.Item{Kind: transcript.User, Text: fmt.Sprintf("line %d", i)}))
 	}
 	m.View()
 	m.ScrollBy(-20)
 	before := plain(m.View())
-	m.Apply(events.NewTextMessageStartEvent("x", events.WithRole("assistant")))
-	m.Apply(events.NewTextMessageContentEvent("x", "new text"))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: transcript.Item{ID: "x", Kind: transcript.Text}})
+	m.Apply(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: "x"}, Delta: "new text"})
 	if after := plain(m.View()); after[:strings.LastIndex(after, "\n")] != before[:strings.LastIndex(before, "\n")] {
 		t.Fatalf("the view moved while scrolled up:\n%s\n---\n%s", before, after)
 	}
@@ -120,9 +119,8 @@ func TestAnchoredViewStaysPut(t *testing.T) {
 
 func TestViewIsExactSize(t *testing.T) {
 	m := newChat(50, 10)
-	m.AddUser(strings.Repeat("wide 漢字 ", 30), tools.OriginPanel)
-	m.Apply(events.NewToolCallStartEvent("t", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("t", `{"command":"`+strings.Repeat("x", 200)+`"}`))
+	m.Apply(done(transcript.Item{Kind: transcript.User, Text: strings.Repeat("wide 漢字 ", 30), Origin: tools.OriginPanel}))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("t", strings.Repeat("x", 200), "", false)})
 	lines := strings.Split(m.View(), "\n")
 	if len(lines) != 10 {
 		t.Fatalf("%d lines", len(lines))
@@ -136,22 +134,18 @@ func TestViewIsExactSize(t *testing.T) {
 
 func TestSnapshotToolOutcomes(t *testing.T) {
 	m := newChat(80, 20)
-	m.Load(session.Snapshot{
-		Messages: []store.Message{
-			{Role: "assistant", ToolCalls: []store.ToolCall{
-				{ID: "a", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"x.go"}`}},
-				{ID: "b", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"y.go"}`}},
-				{ID: "c", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"z.go"}`}},
-				{ID: "d", Function: store.FunctionCall{Name: "Read", Arguments: `{"path":"w.go"}`}},
-			}},
-			{Role: "tool", ToolCallID: "a", Content: "package x"},
-			{Role: "tool", ToolCallID: "b", Content: "package y"},
-			// An outcome the store lacks is not guessed from words like
-			// "error" in the text.
-			{Role: "tool", ToolCallID: "d", Content: "error: nothing is wrong"},
-		},
-		ToolResults: map[string]bool{"a": true, "b": false},
-	})
+	read := func(id, path, result string, done, ok, unreported bool) transcript.Item {
+		return transcript.Item{ID: id, Kind: transcript.Tool, Answer: "a", Done: done,
+			Call: transcript.Call{Name: "Read", Args: `{"path":"` + path + `"}`, Result: result, OK: ok, Unreported: unreported}}
+	}
+	m.Load("", transcript.Transcript{Items: []transcript.Item{
+		read("a", "x.go", "package x", true, true, false),
+		read("b", "y.go", "package y", true, false, false),
+		read("c", "z.go", "", false, false, false),
+		// An outcome the store lacks is not guessed from words like
+		// "error" in the text.
+		read("d", "w.go", "error: nothing is wrong", true, false, true),
+	}})
 	v := plain(m.View())
 	for _, want := range []string{"✓ Read x.go", "✗ Read y.go", "· Read z.go · no result", "· Read w.go\n", "└ error: nothing is wrong"} {
 		if !strings.Contains(trimLines(v), want) {
@@ -171,39 +165,43 @@ func trimLines(v string) string {
 	return strings.Join(out, "\n")
 }
 
+// done is the change that makes it, complete, part of the transcript.
+func done(it transcript.Item) transcript.Change {
+	return transcript.Change{Op: transcript.ItemDone, Item: it}
+}
+
+func bash(id, command, result string, ok bool) transcript.Item {
+	return transcript.Item{ID: id, Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":"` + command + `"}`, Result: result, OK: ok}}
+}
+
+// A call's outcome is the one its done item carries, never guessed from
+// the result's words, and it arrives with the result: the row is never
+// left half told.
 func TestToolOutcomesComeFromTheWorkspace(t *testing.T) {
 	m := newChat(80, 20)
-	// An outcome that arrives before the result (a fake's order) stands.
-	m.Apply(events.NewToolCallStartEvent("a", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("a", `{"command":"make"}`))
-	m.ToolDone("a", false, 1500*time.Millisecond)
-	v := trimLines(plain(m.View()))
-	if !strings.Contains(v, "✗ Bash make · 1.5s") || strings.Contains(v, "└") {
-		t.Fatalf("an outcome without a result yet shows the row alone:\n%s", v)
-	}
-	m.Apply(events.NewToolCallResultEvent("r", "a", "all good, no error here"))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("a", "make", "", false)})
+	failed := bash("a", "make", "all good, no error here", false)
+	failed.Call.Duration = 1500 * time.Millisecond
+	m.Apply(done(failed))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Bash make · 1.5s\n") || !strings.Contains(v, "└ all good") {
 		t.Fatalf("the reported failure stands, whatever the text says:\n%s", v)
 	}
-	// The workspace's order: the result comes first, then the outcome.
-	m.Apply(events.NewToolCallStartEvent("b", "Bash"))
-	m.Apply(events.NewToolCallArgsEvent("b", `{"command":"ls"}`))
-	m.Apply(events.NewToolCallResultEvent("r2", "b", "Error: none"))
-	if v := trimLines(plain(m.View())); !strings.Contains(v, "· Bash ls\n") {
-		t.Fatalf("a result without an outcome is neither ✓ nor ✗:\n%s", v)
-	}
-	m.ToolDone("b", true, 20*time.Millisecond)
+	ok := bash("b", "ls", "Error: none", true)
+	ok.Call.Duration = 20 * time.Millisecond
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Item: bash("b", "ls", "", false)})
+	m.Apply(done(ok))
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "✓ Bash ls · 20ms") {
 		t.Fatalf("view:\n%s", v)
 	}
-	// A call an interrupt skipped gets its (failed) outcome the same way.
-	m.Apply(events.NewToolCallStartEvent("c", "Read"))
-	m.Apply(events.NewToolCallResultEvent("r3", "c", "Not run: the turn was interrupted before this call started."))
-	m.ToolDone("c", false, 0)
-	if v := trimLines(plain(m.View())); !strings.Contains(v, "✗ Read") {
+	// A call an interrupt skipped is done too, failed; it never started.
+	skipped := transcript.Item{ID: "c", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Result: "Not run: the turn was interrupted before this call started.", Skipped: true}}
+	m.Apply(done(skipped))
+	// A stored result without an outcome is neither ✓ nor ✗.
+	m.Apply(done(transcript.Item{ID: "d", Kind: transcript.Tool, Call: transcript.Call{Name: "Bash", Args: `{"command":"pwd"}`, Result: "/", Unreported: true}}))
+	v := trimLines(plain(m.View()))
+	if !strings.Contains(v, "✗ Read") || !strings.Contains(v, "· Bash pwd\n") || m.Len() != 4 {
 		t.Fatalf("view:\n%s", v)
 	}
-	m.ToolDone("unknown", true, time.Second) // a call the pane never saw
 }
 
 // TestAngleBracketsSurviveMarkdown: text between < and > is what the
@@ -251,8 +249,8 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 		t.Fatalf("a pending call does not say who asks:\n%s", v)
 	}
 	m.SetAwaiting(nil)
-	m.Apply(events.NewRunStartedEvent("t", "r"))
-	m.Apply(events.NewRunFinishedEvent("t", "r"))
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r"})
 	if v := trimLines(plain(m.View())); !strings.Contains(v, "MCP client · BrowserNavigate https://example.com/ · running") {
 		t.Fatalf("the turn's end touched the MCP client's call:\n%s", v)
 	}
@@ -265,5 +263,99 @@ func TestMCPClientCallsShowWhoMadeThem(t *testing.T) {
 	m.Outside(session.OutsideCall{ID: "mcp_2", Name: "BrowserClick", Origin: tools.OriginMCP, Done: true, Denied: true})
 	if strings.Contains(plain(m.View()), "BrowserClick") {
 		t.Fatal("the end of a call never shown started a row")
+	}
+}
+
+// Loading a transcript shows its open run's calls running and every other
+// unanswered call without a result: the path is Apply's, so a snapshot
+// and the changes it stands for look the same.
+func TestLoadShowsOnlyTheOpenRunRunning(t *testing.T) {
+	items := []transcript.Item{
+		{Kind: transcript.User, Text: "first", Done: true},
+		{ID: "old", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Args: `{"path":"x.go"}`}},
+		{Kind: transcript.Notice, Text: "a notice", Level: transcript.Warn, Done: true},
+		{Kind: transcript.User, Text: "second", Done: true},
+		{ID: "t", Kind: transcript.Text, Text: "Reading.", Done: true},
+		{ID: "new", Kind: transcript.Tool, Call: transcript.Call{Name: "Read", Args: `{"path":"y.go"}`}},
+	}
+	loaded := newChat(80, 20)
+	loaded.Load("T", transcript.Transcript{Items: items, Run: "r"})
+	v := trimLines(plain(loaded.View()))
+	for _, want := range []string{"· Read x.go · no result", "⚠ a notice", "Read y.go · running"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+	applied := newChat(80, 20)
+	applied.SetTitle("T")
+	applied.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r0"})
+	for i, it := range items {
+		if i == 3 {
+			applied.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r0"})
+			applied.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+		}
+		op := transcript.ItemStarted
+		if it.Done {
+			op = transcript.ItemDone
+		}
+		applied.Apply(transcript.Change{Op: op, Item: it})
+	}
+	if a := applied.View(); a != loaded.View() {
+		t.Fatalf("applied:\n%s\nloaded:\n%s", plain(a), v)
+	}
+}
+
+// A run's notice (a message that moved to a new conversation) is a line
+// of its own, with one mark however its text was written for the panel.
+func TestRunNoticeHasOneMark(t *testing.T) {
+	m := newChat(100, 10)
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
+	m.Apply(transcript.Change{Op: transcript.ItemDone, Run: "r", Item: transcript.Item{ID: "n", Kind: transcript.Notice, Level: transcript.Warn,
+		Text: "⚠ The conversation was deleted, so your message started a new conversation."}})
+	v := plain(m.View())
+	if !strings.Contains(v, "⚠ The conversation was deleted") || strings.Contains(v, "⚠ ⚠") {
+		t.Fatalf("view:\n%s", v)
+	}
+}
+
+// A run that did not finish says how it ended, after stopping what it
+// left running; one that finished adds nothing.
+func TestRunEndSaysHowItEnded(t *testing.T) {
+	m := newChat(100, 20)
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r1"})
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r1", Item: bash("a", "sleep 9", "", false)})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r1", Status: transcript.Interrupted, Code: "interrupted"})
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r2"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r2", Status: transcript.Failed, Err: "rate limited", Code: "rate_limited"})
+	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r3"})
+	m.Apply(transcript.Change{Op: transcript.RunEnded, Run: "r3"})
+	v := trimLines(plain(m.View()))
+	for _, want := range []string{"⏹ Bash sleep 9 · interrupted", "⏹ Interrupted.", "⚠ rate limited"} {
+		if !strings.Contains(v, want) {
+			t.Fatalf("lacks %q:\n%s", want, v)
+		}
+	}
+	if m.Len() != 3 {
+		t.Fatalf("%d items, want the call and two lines", m.Len())
+	}
+}
+
+// A snapshot read just after a call started holds the call, and the start
+// still waiting in the queue then names it again: it stays one row. A
+// later answer that reuses a finished call's id gets a row of its own.
+func TestAStartTheSnapshotHeldIsOneRow(t *testing.T) {
+	m := newChat(80, 20)
+	m.Load("", transcript.Transcript{Run: "r", Items: []transcript.Item{
+		{Kind: transcript.User, Text: "go", Done: true},
+		bash("a", "make", "", false),
+	}})
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r", Item: bash("a", "make", "", false)})
+	if m.Len() != 2 {
+		t.Fatalf("%d items:\n%s", m.Len(), plain(m.View()))
+	}
+	m.Apply(done(bash("a", "make", "ok", true)))
+	m.Apply(transcript.Change{Op: transcript.ItemStarted, Run: "r2", Item: bash("a", "make again", "", false)})
+	if v := trimLines(plain(m.View())); m.Len() != 3 || !strings.Contains(v, "✓ Bash make") || !strings.Contains(v, "Bash make again · running") {
+		t.Fatalf("%d items:\n%s", m.Len(), v)
 	}
 }

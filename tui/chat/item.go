@@ -47,7 +47,6 @@ var spinnerFrames = []string{"⠋", "⠙", "⠹", "⠸", "⠼", "⠴", "⠦", "�
 // rendered twice at the same width.
 type item struct {
 	kind kind
-	id   string
 	gap  bool // a blank line before it
 	warn bool // a notice that reports a problem
 
@@ -62,8 +61,7 @@ type item struct {
 	name      string
 	args      []byte
 	state     toolState
-	known     bool          // the outcome was reported (ToolDone) or stored
-	dur       time.Duration // as ToolDone reported it; 0 when unknown
+	dur       time.Duration // as the done call reported it; 0 when unknown
 	result    string
 	hasResult bool
 	awaiting  bool // its approval is pending
@@ -81,6 +79,12 @@ type item struct {
 type cacheKey struct {
 	width, version, epoch, frame int
 	expanded                     bool
+}
+
+// open reports whether the item is a transcript item still growing: a
+// segment streaming or one of the turn's calls running.
+func (it *item) open() bool {
+	return it.streaming || (it.kind == kTool && it.origin == "" && it.state == toolRunning)
 }
 
 func (it *item) expandable() bool {
@@ -105,6 +109,20 @@ func (it *item) appendText(s string) {
 		}
 	}
 	it.version++
+}
+
+// setText makes text the item's text. Text that grows what the item
+// holds (a segment done after streaming) is appended, so the reasoning's
+// word count and the Markdown stream's finished blocks stay as they are.
+func (it *item) setText(text string) {
+	if len(text) >= len(it.buf) && text[:len(it.buf)] == string(it.buf) {
+		if len(text) > len(it.buf) {
+			it.appendText(text[len(it.buf):])
+		}
+		return
+	}
+	it.buf, it.words, it.inWord = it.buf[:0], 0, false
+	it.appendText(text)
 }
 
 // height is the number of lines the item occupies (render first).
@@ -198,7 +216,11 @@ func (r renderer) render(it *item) {
 		if it.warn {
 			sym, style = "⚠ ", th.Warn
 		}
-		for i, l := range Wrap(termtext.Text(string(it.buf)), w-2) {
+		text := string(it.buf)
+		if rest, ok := strings.CutPrefix(text, sym); ok {
+			text = rest // a notice written for the panel, which shows its text alone, carries the mark
+		}
+		for i, l := range Wrap(termtext.Text(text), w-2) {
 			if i == 0 {
 				it.head = append(it.head, style.Render(sym+l))
 			} else {
