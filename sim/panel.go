@@ -179,15 +179,17 @@ func (c *Client) ListModels(ctx context.Context) (wire.Models, error) {
 }
 
 // SelectModel switches the model; the answer's Current shows whether the
-// switch took effect.
+// switch took effect. infer also sends models frames on its own, so an
+// answer that shows another model is believed only once no second one
+// follows (see settled).
 func (c *Client) SelectModel(ctx context.Context, model string) (wire.Models, error) {
-	return reply[wire.Models](ctx, c, wire.SelectModel{Model: model})
+	return settled(ctx, c, wire.SelectModel{Model: model}, func(m wire.Models) bool { return m.Current == model })
 }
 
 // SetMode switches the agent mode and returns the mode infer reports
-// afterwards (unchanged for an unknown mode).
+// afterwards (unchanged for an unknown mode), settled as SelectModel's.
 func (c *Client) SetMode(ctx context.Context, mode string) (wire.Mode, error) {
-	return reply[wire.Mode](ctx, c, wire.SetMode{Mode: mode})
+	return settled(ctx, c, wire.SetMode{Mode: mode}, func(m wire.Mode) bool { return m.Mode == mode })
 }
 
 // Approve answers an approval request with approve.

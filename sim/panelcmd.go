@@ -132,7 +132,7 @@ func (p *Panel) Exec(ctx context.Context, line string) (string, error) {
 		if arg == "" {
 			return "", errors.New("model needs an id, e.g. model offline/demo (models lists them)")
 		}
-		m, err := settled(ctx, p.c, wire.SelectModel{Model: arg}, func(m wire.Models) bool { return m.Current == arg })
+		m, err := p.c.SelectModel(ctx, arg)
 		if err != nil {
 			return "", err
 		}
@@ -144,7 +144,7 @@ func (p *Panel) Exec(ctx context.Context, line string) (string, error) {
 		if arg == "" {
 			return "", errors.New("mode needs a mode: standard, plan, auto or auto-with-judge")
 		}
-		m, err := settled(ctx, p.c, wire.SetMode{Mode: arg}, func(m wire.Mode) bool { return m.Mode == arg })
+		m, err := p.c.SetMode(ctx, arg)
 		if err != nil {
 			return "", err
 		}

@@ -56,9 +56,6 @@ type Setting struct {
 	Value string
 }
 
-// String renders "key: value".
-func (s Setting) String() string { return s.Key + ": " + s.Value }
-
 // filterUntrusted returns the configuration in force while the project
 // file is untrusted, and the settings of the project file it leaves out.
 // user and project are the two files decoded on their own (no defaults);
