@@ -161,7 +161,7 @@ func (w *Workspace) claim(conv *conversation) (ran *conversation, moved string) 
 	}
 	w.running = fresh
 	w.mu.Unlock()
-	return fresh, "⚠ " + why + ", so your message started a new conversation."
+	return fresh, why + ", so your message started a new conversation."
 }
 
 // movedTo tells every front end that the turn's message started conv (see

@@ -326,5 +326,5 @@ func (w *Workspace) replaceDeleted(gone *conversation, user store.Message) (*con
 	if err := rec.message(user); err != nil {
 		return fresh, rec, "", err
 	}
-	return fresh, rec, "⚠ " + name + " was deleted outside infer, so your message started a new conversation.", nil
+	return fresh, rec, name + " was deleted outside infer, so your message started a new conversation.", nil
 }

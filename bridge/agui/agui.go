@@ -191,7 +191,13 @@ func (e *Encoder) done(c transcript.Change) []Event {
 		out = append(out, plain(events.NewToolCallResultEvent(uuid.NewString(), it.ID, it.Call.Result))...)
 	case transcript.Notice:
 		if c.Run != "" {
-			out = append(out, notice(it.Text)...)
+			// The panel shows a notice's text alone: its level goes
+			// into the text as the mark the other front ends draw.
+			text := it.Text
+			if it.Level == transcript.Warn {
+				text = "⚠ " + text
+			}
+			out = append(out, notice(text)...)
 		}
 	}
 	return out

@@ -229,7 +229,7 @@ func TestNoticesReachTheRunOnlyDuringIt(t *testing.T) {
 	}
 	out := enc.Encode(transcript.Change{Op: transcript.ItemDone, Run: "r", Item: notice})
 	if eventTypes(out) != "TEXT_MESSAGE_START TEXT_MESSAGE_CONTENT TEXT_MESSAGE_END" || !out[1].Notice ||
-		out[1].Event.(*events.TextMessageContentEvent).Delta != "moved" {
+		out[1].Event.(*events.TextMessageContentEvent).Delta != "⚠ moved" {
 		t.Fatalf("notice in a run: %s", eventTypes(out))
 	}
 	user := transcript.Item{ID: "u", Kind: transcript.User, Text: "hi"}

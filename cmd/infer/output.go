@@ -191,7 +191,11 @@ func (r *itemRenderer) done(c transcript.Change) error {
 		k := it.Call
 		return r.sink.toolResult(toolOutcome{ID: it.ID, Name: k.Name, OK: k.OK, Duration: k.Duration, Output: k.Result})
 	case transcript.Notice:
-		if err := r.sink.text(it.ID, it.Text); err != nil {
+		text := it.Text
+		if it.Level == transcript.Warn {
+			text = "⚠ " + text
+		}
+		if err := r.sink.text(it.ID, text); err != nil {
 			return err
 		}
 		return r.sink.textEnd(it.ID)

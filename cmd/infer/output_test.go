@@ -47,7 +47,7 @@ func TestItemRendererAppliesTranscriptChanges(t *testing.T) {
 		`{"type":"tool_result","id":"c1","name":"Bash","ok":true,"duration_ms":20,"output":"a\nb"}`,
 		`{"type":"tool_call","id":"c2","name":"Read","arguments":""}`,
 		`{"type":"tool_result","id":"c2","name":"Read","ok":false,"duration_ms":0,"output":"Not run"}`,
-		`{"type":"text","message_id":"n1","delta":"moved"}`,
+		`{"type":"text","message_id":"n1","delta":"⚠ moved"}`,
 		`{"type":"run_error","conversation_id":"conv","run_id":"r","message":"interrupted","code":"interrupted"}`,
 	}
 	if got := strings.Split(strings.TrimSpace(out.String()), "\n"); strings.Join(got, "\n") != strings.Join(want, "\n") {

@@ -311,7 +311,7 @@ func TestRunNoticeHasOneMark(t *testing.T) {
 	m := newChat(100, 10)
 	m.Apply(transcript.Change{Op: transcript.RunStarted, Run: "r"})
 	m.Apply(transcript.Change{Op: transcript.ItemDone, Run: "r", Item: transcript.Item{ID: "n", Kind: transcript.Notice, Level: transcript.Warn,
-		Text: "⚠ The conversation was deleted, so your message started a new conversation."}})
+		Text: "The conversation was deleted, so your message started a new conversation."}})
 	v := plain(m.View())
 	if !strings.Contains(v, "⚠ The conversation was deleted") || strings.Contains(v, "⚠ ⚠") {
 		t.Fatalf("view:\n%s", v)

@@ -217,9 +217,6 @@ func (r renderer) render(it *item) {
 			sym, style = "⚠ ", th.Warn
 		}
 		text := string(it.buf)
-		if rest, ok := strings.CutPrefix(text, sym); ok {
-			text = rest // a notice written for the panel, which shows its text alone, carries the mark
-		}
 		for i, l := range Wrap(termtext.Text(text), w-2) {
 			if i == 0 {
 				it.head = append(it.head, style.Render(sym+l))
