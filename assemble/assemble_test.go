@@ -43,7 +43,7 @@ func TestAssembledInferIsWiredEndToEnd(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- in.ServeHolding(ctx, nil, nil) }()
+	go func() { served <- in.Serve(ctx) }()
 	defer func() {
 		if err := in.Close(); err != nil {
 			t.Error(err)

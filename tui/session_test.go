@@ -43,13 +43,14 @@ func newLiveHarness(t *testing.T) *liveHarness {
 	real, err := session.New(session.Options{
 		Store: st, History: store.MemoryHistory(), Catalog: demoCatalog{},
 		Tools: tools.PipelineConfig{Env: env},
-		// Given as assemble gives the bridge: the workspace watches the
-		// driver, so tabs, pages and screenshots reach the TUI as events.
-		Browser: &fakeBrowser{png: screenshotPNG(t)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Bound as assemble binds the bridge, before any call: the workspace
+	// watches the driver, so tabs, pages and screenshots reach the TUI as
+	// events.
+	env.Browser = real.WatchBrowser(&fakeBrowser{png: screenshotPNG(t)})
 	t.Cleanup(func() { real.Close() })
 	c := &clock{t: epoch}
 	m := New(real, Options{Now: c.Now, Background: "dark", Port: 52789})

@@ -15,6 +15,7 @@ import (
 
 	"github.com/ag-ui-protocol/ag-ui/sdks/community/go/pkg/core/events"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
@@ -312,7 +313,7 @@ func readPrompt(ctx context.Context, in io.Reader) (string, error) {
 // openHeadlessApp opens the workspace for one run. The browser is there
 // when browser_use.yaml exists (openApp then honours its enabled flag):
 // this run holds the bridge, or uses the browser of the infer that does.
-func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
+func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*assemble.Infer, error) {
 	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
 	if f.noBridge {
 		opts.NoBridgeWhy = "this run was started with --no-bridge; run it without that flag, with infer's extension connected, to use the browser."

@@ -240,7 +240,7 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 // runs once the person approves.
 func TestMCPServerThroughInferServe(t *testing.T) {
 	s := serveInProcess(t, "", "")
-	if s.app.mcpListening() == nil {
+	if s.app.MCPSocket() == nil {
 		t.Fatal("infer serve does not listen for infer mcp")
 	}
 	if fi, err := os.Stat(mcpserver.SocketPath(s.home)); err != nil || fi.Mode().Perm() != 0o600 {
@@ -333,11 +333,4 @@ func waitEvent(t *testing.T, sub *session.Subscription, match func(session.Event
 			return e
 		}
 	}
-}
-
-// mcpListening is the MCP socket the app serves now, or nil.
-func (a *app) mcpListening() *mcpserver.Listener {
-	a.mcpMu.Lock()
-	defer a.mcpMu.Unlock()
-	return a.mcpSocket
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
@@ -21,7 +22,7 @@ type served struct {
 	t       *testing.T
 	home    string
 	project string
-	app     *app
+	app     *assemble.Infer
 	client  *sim.Client
 	frames  *sim.Subscription
 	// stop disconnects the simulated extension; stopServer stops infer.

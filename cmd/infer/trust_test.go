@@ -14,6 +14,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/tui"
 	"github.com/infer-workspace/infer/tui/dialog"
@@ -234,7 +235,7 @@ tools:
     allow: ["python3 *"]
 `, capture.URL))
 
-	start := func() (*app, string) {
+	start := func() (*assemble.Infer, string) {
 		t.Helper()
 		var warn strings.Builder
 		a, err := openApp(appOptions{Warn: &warn})

@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/sandbox"
@@ -125,7 +126,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		served := make(chan error, 1)
 		go func() { served <- a.Serve(serveCtx) }()
 		// Runs before a.Close: ending serveCtx closes the workspace, the
-		// panel and the bridge in that order (see assemble.Infer.ServeHolding), so
+		// panel and the bridge in that order (see assemble.Infer.Serve), so
 		// the panel gets the end of the turn a quit or a signal interrupts.
 		defer func() {
 			stopServe()
@@ -145,7 +146,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	var banner string
 	if a.Seat != nil {
 		opts.Port = a.Seat.Port()
-		opts.CurrentToken = a.tokens.Token
+		opts.CurrentToken = a.Token
 		log.Info("infer started", "project", a.Root, "url", a.Seat.URL(), "holding", a.Seat.Holding(), "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
 		if h, ok := a.Seat.Holder(); ok {
 			// A second infer opens instead of exiting; this says whose
@@ -183,7 +184,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 // continueLatest makes the project's most recent conversation the
 // workspace's active one for -c, and returns a notice when there is none
 // to resume or it cannot be read; the workspace then starts a new one.
-func continueLatest(a *app) string {
+func continueLatest(a *assemble.Infer) string {
 	id, err := latestConversation(a.Store)
 	if err == nil {
 		_, err = a.Workspace.Resume(id)
