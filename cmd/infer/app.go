@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -41,21 +40,14 @@ type appOptions struct {
 	Command string
 }
 
-// openApp finds the project and the configuration, then assembles infer
+// openApp finds the project (from the working directory wd) and the
+// configuration (in infer's home and the project), then assembles infer
 // (see package assemble: the infer it builds is whole, token watch and
 // MCP socket included). On error nothing is left running.
-func openApp(opts appOptions) (*assemble.Infer, error) {
+func openApp(home, wd string, opts appOptions) (*assemble.Infer, error) {
 	warn := opts.Warn
 	if warn == nil {
 		warn = io.Discard
-	}
-	home, err := config.Home()
-	if err != nil {
-		return nil, err
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
 	}
 	root, err := config.ProjectRoot(wd)
 	if err != nil {

@@ -677,6 +677,7 @@ func TestHeadlessInterruptExits130(t *testing.T) {
 // exits 130 after the run's end was printed; failures and usage errors
 // exit 1 and 2.
 func TestHeadlessBinaryExitCodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}

@@ -47,8 +47,16 @@ func newHome(t *testing.T) string {
 
 func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	return inferIn(t, "", "", args...)
+}
+
+// inferIn runs infer in this process with home and wd for its home and
+// working directory ("" keeps the process's own): a test that gives both
+// sets no variable and changes no directory, so it may run in parallel.
+func inferIn(t *testing.T, home, wd string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(context.Background(), args, &out, &errOut)
+	code = run(inDirs(context.Background(), home, wd), args, &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 
@@ -238,6 +246,7 @@ func TestRuntimeErrorHasNoUsage(t *testing.T) {
 }
 
 func TestNoArgsPrintsHelp(t *testing.T) {
+	t.Parallel()
 	out, _, code := infer(t)
 	if code != 0 || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "init") {
 		t.Fatalf("exit %d:\n%s", code, out)

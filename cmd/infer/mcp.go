@@ -74,7 +74,7 @@ Logs go to stderr; stdout carries only MCP.`,
 // through the infer that runs for this home when there is one, else on
 // its own.
 func runMCP(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, port int, portSet bool) error {
-	home, err := config.Home()
+	home, err := homeDir(ctx)
 	if err != nil {
 		return err
 	}
@@ -133,7 +133,7 @@ func proxy(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn) erro
 // runMCPStandalone hosts the bridge and runs the browser tools through a
 // pipeline with nobody to ask, in mcp.standalone.mode.
 func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, home string, bu config.BrowserUse, port int, portSet bool) error {
-	wd, err := os.Getwd()
+	wd, err := workDir(ctx)
 	if err != nil {
 		return err
 	}

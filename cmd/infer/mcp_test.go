@@ -35,12 +35,13 @@ import (
 const mcpGuard = 60 * time.Second
 
 // mcpClient runs `infer mcp` in this process on pipes, the way an agent
-// runs it on stdio, and connects the SDK's client to it.
-func mcpClient(t *testing.T, port int) *mcp.ClientSession {
+// runs it on stdio, with home and wd for its home and working directory
+// ("" keeps the process's own), and connects the SDK's client to it.
+func mcpClient(t *testing.T, home, wd string, port int) *mcp.ClientSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(inDirs(context.Background(), home, wd))
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() {
@@ -138,7 +139,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fb.Close() })
-	cs := mcpClient(t, port)
+	cs := mcpClient(t, "", "", port)
 	extension(t, port, token, fb)
 
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
@@ -214,7 +215,7 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 			}
 			port := freePort(t)
 			_, token := mcpHome(t, port, "mcp:\n  standalone:\n    mode: auto\n")
-			cs := mcpClient(t, port)
+			cs := mcpClient(t, "", "", port)
 			extension(t, port, token, b)
 			if res, text := callMCP(t, cs, "browser_navigate", map[string]any{"url": site.URL}); res.IsError || !strings.Contains(text, "MCP e2e") {
 				t.Fatalf("navigate: %v %q", res.IsError, text)
@@ -239,6 +240,7 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 // call shows in its conversation's notices, asks in its approvals, and
 // runs once the person approves.
 func TestMCPServerThroughInferServe(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	if s.app.MCPSocket() == nil {
 		t.Fatal("infer serve does not listen for infer mcp")
@@ -248,7 +250,7 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 	}
 	sub := s.app.Workspace.Subscribe()
 	defer sub.Close()
-	cs := mcpClient(t, 0)
+	cs := mcpClient(t, s.home, s.project, 0)
 
 	// A read-only tool runs at once, and the chat shows who called it.
 	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError || text == "" {

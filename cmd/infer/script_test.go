@@ -48,6 +48,7 @@ var scriptCommands = map[string]func(){"infer": main, "infer-mcptest": mcptest.S
 const pollTimeout = 15 * time.Second
 
 func TestScript(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds infer-sim and runs the infer and infer-sim binaries")
 	}

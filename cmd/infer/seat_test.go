@@ -273,6 +273,7 @@ func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
 // project opens (instead of exiting on the busy port) with a banner
 // naming the infer whose browser it uses, and both reach the browser.
 func TestTmuxTwoWorkspacesShareTheBrowser(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	infer, simBin := inferBinary(t), simBinary(t)
 	d := newTmuxDirs(t)

@@ -47,7 +47,11 @@ that infer stops.`,
 			if err != nil {
 				return err
 			}
-			a, err := openApp(appOptions{
+			home, wd, err := dirs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			a, err := openApp(home, wd, appOptions{
 				Bridge: true, BridgeRequired: true,
 				Port: port, PortSet: cmd.Flags().Changed("port"),
 				Log: log, Warn: cmd.ErrOrStderr(), Command: "infer serve",

@@ -45,6 +45,7 @@ func TestConversationsListAlignsThePin(t *testing.T) {
 }
 
 func TestTableCountsCells(t *testing.T) {
+	t.Parallel()
 	var tb table
 	tb.add("A", "B", "C")
 	tb.add("界界", "x", "last")

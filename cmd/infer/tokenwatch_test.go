@@ -16,6 +16,7 @@ import (
 // closed with a reason saying what to do, the old token is refused, and
 // the new one is accepted, all without a restart.
 func TestRotateTokenWhileInferRuns(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.stop() // the simulated extension goes; a raw one takes its place
 	<-s.done
@@ -26,7 +27,7 @@ func TestRotateTokenWhileInferRuns(t *testing.T) {
 		t.Fatalf("the old token was refused before the rotation: %d", code)
 	}
 
-	out, errOut, exit := infer(t, "init", "--rotate-token")
+	out, errOut, exit := inferIn(t, s.home, s.project, "init", "--rotate-token")
 	if exit != 0 || !strings.Contains(out, "A running infer switches to the new token") {
 		t.Fatalf("rotate: exit %d\n%s%s", exit, out, errOut)
 	}

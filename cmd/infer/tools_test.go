@@ -48,6 +48,7 @@ func (s *served) toolMessages() []string {
 }
 
 func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	s.client.SendUserMessage(s.ctx(), "open demo.infer.localhost; read; tabs; screenshot")
@@ -102,6 +103,7 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 // panel always hears approval_resolved, and the tool runs only if the
 // approval won.
 func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	// Each round starts a sandbox for the approved command (about a
 	// second); ten rounds race the two answers often enough.
@@ -137,6 +139,7 @@ func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
 }
 
 func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch after-reconnect.txt")
@@ -159,6 +162,7 @@ func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
 }
 
 func TestInterruptDuringAToolCall(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	s.client.SendUserMessage(s.ctx(), "run sleep 30")
@@ -183,6 +187,7 @@ func TestInterruptDuringAToolCall(t *testing.T) {
 }
 
 func TestInterruptDuringAnApproval(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch never.txt")
 	req := s.nextApproval()
@@ -200,6 +205,7 @@ func TestInterruptDuringAnApproval(t *testing.T) {
 }
 
 func TestPlanModeRefusesAWriteWithoutAsking(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("plan")
 	later := s.client.Subscribe()
@@ -223,6 +229,7 @@ func TestPlanModeRefusesAWriteWithoutAsking(t *testing.T) {
 }
 
 func TestAutoModeObeysTheDenyList(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
@@ -245,6 +252,7 @@ func TestAutoModeObeysTheDenyList(t *testing.T) {
 }
 
 func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "!touch bang.txt")
@@ -260,6 +268,7 @@ func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
 }
 
 func TestToolRequestsFromThePanel(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	os.WriteFile(filepath.Join(s.project, "present.txt"), []byte("hello file\n"), 0o644)
@@ -312,6 +321,7 @@ func TestToolRequestsFromThePanel(t *testing.T) {
 // TestPanelToolRequestStopsWhenTheExtensionLeaves: the contract drops a
 // tool_result whose connection is gone, so the call itself is cancelled.
 func TestPanelToolRequestStopsWhenTheExtensionLeaves(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	go s.client.ToolRequest(context.Background(), "Bash", `{"command":"sleep 3 && touch too-late.txt"}`)

@@ -218,8 +218,8 @@ func TestHostileProjectConfigSendsNothingUntilTrusted(t *testing.T) {
 	for _, v := range []string{"OPENROUTER_API_KEY", "GEMINI_API_KEY", "OLLAMA_API_KEY"} {
 		t.Setenv(v, "")
 	}
-	newHome(t)
-	newTrustProject(t, fmt.Sprintf(`agent:
+	home := newHome(t)
+	root := newTrustProject(t, fmt.Sprintf(`agent:
   mode: auto
 providers:
   openai:
@@ -238,7 +238,7 @@ tools:
 	start := func() (*assemble.Infer, string) {
 		t.Helper()
 		var warn strings.Builder
-		a, err := openApp(appOptions{Warn: &warn})
+		a, err := openApp(home, root, appOptions{Warn: &warn})
 		if err != nil {
 			t.Fatal(err)
 		}

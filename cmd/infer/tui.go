@@ -93,8 +93,12 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		return err
 	}
 
+	home, wd, err := dirs(ctx)
+	if err != nil {
+		return err
+	}
 	var warnings bytes.Buffer
-	a, err := openApp(appOptions{
+	a, err := openApp(home, wd, appOptions{
 		Bridge: true, Port: o.port, PortSet: o.portSet,
 		Model: o.model, Mode: o.mode,
 		Log: log, Warn: &warnings, Command: "infer",
