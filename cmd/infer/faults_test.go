@@ -1192,7 +1192,6 @@ func TestFaultBashCommandThatNeverEnds(t *testing.T) {
 // model, the store and the panel get a capped result with the omission
 // marker, and infer's heap does not grow with the flood.
 func TestFaultBashFloodsOutput(t *testing.T) {
-	t.Parallel()
 	needSandbox(t)
 	const flood = 200_000_000
 	var chatBytes sync.Map // the largest TOOL_CALL_RESULT the panel saw

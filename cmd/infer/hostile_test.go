@@ -857,7 +857,6 @@ func refusedContent(f wire.ChatEvent) (string, bool) {
 // (session.DefaultMaxQueued) and run, and each of the rest is refused with
 // a notice. No message is lost silently.
 func TestHostilePanelFloodOfUserMessages(t *testing.T) {
-	t.Parallel()
 	r := newHostileRig(t, rigOptions{session: func(o *session.Options) {
 		o.Catalog = demoOnly{&demo.Model{Delay: 0}}
 	}})

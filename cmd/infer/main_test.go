@@ -40,9 +40,16 @@ func TestMain(m *testing.M) {
 // newHome points INFER_HOME at a fresh directory for one test.
 func newHome(t *testing.T) string {
 	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
+	home := freshHome(t)
 	t.Setenv(config.HomeEnv, home)
 	return home
+}
+
+// freshHome is a home of the test's own, not yet made, for inferIn: unlike
+// newHome it sets no variable, so the test may run in parallel.
+func freshHome(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "home")
 }
 
 func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
@@ -61,8 +68,9 @@ func inferIn(t *testing.T, home, wd string, args ...string) (stdout, stderr stri
 }
 
 func TestInitCreatesHome(t *testing.T) {
-	home := newHome(t)
-	out, errOut, code := infer(t, "init", "--port", "6123")
+	t.Parallel()
+	home := freshHome(t)
+	out, errOut, code := inferIn(t, home, "", "init", "--port", "6123")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -101,8 +109,9 @@ func TestInitCreatesHome(t *testing.T) {
 }
 
 func TestInitIsIdempotent(t *testing.T) {
-	home := newHome(t)
-	if _, errOut, code := infer(t, "init"); code != 0 {
+	t.Parallel()
+	home := freshHome(t)
+	if _, errOut, code := inferIn(t, home, "", "init"); code != 0 {
 		t.Fatalf("first init: %s", errOut)
 	}
 	path := config.BrowserUsePath(home)
@@ -110,7 +119,7 @@ func TestInitIsIdempotent(t *testing.T) {
 	first, _, _ := config.LoadBrowserUse(path)
 	cfgBefore, _ := os.ReadFile(config.ConfigPath(home))
 
-	out, errOut, code := infer(t, "init", "--port", "7000")
+	out, errOut, code := inferIn(t, home, "", "init", "--port", "7000")
 	if code != 0 {
 		t.Fatalf("second init: exit %d %s", code, errOut)
 	}
@@ -133,7 +142,8 @@ func TestInitIsIdempotent(t *testing.T) {
 }
 
 func TestInitRotateToken(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	path := config.BrowserUsePath(home)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -142,12 +152,12 @@ func TestInitRotateToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A short token makes plain init fail, with rotation as the fix.
-	_, errOut, code := infer(t, "init")
+	_, errOut, code := inferIn(t, home, "", "init")
 	if code != 1 || !strings.Contains(errOut, "infer: ") || !strings.Contains(errOut, "extension.token") || !strings.Contains(errOut, "--rotate-token") {
 		t.Fatalf("init with a short token: exit %d, %q", code, errOut)
 	}
 
-	out, errOut, code := infer(t, "init", "--rotate-token")
+	out, errOut, code := inferIn(t, home, "", "init", "--rotate-token")
 	if code != 0 {
 		t.Fatalf("rotate: exit %d %s", code, errOut)
 	}
@@ -167,7 +177,7 @@ func TestInitRotateToken(t *testing.T) {
 	}
 
 	// Rotating again changes only the token.
-	if _, _, code := infer(t, "init", "--rotate-token"); code != 0 {
+	if _, _, code := inferIn(t, home, "", "init", "--rotate-token"); code != 0 {
 		t.Fatal("second rotate failed")
 	}
 	b2, _, _ := config.LoadBrowserUse(path)
@@ -183,14 +193,15 @@ func TestInitRotateToken(t *testing.T) {
 // TestInitRefusesASharedHome: a home others can write in (INFER_HOME at a
 // shared folder) is refused before the token is written there.
 func TestInitRefusesASharedHome(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(home, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := infer(t, "init")
+	_, errOut, code := inferIn(t, home, "", "init")
 	if code == 0 || !strings.Contains(errOut, "other users can write in infer's home") {
 		t.Fatalf("exit %d, %q", code, errOut)
 	}
@@ -200,22 +211,24 @@ func TestInitRefusesASharedHome(t *testing.T) {
 }
 
 func TestInitBadPort(t *testing.T) {
-	newHome(t)
-	_, errOut, code := infer(t, "init", "--port", "70000")
+	t.Parallel()
+	home := freshHome(t)
+	_, errOut, code := inferIn(t, home, "", "init", "--port", "70000")
 	if code != 2 || !strings.Contains(errOut, "infer: --port 70000") || !strings.Contains(errOut, "Usage:") {
 		t.Fatalf("exit %d, %q", code, errOut)
 	}
 }
 
 func TestUsageErrors(t *testing.T) {
-	newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	for _, args := range [][]string{
 		{"init", "--no-such-flag"},
 		{"frobnicate"},
 		{"pair", "extra"},
 		{"version", "extra"},
 	} {
-		out, errOut, code := infer(t, args...)
+		out, errOut, code := inferIn(t, home, "", args...)
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
@@ -226,14 +239,15 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: stdout %q", args, out)
 		}
 	}
-	if _, errOut, _ := infer(t, "pari"); !strings.Contains(errOut, `did you mean "pair"?`) {
+	if _, errOut, _ := inferIn(t, home, "", "pari"); !strings.Contains(errOut, `did you mean "pair"?`) {
 		t.Errorf("no suggestion: %q", errOut)
 	}
 }
 
 func TestRuntimeErrorHasNoUsage(t *testing.T) {
-	newHome(t) // empty: no browser_use.yaml
-	out, errOut, code := infer(t, "pair")
+	t.Parallel()
+	home := freshHome(t) // empty: no browser_use.yaml
+	out, errOut, code := inferIn(t, home, "", "pair")
 	if code != 1 {
 		t.Fatalf("exit %d", code)
 	}
@@ -415,14 +429,15 @@ func TestPairSomethingElse(t *testing.T) {
 }
 
 func TestPairDisabled(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(config.BrowserUsePath(home), []byte("enabled: false\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := infer(t, "pair")
+	out, _, code := inferIn(t, home, "", "pair")
 	if code != 0 || !strings.Contains(out, "browser use is off") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
