@@ -12,6 +12,7 @@ import (
 )
 
 func TestPanelFramesAreRoutedInOrder(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1.12.1")
@@ -65,6 +66,7 @@ func TestPanelFramesAreRoutedInOrder(t *testing.T) {
 }
 
 func TestPanelRepliesReachTheSimClient(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	c := connectSim(t, ts, &sim.Minimal{})
@@ -86,6 +88,7 @@ func TestPanelRepliesReachTheSimClient(t *testing.T) {
 }
 
 func TestNilListsAreSentAsEmptyArrays(t *testing.T) {
+	t.Parallel()
 	var sender Sender
 	panel := &connectHook{recordingPanel: newRecordingPanel(), onConnect: func(s Sender) { sender = s }}
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
@@ -125,6 +128,7 @@ func (p *connectHook) Connected(s Sender, v string) {
 }
 
 func TestSenderOfAClosedConnectionReturnsErrConnClosed(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1")
@@ -143,6 +147,7 @@ func TestSenderOfAClosedConnectionReturnsErrConnClosed(t *testing.T) {
 }
 
 func TestLiveSenderFollowsTheLiveConnection(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	live := ts.Live()
 	if err := live.SendInterrupted(); !errors.Is(err, browser.ErrNotConnected) {

@@ -116,6 +116,7 @@ func (p *scriptedPanel) ToolRequest(s bridge.Sender, req wire.ToolRequest) {
 }
 
 func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
+	t.Parallel()
 	panel := newScriptedPanel()
 	srv := startBridge(t, 0, panel, nil)
 	c := newTestClient(srv.URL(), testToken, &Minimal{})
@@ -208,6 +209,7 @@ func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
 }
 
 func TestMinimalBrowserAnswersEveryAction(t *testing.T) {
+	t.Parallel()
 	var m Minimal
 	ctx := context.Background()
 	if r := m.Do(ctx, wire.BrowserCommand{Action: wire.ActionTabs}); r.Error != "" || len(r.Tabs) != 1 || r.Tabs[0].URL != "about:blank" {

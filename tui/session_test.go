@@ -80,6 +80,7 @@ func (h *liveHarness) waitFor(want string) {
 }
 
 func TestLiveTurnWithReasoning(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("think about cats")
 	h.key("enter")
@@ -90,6 +91,7 @@ func TestLiveTurnWithReasoning(t *testing.T) {
 }
 
 func TestLiveApprovalRejectedWithReason(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("run rm -rf build")
 	h.key("enter")
@@ -130,6 +132,7 @@ func (f *fakeBrowser) Do(ctx context.Context, cmd browser.Command) (browser.Resu
 }
 
 func TestLiveBrowserEventsReachThePane(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("tabs; screenshot")
 	h.key("enter")
@@ -150,6 +153,7 @@ func TestLiveBrowserEventsReachThePane(t *testing.T) {
 }
 
 func TestLiveConversationEditsGoThroughTheWorkspace(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("hello there")
 	h.key("enter")
