@@ -13,6 +13,7 @@ import (
 // rather than a new one; with nothing stored, or with --session-id too,
 // it is a usage error that says why.
 func TestHeadlessContinueResumesTheLatest(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 	if _, errOut, code := runHL(t, "", "-c", "hello"); code != 2 || !strings.Contains(errOut, "no stored conversation in this project to continue") {
 		t.Fatalf("-c with nothing stored: exit %d\n%s", code, errOut)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -52,9 +53,47 @@ func freshHome(t *testing.T) string {
 	return filepath.Join(t.TempDir(), "home")
 }
 
+// infer runs infer in this process, in the folders hlProject gave the
+// test, or else the process's own.
 func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
-	return inferIn(t, "", "", args...)
+	at := testWhere(t)
+	return inferIn(t, at.home, at.wd, args...)
+}
+
+// testDirs holds the home and project hlProject gave each test, by the
+// test's name, for the helpers that run infer in this process: the test
+// then sets no variable and changes no directory, and may run in parallel.
+var testDirs sync.Map
+
+// useDirs gives the test (and its subtests) home and wd for infer run in
+// this process.
+func useDirs(t *testing.T, home, wd string) {
+	t.Helper()
+	testDirs.Store(t.Name(), where{home: home, wd: wd})
+	t.Cleanup(func() { testDirs.Delete(t.Name()) })
+}
+
+// testContext is a context for a command run in this process by t: with
+// the folders useDirs gave it, if any.
+func testContext(t *testing.T) context.Context {
+	at := testWhere(t)
+	return inDirs(context.Background(), at.home, at.wd)
+}
+
+// testWhere is what useDirs gave t or the nearest test it is a subtest of;
+// empty (the process's own) when none.
+func testWhere(t *testing.T) where {
+	for name := t.Name(); ; {
+		if at, ok := testDirs.Load(name); ok {
+			return at.(where)
+		}
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			return where{}
+		}
+		name = name[:i]
+	}
 }
 
 // inferIn runs infer in this process with home and wd for its home and
@@ -63,7 +102,7 @@ func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
 func inferIn(t *testing.T, home, wd string, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(inDirs(context.Background(), home, wd), args, &out, &errOut)
+	code = run(inDirs(context.Background(), home, wd), args, nil, &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 

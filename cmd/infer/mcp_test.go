@@ -41,6 +41,10 @@ func mcpClient(t *testing.T, home, wd string, port int) *mcp.ClientSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
+	if home == "" && wd == "" {
+		at := testWhere(t)
+		home, wd = at.home, at.wd
+	}
 	ctx, cancel := context.WithCancel(inDirs(context.Background(), home, wd))
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -166,8 +170,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 		t.Fatalf("tabs: %v %q", res.IsError, text)
 	}
 	// A saved "always allow" is the person's policy too.
-	wd, _ := os.Getwd()
-	root, _ := config.ProjectRoot(wd)
+	root, _ := config.ProjectRoot(testWhere(t).wd)
 	gs, err := grants.Open(filepath.Join(config.ProjectDir(home, root), "grants.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -302,10 +305,12 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 
 // The real `infer mcp` process speaks MCP on stdio.
 func TestMCPServerBinaryOnStdio(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	home, _ := mcpHome(t, port, "")
 	cmd := exec.Command("infer", "mcp")
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	cmd.Dir = testWhere(t).wd
 	stderr := newHLBuffer() // written by the process's copier while the test reads
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)

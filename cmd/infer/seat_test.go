@@ -62,9 +62,10 @@ type inProcess struct {
 
 func runInProcess(t *testing.T, args ...string) *inProcess {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	at := testWhere(t)
+	ctx, cancel := context.WithCancel(inDirs(context.Background(), at.home, at.wd))
 	p := &inProcess{t: t, stdout: newHLBuffer(), stderr: newHLBuffer(), cancel: cancel, done: make(chan int, 1)}
-	go func() { p.done <- run(ctx, args, p.stdout, p.stderr) }()
+	go func() { p.done <- run(ctx, args, nil, p.stdout, p.stderr) }()
 	t.Cleanup(p.stop)
 	return p
 }
@@ -140,6 +141,7 @@ func TestHeadlessGoesThroughServe(t *testing.T) {
 // browser call fails after extension.connect_wait with a message that
 // says it waited, and the run exits 3, not 0.
 func TestHeadlessWithoutBrowserExitsNonZero(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	withBridgeWait(t, home, freePort(t), time.Second)
 	out, errOut, code := runHL(t, "", "tabs")
@@ -162,6 +164,7 @@ func TestHeadlessWithoutBrowserExitsNonZero(t *testing.T) {
 // one of the person's infers is named, with `infer doctor` to find it,
 // instead of advising --port; the run still exits 3.
 func TestHeadlessPortHeldByAStranger(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -239,7 +242,7 @@ func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
@@ -336,7 +339,7 @@ func mcpWithLog(t *testing.T, port int) (*mcp.ClientSession, *hlBuffer) {
 	logs := newHLBuffer()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
 		err := runMCP(ctx, inR, outW, slog.New(slog.NewTextHandler(logs, nil)), port, true)

@@ -78,6 +78,7 @@ func TestTermsafeMatchesRenameConfirmation(t *testing.T) {
 // of terminal escapes through `infer headless` and checks the text output
 // shows them escaped on stdout and stderr alike.
 func TestTermsafeHeadlessTextOutput(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	hlProject(t)
 	// printf writes ESC, BEL, the 8-bit CSI (C1, as UTF-8 \302\233), a byte

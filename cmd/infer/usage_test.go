@@ -49,6 +49,7 @@ func TestGroupAlonePrintsHelp(t *testing.T) {
 // TestHeadlessPortOutOfRange: a --port no socket can use is a usage error
 // whether or not browser_use.yaml would start the bridge.
 func TestHeadlessPortOutOfRange(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	check := func(setup string) {
 		t.Helper()
@@ -67,6 +68,7 @@ func TestHeadlessPortOutOfRange(t *testing.T) {
 // TestHeadlessPortZeroStillPicksAFreePort guards what --port 0 already
 // meant: a free port, so the range check must let it through.
 func TestHeadlessPortZeroStillPicksAFreePort(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	withBridge(t, home, 0)
 	out, errOut, code := runHL(t, "", "--port", "0", "--verbose", "hi")
