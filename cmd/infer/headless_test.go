@@ -487,6 +487,7 @@ func TestHeadlessSessionIDResumesWithASnapshot(t *testing.T) {
 var requestIDLine = regexp.MustCompile(`"type":"approval_request","request_id":"([^"]+)"`)
 
 func TestHeadlessApprovalsOnStdin(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	_, project := hlProject(t)
 	exists := func(name string) bool {

@@ -337,7 +337,8 @@ func TestCompletion(t *testing.T) {
 // returns its token.
 func pairHome(t *testing.T, port int) string {
 	t.Helper()
-	home := newHome(t)
+	home := freshHome(t)
+	useDirs(t, home, "")
 	b := config.NewBrowserUse(port)
 	if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
 		t.Fatal(err)
@@ -371,6 +372,7 @@ func statusServer(t *testing.T, token *string, body any) (port int) {
 }
 
 func TestPairConnected(t *testing.T) {
+	t.Parallel()
 	var token string
 	since := time.Now().Add(-5 * time.Minute).UTC().Truncate(time.Second)
 	port := statusServer(t, &token, map[string]any{
@@ -406,6 +408,7 @@ func TestPairConnected(t *testing.T) {
 }
 
 func TestPairNoExtension(t *testing.T) {
+	t.Parallel()
 	var token string
 	port := statusServer(t, &token, map[string]any{"connected": false, "port": 1})
 	token = pairHome(t, port)
@@ -416,6 +419,7 @@ func TestPairNoExtension(t *testing.T) {
 }
 
 func TestPairRejectedExtension(t *testing.T) {
+	t.Parallel()
 	var token string
 	at := time.Date(2026, 9, 2, 12, 0, 3, 0, time.UTC)
 	port := statusServer(t, &token, map[string]any{
@@ -431,6 +435,7 @@ func TestPairRejectedExtension(t *testing.T) {
 }
 
 func TestPairWrongToken(t *testing.T) {
+	t.Parallel()
 	serverToken := "the-token-infer-started-with-long-enough"
 	port := statusServer(t, &serverToken, map[string]any{"connected": true})
 	pairHome(t, port) // a different, fresh token
@@ -441,6 +446,7 @@ func TestPairWrongToken(t *testing.T) {
 }
 
 func TestPairNotRunning(t *testing.T) {
+	t.Parallel()
 	// Take a free port, then free it: nothing listens there.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -456,6 +462,7 @@ func TestPairNotRunning(t *testing.T) {
 }
 
 func TestPairSomethingElse(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("<html>hello</html>"))
 	}))

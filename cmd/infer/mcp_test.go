@@ -134,6 +134,7 @@ func mcpHome(t *testing.T, port int, cfg string) (home, token string) {
 // Standalone, infer mcp hosts the bridge and, with nobody to ask, runs
 // read-only tools and refuses the rest in standard mode.
 func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	home, token := mcpHome(t, port, "")
 	fb, err := fakebrowser.New(fakebrowser.Options{Hosts: map[string]http.Handler{"site.test": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -193,6 +194,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 // with infer's redaction, and photographed, in the fake browser and in
 // real Chromium.
 func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, `<html><head><title>MCP e2e</title></head><body><h1>Reached through MCP</h1><input type=password name=pw value=hunter2></body></html>`)
 	}))

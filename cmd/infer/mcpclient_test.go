@@ -50,6 +50,7 @@ func TestHeadlessMCPToolAsksThenRuns(t *testing.T) {
 }
 
 func TestDoctorReportsMCPServers(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	home, _ := hlProject(t)
 	withMCP(t, home, "    broken:\n      command: "+filepath.Join(t.TempDir(), "missing")+"\n    off:\n      command: x\n      disabled: true\n")

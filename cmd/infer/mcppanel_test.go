@@ -65,6 +65,7 @@ func runText(t *testing.T, ctx context.Context, sub *sim.Subscription) string {
 // panel gets a run saying this infer only serves MCP clients and how to
 // chat, instead of "Working…" forever.
 func TestMCPStandaloneAnswersThePanel(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	_, token := mcpHome(t, port, "")
 	cs := mcpClient(t, "", "", port)

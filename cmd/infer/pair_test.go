@@ -57,6 +57,7 @@ func helloWith(t *testing.T, srv *bridge.Server, token, version string) (*websoc
 // pane's words, pointing at the token it printed rather than telling the
 // person to run the command they are running.
 func TestPairAfterAWrongTokenSaysItOnce(t *testing.T) {
+	t.Parallel()
 	srv := runBridge(t, "placeholder-token-replaced-below-0123456789", nil)
 	token := pairHome(t, srv.Port())
 	if err := srv.SetToken(token); err != nil {
@@ -89,6 +90,7 @@ func TestPairAfterAWrongTokenSaysItOnce(t *testing.T) {
 // TestPairPortFlagAsksThatInfer: an infer started with --port 0 listens on
 // a port browser_use.yaml does not name; --port asks that one.
 func TestPairPortFlagAsksThatInfer(t *testing.T) {
+	t.Parallel()
 	var token string
 	port := statusServer(t, &token, map[string]any{"connected": true, "extension_version": "from-the-port-0-infer", "port": 1})
 	token = pairHome(t, freePort(t)) // extension.port: where nothing runs

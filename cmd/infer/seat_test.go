@@ -99,6 +99,7 @@ func wantBrowserRead(t *testing.T, c *hlCall) {
 // started before the extension has connected says that it waits, and
 // succeeds once the extension connects.
 func TestHeadlessWaitsForTheExtension(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -112,6 +113,7 @@ func TestHeadlessWaitsForTheExtension(t *testing.T) {
 // headless uses serve's browser (the extension keeps its one connection)
 // instead of saying that the port is in use.
 func TestHeadlessGoesThroughServe(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -203,6 +205,7 @@ func TestHeadlessPortHeldByAStranger(t *testing.T) {
 // holds the bridge stands by, saying whose browser it uses, and takes the
 // port over when the first one stops; the extension then connects to it.
 func TestServeStandsByAndTakesOver(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -233,6 +236,7 @@ func TestServeStandsByAndTakesOver(t *testing.T) {
 // TestMCPThroughServeSaysWhenServeStops: `infer mcp` going through serve
 // no longer ends silently with status 0 when serve stops; it says so.
 func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -367,6 +371,7 @@ func mcpWithLog(t *testing.T, port int) (*mcp.ClientSession, *hlBuffer) {
 // getting "No browser is connected"; a second standalone infer mcp uses
 // the first one's browser instead of failing on the busy port.
 func TestMCPStandaloneWaitsAndShares(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	_, token := mcpHome(t, port, "")
 	first, logs := mcpWithLog(t, port)
