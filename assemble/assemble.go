@@ -77,6 +77,10 @@ type Options struct {
 	// BrowserOff says why there is no browser when Bridge is false, for
 	// the browser tools to tell the model and the person at once.
 	BrowserOff string
+	// HostApprovals says a person at infer's own terminal can answer
+	// whether a confined command may reach a host (tools.Env's
+	// SetHostApprovals); without, such hosts are refused at once.
+	HostApprovals bool
 	// NoTokenWatch leaves browser_use.yaml unwatched: a rotated token then
 	// takes a restart. By default an infer with the bridge follows the
 	// file (see tokenWatch), as people's infer must.
@@ -281,6 +285,7 @@ func New(opts Options) (in *Infer, err error) {
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
 	}
+	in.Env.SetHostApprovals(opts.HostApprovals)
 	// bound is the workspace built below, for what of the Env only it can
 	// give. A tool runs only through a workspace's pipeline, the MCP
 	// servers' network gate below only decides hosts, so nothing reaches

@@ -38,6 +38,9 @@ type appOptions struct {
 	// Command is how this infer was started ("infer", "infer serve", …),
 	// for the other infers that use its browser to say whose it is.
 	Command string
+	// HostApprovals says a person at infer's terminal answers whether a
+	// confined command may reach a host (see assemble.Options).
+	HostApprovals bool
 }
 
 // openApp finds the project (from the working directory wd) and the
@@ -92,7 +95,7 @@ func openApp(home, wd string, opts appOptions) (*assemble.Infer, error) {
 		BrowserOff: browserOff,
 		Model:      opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
 		Version: versionString(), Log: opts.Log, Warn: warn,
-		Command: opts.Command,
+		Command: opts.Command, HostApprovals: opts.HostApprovals,
 	})
 	var bad *assemble.ModelError
 	if errors.As(err, &bad) && opts.Model != "" {

@@ -102,6 +102,10 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		Bridge: true, Port: o.port, PortSet: o.portSet,
 		Model: o.model, Mode: o.mode,
 		Log: log, Warn: &warnings, Command: "infer",
+		// Only here is a person at infer's own terminal to say whether a
+		// confined command may reach a host; serve, headless and mcp
+		// refuse hosts that are neither allowed nor granted.
+		HostApprovals: true,
 	})
 	if err != nil {
 		io.Copy(stderr, &warnings) // the TUI never started: the terminal is still ours
@@ -112,11 +116,6 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 			err = cerr
 		}
 	}()
-	// Only here is a person at infer's own terminal to say whether a
-	// confined command may reach a host; serve, headless and mcp refuse
-	// hosts that are neither allowed nor granted.
-	a.Env.SetHostApprovals(true)
-
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
 	ctx, hungUp := context.WithCancel(ctx)
