@@ -325,6 +325,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		out, errOut, code := infer(t, "completion", shell)
 		if code != 0 || !strings.Contains(out, "infer") {

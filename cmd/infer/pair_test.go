@@ -128,6 +128,7 @@ func flappingBridge(t *testing.T) *bridge.Server {
 // TestPairSaysWhenTwoBrowsersTakeTurns: pair reports the flapping the
 // running infer detected, with what to do.
 func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	t.Parallel()
 	flappingBridge(t)
 	out, _, code := infer(t, "pair")
 	if code != 0 || !strings.Contains(out, "an extension is connected") ||
@@ -140,6 +141,7 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 // infer doctor fails the bridge check while two browsers take turns, and
 // says what to do: either connection alone would pass.
 func TestDoctorSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	t.Parallel()
 	srv := flappingBridge(t)
 	out, _, code := infer(t, "doctor")
 	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h); browser commands are paused until one of them is closed\n", srv.Port())
