@@ -1,17 +1,22 @@
 // Package assemble is infer's one composition root: it builds a running
 // infer — stores, model catalog, sandbox, tool pipeline, workspace, panel
-// sync and browser bridge — from configuration that is already loaded.
+// sync, browser bridge, the watch on the bridge's token and the socket
+// `infer mcp` goes through — from configuration that is already loaded.
 // cmd/infer (every command that runs a workspace) and internal/infertest (the
 // in-process infer of end-to-end tests) both build through it, so what the
 // tests run is what people run; perf measures the binaries built on it.
 //
-// Every part is complete when New returns: nothing is set afterwards. The
-// one cycle — the browser seat is the tools' browser, while the panel sync
-// and the status hook that it reports to are built on the workspace — is
-// broken by order, not by mutation: the seat takes the bridge's port (or
-// becomes the guest of the infer that holds it) first, the workspace is
-// built on it, and the seat is handed its hooks when it starts serving
-// (seat.Seat.Serve).
+// Every part is complete when New returns: nothing is set afterwards, and
+// nothing New builds is changed by another part. Two cycles are broken by
+// order, not by mutation. The browser seat is the tools' browser, while the
+// panel sync and the status hook it reports to are built on the workspace:
+// the seat takes the bridge's port (or becomes the guest of the infer that
+// holds it) first, the workspace is built on it, and the seat is handed
+// its hooks when it starts serving (seat.Seat.Serve). The tools' Env needs
+// what only the workspace has (the browser as it watches it, web search
+// with the model the person has chosen): the Env is finished
+// before the workspace, with those bound to the workspace New builds next,
+// which no tool call can precede.
 package assemble
 
 import (
@@ -39,6 +44,7 @@ import (
 	"github.com/infer-workspace/infer/session/llm/catalog"
 	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/mcpclient"
+	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/infer-workspace/infer/session/netproxy"
 	"github.com/infer-workspace/infer/session/sandbox"
 	"github.com/infer-workspace/infer/session/skills"
@@ -71,6 +77,18 @@ type Options struct {
 	// BrowserOff says why there is no browser when Bridge is false, for
 	// the browser tools to tell the model and the person at once.
 	BrowserOff string
+	// HostApprovals says a person at infer's own terminal can answer
+	// whether a confined command may reach a host (tools.Env's
+	// SetHostApprovals); without, such hosts are refused at once.
+	HostApprovals bool
+	// NoTokenWatch leaves browser_use.yaml unwatched: a rotated token then
+	// takes a restart. By default an infer with the bridge follows the
+	// file (see tokenWatch), as people's infer must.
+	NoTokenWatch bool
+	// NoMCPSocket keeps `infer mcp` processes from going through this
+	// infer. By default the infer that holds the bridge serves them on
+	// mcpserver.SocketPath(Home) while it holds it (see Serve).
+	NoMCPSocket bool
 	// Model and Mode replace config.yaml's for this process when set.
 	Model, Mode string
 	// Offline serves the offline/demo model (nil: demo.New()).
@@ -115,8 +133,21 @@ type Infer struct {
 
 	stopDiscovery context.CancelFunc
 	discoveryDone chan struct{}
+	// tokens follows browser_use.yaml's token while the bridge runs; nil
+	// when the bridge is off or NoTokenWatch.
+	tokens  *tokenWatch
+	version string
+	noMCP   bool
+
+	// mcpSocket lets `infer mcp` go through this infer. Only the infer
+	// that holds the bridge serves it, so it comes and goes with the
+	// bridge (see Serve); mcpClosed keeps it from coming back once Close
+	// started.
+	mcpMu     sync.Mutex
+	mcpSocket *mcpserver.Listener
+	mcpClosed bool
 	// closeFront closes the workspace, the panel and the bridge, in that
-	// order, once: for Close, and for ServeHolding's context ending.
+	// order, once: for Close, and for Serve's context ending.
 	closeFront sync.Once
 }
 
@@ -149,7 +180,8 @@ func New(opts Options) (in *Infer, err error) {
 		warn = io.Discard
 	}
 	cfg, home, root := opts.Config, opts.Home, opts.Root
-	in = &Infer{Home: home, Root: root, Config: cfg, BrowserUse: opts.BrowserUse, Log: log}
+	in = &Infer{Home: home, Root: root, Config: cfg, BrowserUse: opts.BrowserUse, Log: log,
+		version: opts.Version, noMCP: opts.NoMCPSocket}
 	defer func() {
 		if err != nil {
 			in.Close()
@@ -253,6 +285,15 @@ func New(opts Options) (in *Infer, err error) {
 	if !opts.Bridge {
 		in.Env.BrowserOff = opts.BrowserOff
 	}
+	in.Env.SetHostApprovals(opts.HostApprovals)
+	// bound is the workspace built below, for what of the Env only it can
+	// give. A tool runs only through a workspace's pipeline, the MCP
+	// servers' network gate below only decides hosts, so nothing reaches
+	// it before it is set.
+	var bound atomic.Pointer[session.Workspace]
+	in.Env.WebSearch = func(ctx context.Context, query string) (llm.SearchResult, error) {
+		return bound.Load().WebSearch(ctx, query)
+	}
 	// Sandboxed MCP servers may start before the workspace exists; until
 	// it does, their hosts are decided without anyone to ask.
 	var pipeline atomic.Pointer[tools.Pipeline]
@@ -290,8 +331,7 @@ func New(opts Options) (in *Infer, err error) {
 	}
 
 	// The seat is taken before the workspace is built: it is the tools'
-	// browser. What it reports to is given when it serves (see ServeHolding).
-	var driver browser.Driver
+	// browser. What it reports to is given when it serves (see Serve).
 	if opts.Bridge {
 		port := ext.Port
 		if opts.PortSet {
@@ -314,8 +354,10 @@ func New(opts Options) (in *Infer, err error) {
 			return in, err
 		}
 		ownSeat.Store(in.Seat)
-		driver = in.Seat
+		in.Env.Browser = watchedBrowser{ws: &bound, d: in.Seat}
 	}
+	// The judge asks the configured judge model; without one, session.New
+	// has it ask the model the person uses.
 	judge := session.Judge{Catalog: in.Catalog}
 	if id := cfg.Agent.JudgeModel; id != "" {
 		judge.Model = func() string { return id }
@@ -329,17 +371,20 @@ func New(opts Options) (in *Infer, err error) {
 			Env: in.Env, Guard: guard, Grants: in.Grants, Timeouts: timeouts, Judge: judge,
 			Sources: []tools.Source{in.MCP},
 		},
-		Browser: driver,
-		Skills:  liveSkills.List,
-		Titler:  session.ModelTitler(in.Catalog),
-		Logger:  log,
+		Skills: liveSkills.List,
+		Titler: session.ModelTitler(in.Catalog),
+		Logger: log,
 	})
 	if err != nil {
 		return in, err
 	}
+	bound.Store(in.Workspace)
 	pipeline.Store(in.Workspace.Pipeline())
 	if in.Seat != nil {
 		in.Panel = panelsync.New(in.Workspace, log)
+		if !opts.NoTokenWatch {
+			in.tokens = watchToken(config.BrowserUsePath(home), in.Seat, ext.Token, ext.Port, log, tokenCheckEvery)
+		}
 	}
 
 	// Discovery runs in the background and never delays startup; a new
@@ -370,30 +415,90 @@ func (in *Infer) DiscoveryDone() <-chan struct{} {
 	return in.discoveryDone
 }
 
-// ServeHolding runs the browser seat until ctx ends or Close, reporting
-// the browser's state to the workspace and, while this infer holds the
-// bridge, the side panel to the panel sync. It returns at once when the
+// Serve runs the browser seat until ctx ends or Close, reporting the
+// browser's state to the workspace and, while this infer holds the
+// bridge, the side panel to the panel sync and `infer mcp` processes on
+// the MCP socket (unless NoMCPSocket): they find the infer the extension
+// is connected to, also after a takeover. It returns at once when the
 // bridge is off.
-//
-// onHold is called when this infer starts holding the bridge (at once, or
-// after taking it over from an infer that stopped) and onRelease when it
-// stops: what only the holder serves starts and stops with them. Either
-// may be nil.
 //
 // ctx's end (a signal, in the commands) closes the seat as Close does,
 // after the workspace has ended its turn and the panel has forwarded the
 // turn's end: closing the bridge at once left the panel without the run's
 // RUN_ERROR, on "Working…" for good.
-func (in *Infer) ServeHolding(ctx context.Context, onHold, onRelease func()) error {
+func (in *Infer) Serve(ctx context.Context) error {
 	if in.Seat == nil {
 		return nil
 	}
 	stop := context.AfterFunc(ctx, in.closeInOrder)
 	defer stop()
-	return in.Seat.Serve(context.WithoutCancel(ctx), seat.Hooks{
-		Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus,
-		OnHold: onHold, OnRelease: onRelease,
-	})
+	hooks := seat.Hooks{Panel: in.Panel, OnStatus: in.Workspace.SetBrowserStatus}
+	if !in.noMCP {
+		hooks.OnHold, hooks.OnRelease = in.holdMCP, in.releaseMCP
+	}
+	return in.Seat.Serve(context.WithoutCancel(ctx), hooks)
+}
+
+// Token is the pairing token the bridge accepts now: browser_use.yaml's
+// as infer started, or the one a rotation put there since.
+func (in *Infer) Token() string {
+	if in.tokens != nil {
+		return in.tokens.Token()
+	}
+	return in.BrowserUse.Extension.Token
+}
+
+// MCPSocket is the MCP socket this infer serves now, or nil (it does not
+// hold the bridge, or NoMCPSocket).
+func (in *Infer) MCPSocket() *mcpserver.Listener {
+	in.mcpMu.Lock()
+	defer in.mcpMu.Unlock()
+	return in.mcpSocket
+}
+
+// holdMCP starts serving the MCP socket, unless Close has begun. A socket
+// that cannot be served costs only `infer mcp` its way through this infer,
+// so it is logged, not fatal.
+func (in *Infer) holdMCP() {
+	in.mcpMu.Lock()
+	defer in.mcpMu.Unlock()
+	if in.mcpClosed || in.mcpSocket != nil {
+		return
+	}
+	ws := in.Workspace
+	l, err := mcpserver.Listen(mcpserver.SocketPath(in.Home), in.Token, func(ctx context.Context, id, name, args string) tools.Outcome {
+		return ws.RunTool(ctx, id, name, args, tools.OriginMCP)
+	}, in.version, in.Log)
+	if err != nil {
+		in.Log.Warn("infer mcp clients cannot go through this infer", "err", err)
+		return
+	}
+	in.mcpSocket = l
+}
+
+// releaseMCP stops serving the MCP socket; its calls are cancelled,
+// withdrawing their approvals.
+func (in *Infer) releaseMCP() {
+	in.mcpMu.Lock()
+	l := in.mcpSocket
+	in.mcpSocket = nil
+	in.mcpMu.Unlock()
+	if l != nil {
+		l.Close()
+	}
+}
+
+// watchedBrowser is the tools' browser: the seat, as the workspace watches
+// it (see session.Workspace.WatchBrowser), so that front ends see what it
+// did. ws is the workspace assemble builds after the Env.
+type watchedBrowser struct {
+	ws *atomic.Pointer[session.Workspace]
+	d  browser.Driver
+}
+
+// Do runs cmd on the seat through the workspace's watch.
+func (b watchedBrowser) Do(ctx context.Context, cmd browser.Command) (browser.Result, error) {
+	return b.ws.Load().WatchBrowser(b.d).Do(ctx, cmd)
 }
 
 // closeInOrder closes the workspace (its running turn is interrupted and
@@ -415,14 +520,22 @@ func (in *Infer) closeInOrder() {
 	})
 }
 
-// Close shuts down so that nothing is lost: the workspace first (the
-// running turn is interrupted and finishes writing, publishing its last
-// events), then the panel mirror forwards what was published, then the
-// bridge sends what is queued and closes the connection, and the stores
-// last. It is safe to call more than once.
+// Close shuts down so that nothing is lost: the MCP socket and the token
+// watch stop first, then the workspace (the running turn is interrupted and
+// finishes writing, publishing its last events), then the panel mirror
+// forwards what was published, then the bridge sends what is queued and
+// closes the connection, and the stores last. It is safe to call more than
+// once.
 func (in *Infer) Close() error {
 	if in == nil {
 		return nil
+	}
+	in.mcpMu.Lock()
+	in.mcpClosed = true
+	in.mcpMu.Unlock()
+	in.releaseMCP()
+	if in.tokens != nil {
+		in.tokens.Close()
 	}
 	if in.stopDiscovery != nil {
 		in.stopDiscovery()

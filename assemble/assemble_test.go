@@ -43,7 +43,7 @@ func TestAssembledInferIsWiredEndToEnd(t *testing.T) {
 	}
 	ctx, stop := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- in.ServeHolding(ctx, nil, nil) }()
+	go func() { served <- in.Serve(ctx) }()
 	defer func() {
 		if err := in.Close(); err != nil {
 			t.Error(err)
@@ -90,5 +90,30 @@ func TestAssembledInferIsWiredEndToEnd(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "home")); err != nil {
 		t.Fatalf("infer's home was not used: %v", err)
+	}
+}
+
+// TestHostApprovalsAreSetByNew: whether a person at the terminal answers
+// network approvals is an option of New, set before the Env is handed to
+// the workspace, instead of a change the TUI made to what assemble built.
+func TestHostApprovalsAreSetByNew(t *testing.T) {
+	t.Parallel()
+	for _, want := range []bool{false, true} {
+		dir := t.TempDir()
+		in, err := New(Options{
+			Home: filepath.Join(dir, "home"), Root: filepath.Join(dir, "project"),
+			Model: demo.ID, Offline: &demo.Model{}, NoDiscovery: true, Sandbox: sandbox.Disabled(),
+			HostApprovals: want,
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := in.Env.HostApprovals()
+		if err := in.Close(); err != nil {
+			t.Error(err)
+		}
+		if got != want {
+			t.Errorf("HostApprovals: %v, the Env says %v", want, got)
+		}
 	}
 }

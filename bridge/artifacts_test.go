@@ -73,6 +73,7 @@ func rawRequest(t *testing.T, srv *Server, method, target, host string) (*http.R
 }
 
 func TestArtifactTraversalIsRefused(t *testing.T) {
+	t.Parallel()
 	dir := artifactTree(t)
 	ts := startServer(t, func(o *Options) { o.ArtifactsDir = dir })
 	abs := filepath.Join(filepath.Dir(dir), "outside", "secret.txt")
@@ -107,6 +108,7 @@ func TestArtifactTraversalIsRefused(t *testing.T) {
 }
 
 func TestArtifactsAreServedWithTypeAndNosniff(t *testing.T) {
+	t.Parallel()
 	dir := artifactTree(t)
 	ts := startServer(t, func(o *Options) { o.ArtifactsDir = dir })
 	for _, tc := range []struct{ path, ctype, body string }{
@@ -133,6 +135,7 @@ func TestArtifactsAreServedWithTypeAndNosniff(t *testing.T) {
 }
 
 func TestArtifactHEADHasNoBody(t *testing.T) {
+	t.Parallel()
 	dir := artifactTree(t)
 	ts := startServer(t, func(o *Options) { o.ArtifactsDir = dir })
 	resp, body := rawRequest(t, ts.Server, http.MethodHead, "/artifacts/images/chart.png", "")
@@ -145,6 +148,7 @@ func TestArtifactHEADHasNoBody(t *testing.T) {
 }
 
 func TestArtifactWriteMethodsGet405(t *testing.T) {
+	t.Parallel()
 	dir := artifactTree(t)
 	ts := startServer(t, func(o *Options) { o.ArtifactsDir = dir })
 	for _, m := range []string{http.MethodPost, http.MethodPut, http.MethodDelete, http.MethodPatch} {
@@ -159,6 +163,7 @@ func TestArtifactWriteMethodsGet405(t *testing.T) {
 }
 
 func TestArtifactHostCheck(t *testing.T) {
+	t.Parallel()
 	dir := artifactTree(t)
 	ts := startServer(t, func(o *Options) { o.ArtifactsDir = dir })
 	port := strconv.Itoa(ts.Port())
@@ -175,6 +180,7 @@ func TestArtifactHostCheck(t *testing.T) {
 }
 
 func TestArtifactsWithoutADirectoryAre404(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	resp, _ := rawRequest(t, ts.Server, http.MethodGet, "/artifacts/images/chart.png", "")
 	if resp.StatusCode != http.StatusNotFound {
@@ -188,6 +194,7 @@ func TestArtifactsWithoutADirectoryAre404(t *testing.T) {
 }
 
 func TestUnknownPathsAre404(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	for _, p := range []string{"/", "/ws/", "/artifacts", "/status/x", "/favicon.ico", "/../ws"} {
 		resp, _ := rawRequest(t, ts.Server, http.MethodGet, p, "")

@@ -38,6 +38,7 @@ func answerCloseAndHold(t *testing.T, ws *websocket.Conn) int {
 // open: the server must close TCP as soon as it has read the answer, not
 // at the end of its close grace.
 func TestServerClosesTCPOnceThePeerAnswersClose(t *testing.T) {
+	t.Parallel()
 	grace := func(o *Options) { o.CloseGrace = longGrace }
 
 	t.Run("replaced", func(t *testing.T) {

@@ -17,6 +17,7 @@ import (
 )
 
 func TestNewConnectionReplacesOldAndFailsItsPendingCommandsAtOnce(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.CommandTimeout = 30 * time.Second })
 	old := connectRaw(t, ts, "old")
 	ts.waitStatus(t, func(st browser.Status) bool { return st.ExtensionVersion == "old" })
@@ -49,6 +50,7 @@ func TestNewConnectionReplacesOldAndFailsItsPendingCommandsAtOnce(t *testing.T) 
 }
 
 func TestReplacedConnectionResultsDoNotReachNewCommands(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	old := connectRaw(t, ts, "old")
 	pending := doAsync(ts.Server, context.Background(), browser.Command{Action: browser.Read})
@@ -70,6 +72,7 @@ func TestReplacedConnectionResultsDoNotReachNewCommands(t *testing.T) {
 }
 
 func TestPongTimeoutClosesHalfOpenConnection(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.PingInterval = 50 * time.Millisecond
 		o.PongTimeout = 100 * time.Millisecond
@@ -116,6 +119,7 @@ func TestPongTimeoutClosesHalfOpenConnection(t *testing.T) {
 }
 
 func TestPingRTTIsReported(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.PingInterval = 30 * time.Millisecond })
 	connectSim(t, ts, &sim.Minimal{})
 	st := ts.waitStatus(t, func(st browser.Status) bool { return st.RTT > 0 })
@@ -128,6 +132,7 @@ func TestPingRTTIsReported(t *testing.T) {
 }
 
 func TestKeepaliveFramesAreSent(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.KeepaliveInterval = 30 * time.Millisecond })
 	x := connectRaw(t, ts, "1")
 	x.ws.SetReadDeadline(time.Now().Add(guard))
@@ -143,6 +148,7 @@ func TestKeepaliveFramesAreSent(t *testing.T) {
 }
 
 func TestMalformedFramesAreDroppedAndConnectionStays(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1")
@@ -183,6 +189,7 @@ func TestMalformedFramesAreDroppedAndConnectionStays(t *testing.T) {
 }
 
 func TestUnknownFrameTypesAndFieldsAreIgnored(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1")
@@ -211,6 +218,7 @@ func TestUnknownFrameTypesAndFieldsAreIgnored(t *testing.T) {
 }
 
 func TestPanelPanicDoesNotDropTheConnection(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.Panel = panickyPanel{newRecordingPanel()} })
 	x := connectRaw(t, ts, "1")
 	x.writeFrame(wire.Interrupt{})
@@ -281,6 +289,7 @@ func TestNoGoroutineLeakAfterClose(t *testing.T) {
 }
 
 func TestHelloAckPrecedesCommandsSentOnConnect(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	for range 20 {
 		ws := mustDial(t, ts.Server)
@@ -306,6 +315,7 @@ func TestHelloAckPrecedesCommandsSentOnConnect(t *testing.T) {
 // for the extension (the end of a run it was watching) still go out before
 // the close frame.
 func TestCloseDeliversQueuedFrames(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "watcher")
 	live := ts.Live()

@@ -17,6 +17,7 @@ import (
 )
 
 func TestNotConnectedFailsAtOnce(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	_, err := ts.Do(ctxGuard(t), browser.Command{Action: browser.Read})
 	if !errors.Is(err, browser.ErrNotConnected) {
@@ -25,6 +26,7 @@ func TestNotConnectedFailsAtOnce(t *testing.T) {
 }
 
 func TestUnknownActionIsRefused(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	connectRaw(t, ts, "1")
 	_, err := ts.Do(ctxGuard(t), browser.Command{Action: "scroll"})
@@ -34,6 +36,7 @@ func TestUnknownActionIsRefused(t *testing.T) {
 }
 
 func TestCommandsTravelWithAllTheirFields(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	res := doAsync(ts.Server, ctxGuard(t), browser.Command{
@@ -55,6 +58,7 @@ func TestCommandsTravelWithAllTheirFields(t *testing.T) {
 }
 
 func TestDuplicateLateAndUnknownResultsAreIgnored(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 
@@ -92,6 +96,7 @@ func TestDuplicateLateAndUnknownResultsAreIgnored(t *testing.T) {
 }
 
 func TestConcurrentCommandsCompleteOutOfOrder(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	const n = 5
@@ -121,6 +126,7 @@ func TestConcurrentCommandsCompleteOutOfOrder(t *testing.T) {
 }
 
 func TestConcurrentCommandsThroughSimClient(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	// Each command sleeps a little less than the one before it, so they
 	// finish in reverse order of arrival.
@@ -146,6 +152,7 @@ func TestConcurrentCommandsThroughSimClient(t *testing.T) {
 }
 
 func TestContentNullMeansMissing(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1.12.1")
 
@@ -166,6 +173,7 @@ func TestContentNullMeansMissing(t *testing.T) {
 }
 
 func TestExtensionErrorIsACommandError(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	res := doAsync(ts.Server, ctxGuard(t), browser.Command{Action: browser.Navigate})
@@ -179,6 +187,7 @@ func TestExtensionErrorIsACommandError(t *testing.T) {
 }
 
 func TestTimeoutMSIsSentAndEnforced(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.CommandTimeout = 30 * time.Second })
 	x := connectRaw(t, ts, "1")
 
@@ -214,6 +223,7 @@ func TestTimeoutMSIsSentAndEnforced(t *testing.T) {
 }
 
 func TestContextCancellationEndsDo(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	ctx, cancel := context.WithCancel(context.Background())
@@ -226,6 +236,7 @@ func TestContextCancellationEndsDo(t *testing.T) {
 }
 
 func TestScreenshotBase64IsDecoded(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	connectSim(t, ts, &sim.Minimal{})
 	res, err := ts.Screenshot(ctxGuard(t))
@@ -245,6 +256,7 @@ func TestScreenshotBase64IsDecoded(t *testing.T) {
 }
 
 func TestScreenshotImageEncodings(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	payload := []byte("\x89PNG fake bytes")
@@ -279,6 +291,7 @@ func TestScreenshotImageEncodings(t *testing.T) {
 }
 
 func TestTabsAndEventsAreConverted(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "1")
 	res := doAsync(ts.Server, ctxGuard(t), browser.Command{Action: browser.Tabs})
@@ -299,6 +312,7 @@ func TestTabsAndEventsAreConverted(t *testing.T) {
 }
 
 func TestTypedWrappersDriveTheMinimalBrowser(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	connectSim(t, ts, &sim.Minimal{})
 	ctx := ctxGuard(t)

@@ -23,6 +23,7 @@ func isFlapping(st browser.Status) bool { return st.Flapping > 0 }
 // with the real extension do. The bridge says so in its status, its log
 // (once, not per turn) and /status.
 func TestTwoExtensionsTakingTurnsAreCalledFlapping(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.FlapWindow = time.Hour })
 	for _, name := range []string{"browser-a", "browser-b"} {
 		c := sim.NewClient(sim.ClientOptions{
@@ -61,6 +62,7 @@ func TestTwoExtensionsTakingTurnsAreCalledFlapping(t *testing.T) {
 // socket at that moment. That goes on after one of them is closed, until
 // the window passes (see TestCommandsFlowAgainAfterTheFlapping).
 func TestFlappingPausesCommands(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.FlapWindow = time.Hour })
 	var received atomic.Int32
 	stops := make([]func(), 2)
@@ -123,6 +125,7 @@ func TestFlappingPausesCommands(t *testing.T) {
 // TestCommandsFlowAgainAfterTheFlapping: once a window passes without a
 // replacement, commands reach the browser that stayed.
 func TestCommandsFlowAgainAfterTheFlapping(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.FlapReplacements = 1
 		o.FlapWindow = 100 * time.Millisecond
@@ -146,6 +149,7 @@ func TestCommandsFlowAgainAfterTheFlapping(t *testing.T) {
 // TestAFewReplacementsAreNotFlapping: reloading the extension replaces a
 // connection now and then; that is not two browsers fighting.
 func TestAFewReplacementsAreNotFlapping(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.FlapWindow = time.Hour })
 	for range 3 { // two replacements, one short of the default three
 		connectRaw(t, ts, "reloaded")
@@ -172,6 +176,7 @@ func TestAFewReplacementsAreNotFlapping(t *testing.T) {
 // TestFlappingEndsAfterAQuietWindow: once a whole window passes without a
 // replacement, the status says so.
 func TestFlappingEndsAfterAQuietWindow(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.FlapReplacements = 1
 		o.FlapWindow = 100 * time.Millisecond
@@ -191,6 +196,7 @@ func TestFlappingEndsAfterAQuietWindow(t *testing.T) {
 // TestFlappingCountsOnlyTheWindow checks the count against times set by
 // hand: replacements older than the window no longer count.
 func TestFlappingCountsOnlyTheWindow(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.FlapWindow = time.Minute })
 	now := time.Now()
 	ts.mu.Lock()
@@ -209,6 +215,7 @@ func TestFlappingCountsOnlyTheWindow(t *testing.T) {
 // token stops working at once, connections made with it are closed with
 // a reason that says what to do, and the new token gets in.
 func TestSetTokenClosesConnectionsOfTheOldToken(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	x := connectRaw(t, ts, "old")
 	if err := ts.SetToken(testToken); err != nil {

@@ -38,12 +38,14 @@ func expectPolicyClose(t *testing.T, ts *testServer, ws *websocket.Conn, want st
 }
 
 func TestHelloTimeoutClosesWithPolicyViolation(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.HelloTimeout = 100 * time.Millisecond })
 	ws := mustDial(t, ts.Server)
 	expectPolicyClose(t, ts, ws, "no browser_hello within")
 }
 
 func TestWrongTokenIsRefusedWithoutEchoingIt(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	ws := mustDial(t, ts.Server)
 	const wrong = "wrong-token-that-must-not-be-logged"
@@ -64,6 +66,7 @@ func TestWrongTokenIsRefusedWithoutEchoingIt(t *testing.T) {
 }
 
 func TestEmptyTokenIsRefused(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	ws := mustDial(t, ts.Server)
 	ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"browser_hello","extension_version":"1.0"}`))
@@ -71,6 +74,7 @@ func TestEmptyTokenIsRefused(t *testing.T) {
 }
 
 func TestNonHelloFirstFrameIsRefused(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	ws := mustDial(t, ts.Server)
 	ws.WriteMessage(websocket.TextMessage, []byte(`{"type":"list_conversations"}`))
@@ -78,6 +82,7 @@ func TestNonHelloFirstFrameIsRefused(t *testing.T) {
 }
 
 func TestMalformedHelloIsRefused(t *testing.T) {
+	t.Parallel()
 	for name, msg := range map[string]string{
 		"not json":      `hello?`,
 		"token type":    `{"type":"browser_hello","token":42}`,
@@ -93,6 +98,7 @@ func TestMalformedHelloIsRefused(t *testing.T) {
 }
 
 func TestBinaryFirstFrameIsRefused(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	ws := mustDial(t, ts.Server)
 	ws.WriteMessage(websocket.BinaryMessage, wire.MustEncode(wire.BrowserHello{Token: testToken}))
@@ -100,6 +106,7 @@ func TestBinaryFirstFrameIsRefused(t *testing.T) {
 }
 
 func TestRefusedOriginsGet403BeforeUpgrade(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	for _, origin := range []string{
 		"http://evil.example",
@@ -126,6 +133,7 @@ func TestRefusedOriginsGet403BeforeUpgrade(t *testing.T) {
 }
 
 func TestExtensionOriginsAndNoOriginAreAccepted(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	for _, origin := range []string{
 		"chrome-extension://pldlmnnoajphnolpalndfdodmojkjalc",
@@ -148,6 +156,7 @@ func TestExtensionOriginsAndNoOriginAreAccepted(t *testing.T) {
 }
 
 func TestRefusedHostsGet403(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	port := strconv.Itoa(ts.Port())
 	other := strconv.Itoa(ts.Port() + 1)
@@ -182,6 +191,7 @@ func TestRefusedHostsGet403(t *testing.T) {
 }
 
 func TestPendingHandshakeCap(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.MaxPendingHandshakes = 2
 		o.HelloTimeout = time.Minute // far longer than the test
@@ -217,6 +227,7 @@ func TestPendingHandshakeCap(t *testing.T) {
 // and some upgraded that never send a hello: the real extension still gets
 // in at once, not after the hello timeout.
 func TestSilentSocketsDoNotLockOutTheExtension(t *testing.T) {
+	t.Parallel()
 	const slots = 16
 	ts := startServer(t, func(o *Options) {
 		o.MaxPendingHandshakes = slots
@@ -271,6 +282,7 @@ func TestSilentSocketsDoNotLockOutTheExtension(t *testing.T) {
 }
 
 func TestOversizedFrameBeforeAuthIsRefused(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.HandshakeReadLimit = 1024 })
 	ws := mustDial(t, ts.Server)
 	big := `{"type":"browser_hello","token":"` + strings.Repeat("x", 4096) + `"}`
@@ -283,6 +295,7 @@ func TestOversizedFrameBeforeAuthIsRefused(t *testing.T) {
 }
 
 func TestOversizedFrameAfterAuthClosesWith1009(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.MaxFrameBytes = 64 << 10 })
 	x := connectRaw(t, ts, "1")
 	ts.waitStatus(t, isConnected)
@@ -298,6 +311,7 @@ func TestOversizedFrameAfterAuthClosesWith1009(t *testing.T) {
 }
 
 func TestFramesUnderTheLimitAreAccepted(t *testing.T) {
+	t.Parallel()
 	// A frame just under the authenticated limit is fine.
 	ts := startServer(t, func(o *Options) { o.MaxFrameBytes = 64 << 10 })
 	x := connectRaw(t, ts, "1")
@@ -313,6 +327,7 @@ func TestFramesUnderTheLimitAreAccepted(t *testing.T) {
 }
 
 func TestListenBusyPortSaysHowToPickAnother(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -331,6 +346,7 @@ func TestListenBusyPortSaysHowToPickAnother(t *testing.T) {
 }
 
 func TestListenRequiresToken(t *testing.T) {
+	t.Parallel()
 	_, err := Listen(Options{})
 	if err == nil || !strings.Contains(err.Error(), "token") {
 		t.Fatalf("Listen without a token: %v", err)
@@ -338,6 +354,7 @@ func TestListenRequiresToken(t *testing.T) {
 }
 
 func TestListenBindsLoopbackOnly(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	addr := ts.ln.Addr().(*net.TCPAddr)
 	if !addr.IP.Equal(net.IPv4(127, 0, 0, 1)) {
@@ -349,6 +366,7 @@ func TestListenBindsLoopbackOnly(t *testing.T) {
 }
 
 func TestServeReturnsAfterClose(t *testing.T) {
+	t.Parallel()
 	srv, err := Listen(Options{Token: testToken})
 	if err != nil {
 		t.Fatal(err)
@@ -373,6 +391,7 @@ func TestServeReturnsAfterClose(t *testing.T) {
 // the reason; a longer one is cut at a space and marked, never in the
 // middle of a word or a character, and every refusal infer sends fits.
 func TestCloseReasonsAreCutBetweenWords(t *testing.T) {
+	t.Parallel()
 	long := strings.Repeat("wörd ", 40)
 	reason := string(closeMessage(websocket.ClosePolicyViolation, long)[2:])
 	if len(reason) > 123 || !strings.HasSuffix(reason, "wörd…") || !utf8.ValidString(reason) {

@@ -13,6 +13,7 @@ import (
 )
 
 func TestPanelFramesAreRoutedInOrder(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1.12.1")
@@ -66,6 +67,7 @@ func TestPanelFramesAreRoutedInOrder(t *testing.T) {
 }
 
 func TestPanelRepliesReachTheSimClient(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	c := connectSim(t, ts, &sim.Minimal{})
@@ -87,6 +89,7 @@ func TestPanelRepliesReachTheSimClient(t *testing.T) {
 }
 
 func TestNilListsAreSentAsEmptyArrays(t *testing.T) {
+	t.Parallel()
 	var sender Sender
 	panel := &connectHook{recordingPanel: newRecordingPanel(), onConnect: func(s Sender) { sender = s }}
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
@@ -126,6 +129,7 @@ func (p *connectHook) Connected(s Sender, v string) {
 }
 
 func TestSenderOfAClosedConnectionReturnsErrConnClosed(t *testing.T) {
+	t.Parallel()
 	panel := newRecordingPanel()
 	ts := startServer(t, func(o *Options) { o.Panel = panel })
 	x := connectRaw(t, ts, "1")
@@ -144,6 +148,7 @@ func TestSenderOfAClosedConnectionReturnsErrConnClosed(t *testing.T) {
 }
 
 func TestLiveSenderFollowsTheLiveConnection(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	live := ts.Live()
 	if err := live.Send(wire.Interrupted{}); !errors.Is(err, browser.ErrNotConnected) {

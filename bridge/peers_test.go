@@ -51,6 +51,7 @@ func runDialHelper(t *testing.T, srv *testServer, uid int) string {
 // bridge closes the socket without answering, and says so in its log and
 // status. The same client run as infer's own user is answered.
 func TestOtherUsersAreRefused(t *testing.T) {
+	t.Parallel()
 	srv := startServer(t, nil)
 	if got := runDialHelper(t, srv, -1); !strings.HasPrefix(got, "answered: HTTP/1.1 401") {
 		t.Fatalf("infer's own user: %q, want a 401 answer", got)

@@ -15,6 +15,7 @@ import (
 )
 
 func TestAuthLimiterHoldsBackPastTheBurstAndForgets(t *testing.T) {
+	t.Parallel()
 	l := newAuthLimiter(Options{AuthFailureBurst: 3, AuthBackoff: 100 * time.Millisecond, AuthBackoffMax: time.Second, AuthFailureWindow: time.Minute})
 	start := time.Date(2026, 9, 1, 12, 0, 0, 0, time.UTC)
 	want := []time.Duration{0, 0, 0, 100, 200, 400, 800, 1000, 1000}
@@ -41,6 +42,7 @@ func TestAuthLimiterHoldsBackPastTheBurstAndForgets(t *testing.T) {
 }
 
 func TestRefusalLogSumsUpAFlood(t *testing.T) {
+	t.Parallel()
 	logs := &syncbuf.Buffer{}
 	r := newRefusalLog(slog.New(slog.NewTextHandler(logs, nil)), 50*time.Millisecond)
 	for range 40 {
@@ -64,6 +66,7 @@ func TestRefusalLogSumsUpAFlood(t *testing.T) {
 }
 
 func TestRefusalLogFlushesOnClose(t *testing.T) {
+	t.Parallel()
 	logs := &syncbuf.Buffer{}
 	r := newRefusalLog(slog.New(slog.NewTextHandler(logs, nil)), time.Hour)
 	for range 10 {
@@ -109,6 +112,7 @@ func closedAfter(ws *websocket.Conn) <-chan time.Time {
 }
 
 func TestRepeatedWrongTokensAreHeldBack(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.AuthFailureBurst = 2
 		o.AuthBackoff = 150 * time.Millisecond
@@ -129,6 +133,7 @@ func TestRepeatedWrongTokensAreHeldBack(t *testing.T) {
 }
 
 func TestTheRightTokenIsNeverHeldBack(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.AuthFailureBurst = 1
 		o.AuthBackoff = time.Minute // far longer than the test
@@ -148,6 +153,7 @@ func TestTheRightTokenIsNeverHeldBack(t *testing.T) {
 }
 
 func TestHeldBackSocketsDoNotTakeHandshakeSlots(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.MaxPendingHandshakes = 2
 		o.AuthFailureBurst = 1
@@ -191,6 +197,7 @@ func TestHeldBackSocketsDoNotTakeHandshakeSlots(t *testing.T) {
 }
 
 func TestStatusWrongBearerIsHeldBackTheRightOneIsNot(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) {
 		o.AuthFailureBurst = 1
 		o.AuthBackoff = 200 * time.Millisecond
@@ -242,6 +249,7 @@ func TestStatusWrongBearerIsHeldBackTheRightOneIsNot(t *testing.T) {
 }
 
 func TestAWrongTokenFloodIsLoggedInAFewLines(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, func(o *Options) { o.AuthFailureBurst = 1000 })
 	const attempts = 30
 	for range attempts {
@@ -263,6 +271,7 @@ func TestAWrongTokenFloodIsLoggedInAFewLines(t *testing.T) {
 // (by the handler, not also by the bridge) and durations are human
 // strings, not nanoseconds.
 func TestRefusalLogLinesReadCleanlyAsJSON(t *testing.T) {
+	t.Parallel()
 	logs := &syncbuf.Buffer{}
 	ts := startServer(t, func(o *Options) { o.Logger = slog.New(slog.NewJSONHandler(logs, nil)) })
 	for range 2 {

@@ -14,6 +14,7 @@ import (
 )
 
 func TestStatusRequiresTheToken(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	for _, auth := range []string{
 		"",
@@ -42,6 +43,7 @@ func TestStatusRequiresTheToken(t *testing.T) {
 }
 
 func TestStatusReportsConnectionAndRejection(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	ws := mustDial(t, ts.Server)
 	ws.WriteMessage(websocket.TextMessage, wire.MustEncode(wire.BrowserHello{Token: "nope", ExtensionVersion: "1.12.1"}))
@@ -61,6 +63,7 @@ func TestStatusReportsConnectionAndRejection(t *testing.T) {
 }
 
 func TestStatusJSONShape(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	resp, body := rawRequestAuth(t, ts.Server, "Bearer "+testToken)
 	if resp.StatusCode != http.StatusOK || resp.Header.Get("Content-Type") != "application/json" {
@@ -77,6 +80,7 @@ func TestStatusJSONShape(t *testing.T) {
 }
 
 func TestStatusHostCheckAndMethod(t *testing.T) {
+	t.Parallel()
 	ts := startServer(t, nil)
 	req, _ := http.NewRequest(http.MethodGet, "http://127.0.0.1:"+strconv.Itoa(ts.Port())+"/status", nil)
 	req.Host = "evil.example:" + strconv.Itoa(ts.Port())

@@ -9,13 +9,13 @@ import (
 	"strings"
 
 	"github.com/infer-workspace/infer/session/llm"
-	"github.com/infer-workspace/infer/session/llm/demo"
 	"github.com/infer-workspace/infer/session/tools"
 )
 
-// Judge reviews tool calls in auto-with-judge mode. With offline/demo it
-// applies a deterministic rule; with a real model it makes one model call
-// that must answer with a structured verdict. Every failure — an
+// Judge reviews tool calls in auto-with-judge mode. With a model that
+// cannot review a call (one whose provider is llm.RuleJudged, such as
+// offline/demo) it applies a deterministic rule; with a real model it makes
+// one model call that must answer with a structured verdict. Every failure — an
 // unreachable model, a malformed answer — is returned as an error, which the
 // pipeline turns into asking the person: the judge can only ever save the
 // person a question, never approve by accident.
@@ -31,13 +31,12 @@ var _ tools.Judge = Judge{}
 
 // Judge implements tools.Judge.
 func (j Judge) Judge(ctx context.Context, call tools.Call, why string) (tools.Verdict, error) {
-	id := j.Model()
-	if id == demo.ID {
-		return demoVerdict(call), nil
-	}
-	p, name, err := j.Catalog.Resolve(id)
+	p, name, err := j.Catalog.Resolve(j.Model())
 	if err != nil {
 		return tools.Verdict{}, err
+	}
+	if r, ok := p.(llm.RuleJudged); ok && r.JudgedByRule() {
+		return ruleVerdict(call), nil
 	}
 	req := llm.Request{
 		Model:  name,
@@ -88,10 +87,10 @@ func ParseVerdict(text string) (tools.Verdict, error) {
 	return tools.Verdict{}, errors.New("judge answer has no decision of \"approve\" or \"reject\"")
 }
 
-// demoVerdict is offline/demo's deterministic judge: browser actions on
-// local or demo sites and edits inside the project pass; Bash and anything
-// else go to the person.
-func demoVerdict(call tools.Call) tools.Verdict {
+// ruleVerdict is the deterministic judge for models that cannot review a
+// call (offline/demo): browser actions on local or demo sites and edits
+// inside the project pass; Bash and anything else go to the person.
+func ruleVerdict(call tools.Call) tools.Verdict {
 	switch call.Name {
 	case tools.NameBrowserNavigate:
 		var a struct {

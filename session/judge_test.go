@@ -3,6 +3,7 @@ package session
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/infer-workspace/infer/session/llm"
@@ -102,5 +103,49 @@ func TestCleanTitle(t *testing.T) {
 		if got := CleanTitle(in); got != want {
 			t.Errorf("%q → %q, want %q", in, got, want)
 		}
+	}
+}
+
+// namedCatalog serves one provider under one id, so a test can put the
+// offline model behind another id and a real-looking one behind
+// offline/demo's.
+type namedCatalog struct {
+	id string
+	p  llm.Provider
+}
+
+func (c namedCatalog) Models() []string { return []string{c.id} }
+func (c namedCatalog) Resolve(id string) (llm.Provider, string, error) {
+	if id != c.id {
+		return nil, "", errors.New("unknown model " + id)
+	}
+	return c.p, "m", nil
+}
+
+// TestJudgeAndTitlesFollowWhatTheProviderDeclares: what makes the judge
+// apply its rule and titles come without a model call is the provider
+// saying so (llm.RuleJudged, llm.LocalTitler), not the id it is offered
+// under: the offline model keeps its behaviour under any id, and a model
+// that can answer is asked even under offline/demo's.
+func TestJudgeAndTitlesFollowWhatTheProviderDeclares(t *testing.T) {
+	bash := tools.Call{Name: "Bash", Args: `{"command":"ls"}`}
+	offline := namedCatalog{id: "lab/offline", p: &demo.Model{}}
+	j := Judge{Catalog: offline, Model: func() string { return offline.id }}
+	if v, err := j.Judge(context.Background(), bash, "why"); err != nil || v.Approve || !strings.HasPrefix(v.Reason, "offline judge:") {
+		t.Errorf("the offline model under another id: %+v %v, want the rule's refusal", v, err)
+	}
+	title, err := ModelTitler(offline)(context.Background(), offline.id, "open the demo site and read it", "Done.")
+	if err != nil || title != demo.Title("open the demo site and read it") {
+		t.Errorf("the offline model's title under another id: %q %v", title, err)
+	}
+
+	answering := namedCatalog{id: demo.ID, p: cannedProvider{text: `{"decision":"approve","reason":"lists files"}`}}
+	j = Judge{Catalog: answering, Model: func() string { return demo.ID }}
+	if v, err := j.Judge(context.Background(), bash, "why"); err != nil || !v.Approve || v.Reason != "lists files" {
+		t.Errorf("a model that answers, under offline/demo's id: %+v %v, want its verdict", v, err)
+	}
+	titling := namedCatalog{id: demo.ID, p: cannedProvider{text: "Listing the files"}}
+	if title, err := ModelTitler(titling)(context.Background(), demo.ID, "ls", "a b"); err != nil || title != "Listing the files" {
+		t.Errorf("a model that answers, under offline/demo's id, titled %q %v", title, err)
 	}
 }

@@ -6,20 +6,20 @@ import (
 	"unicode"
 
 	"github.com/infer-workspace/infer/session/llm"
-	"github.com/infer-workspace/infer/session/llm/demo"
 )
 
 // ModelTitler returns a Titler that asks the conversation's own model for a
-// short title, and derives one deterministically for offline/demo. A
-// failure returns the error, and the first-message preview stays.
+// short title, unless its provider titles conversations itself
+// (llm.LocalTitler, as offline/demo does). A failure returns the error, and
+// the first-message preview stays.
 func ModelTitler(catalog llm.Catalog) func(ctx context.Context, model, firstUser, firstAnswer string) (string, error) {
 	return func(ctx context.Context, model, firstUser, firstAnswer string) (string, error) {
-		if model == demo.ID {
-			return demo.Title(firstUser), nil
-		}
 		p, name, err := catalog.Resolve(model)
 		if err != nil {
 			return "", err
+		}
+		if lt, ok := p.(llm.LocalTitler); ok {
+			return lt.LocalTitle(firstUser, firstAnswer), nil
 		}
 		req := llm.Request{
 			Model:  name,

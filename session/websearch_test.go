@@ -40,7 +40,15 @@ func (s *searchingDemo) WebSearch(_ context.Context, model, query string) (llm.S
 
 func TestWebSearchToolGoesThroughTheProviderAfterApproval(t *testing.T) {
 	sd := &searchingDemo{Model: &demo.Model{}}
-	f := newFixture(t, "", func(o *Options) { o.Catalog = oneCatalog{sd} })
+	var f *fixture
+	f = newFixture(t, "", func(o *Options) {
+		o.Catalog = oneCatalog{sd}
+		// Bound as assemble binds it, to the workspace New returns: New
+		// never writes into the Env it is given.
+		o.Tools.Env.WebSearch = func(ctx context.Context, query string) (llm.SearchResult, error) {
+			return f.w.WebSearch(ctx, query)
+		}
+	})
 	sub := f.w.Subscribe()
 	defer sub.Close()
 	f.w.Send("search infer workspace", tools.OriginTerminal)

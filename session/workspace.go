@@ -48,7 +48,6 @@ import (
 	"strings"
 	"sync"
 
-	"github.com/infer-workspace/infer/session/browser"
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/skills"
 	"github.com/infer-workspace/infer/session/store"
@@ -100,13 +99,15 @@ type Options struct {
 	Overrides func(model string) (llm.Effort, *float64)
 	// System replaces the built-in system prompt when non-empty.
 	System string
-	// Tools is the tool pipeline's configuration; the workspace fills in
-	// its approver, and its Env's browser from Browser.
+	// Tools is the tool pipeline's configuration; the workspace gives it
+	// its approver. Tools.Env is used as given, never written: what of it
+	// only the workspace can give — its Browser watched (WatchBrowser), so
+	// that front ends see the tabs, pages and screenshots as events, and
+	// WebSearch with the model selected when it runs (Workspace.WebSearch)
+	// — the caller binds to the workspace New returns (see package
+	// assemble). A nil Env is an empty one of the workspace's own, with
+	// WebSearch bound.
 	Tools tools.PipelineConfig
-	// Browser is the browser the tools drive (nil: none, the browser
-	// tools say so). The workspace watches it, so that front ends see its
-	// tabs, pages and screenshots as events.
-	Browser browser.Driver
 	// Skills lists the discovered skills (nil: none).
 	Skills func() []skills.Skill
 	// Titler makes a short title for a conversation after its first
@@ -211,16 +212,8 @@ func New(opts Options) (*Workspace, error) {
 	w.approvals = &approvals{publish: w.publish}
 	pc := opts.Tools
 	pc.Approver = w.approvals
-	// The WebSearch tool searches with the provider of the model selected
-	// when it runs.
 	if pc.Env == nil {
-		pc.Env = &tools.Env{}
-	}
-	if pc.Env.WebSearch == nil {
-		pc.Env.WebSearch = w.webSearch
-	}
-	if opts.Browser != nil && pc.Env != nil {
-		pc.Env.Browser = w.WatchBrowser(opts.Browser)
+		pc.Env = &tools.Env{WebSearch: w.WebSearch}
 	}
 	if j, ok := pc.Judge.(Judge); ok && j.Model == nil {
 		// The judge asks the model the person uses unless one is
@@ -264,6 +257,13 @@ func (w *Workspace) publish(e Event) { w.feed.Publish(e) }
 
 // Pipeline is the tool pipeline shared by the agent and the panel.
 func (w *Workspace) Pipeline() *tools.Pipeline { return w.pipeline }
+
+// WebSearch runs query with the hosted search of the provider of the model
+// selected now, for the tools' Env (tools.Env.WebSearch); its error wraps
+// tools.ErrNoWebSearch when that provider has none.
+func (w *Workspace) WebSearch(ctx context.Context, query string) (llm.SearchResult, error) {
+	return w.webSearch(ctx, query)
+}
 
 // Send submits a message from a front end. It is queued when a turn is
 // running. "/clear", "/cls" and "/new" start a new conversation (the browser

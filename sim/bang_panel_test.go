@@ -12,6 +12,7 @@ import (
 // its output: opentask ignores TOOL_CALL_RESULT and leaves "Working…" only
 // on TEXT_MESSAGE_END.
 func TestPanelBangCommandEndsWithItsOutputAsText(t *testing.T) {
+	t.Parallel()
 	in, c, sub := startPanel(t, OpenTask)
 	ctx := ctxGuard(t)
 	if err := c.WaitConnected(ctx); err != nil {

@@ -163,6 +163,7 @@ func readFrame(t *testing.T, ws *websocket.Conn) wire.Frame {
 }
 
 func TestClientSendsHelloWithVersionAndOrigin(t *testing.T) {
+	t.Parallel()
 	origins := make(chan string, 1)
 	rs := newRawServer(t)
 	wrapped := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -185,6 +186,7 @@ func TestClientSendsHelloWithVersionAndOrigin(t *testing.T) {
 }
 
 func TestClientReconnectsWithBackoffAfterServerRestart(t *testing.T) {
+	t.Parallel()
 	statuses := make(chan browser.Status, 64)
 	onStatus := func(st browser.Status) {
 		select {
@@ -222,6 +224,7 @@ func TestClientReconnectsWithBackoffAfterServerRestart(t *testing.T) {
 }
 
 func TestClientReportsRejectedTokenAndKeepsRetrying(t *testing.T) {
+	t.Parallel()
 	var mu sync.Mutex
 	reported := false
 	srv := startBridge(t, 0, nil, func(st browser.Status) {
@@ -262,6 +265,7 @@ func TestClientReportsRejectedTokenAndKeepsRetrying(t *testing.T) {
 }
 
 func TestOneResultPerCommandID(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := newTestClient(rs.url, "t", browserFunc(func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
 		if cmd.Selector == "#panic" {
@@ -301,6 +305,7 @@ func TestOneResultPerCommandID(t *testing.T) {
 }
 
 func TestCommandDeadlineComesFromTimeoutMS(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	budgets := make(chan time.Duration, 2)
 	c := newTestClient(rs.url, "t", browserFunc(func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
@@ -325,6 +330,7 @@ func TestCommandDeadlineComesFromTimeoutMS(t *testing.T) {
 }
 
 func TestUnknownFramesAndKeepalivesAreIgnored(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := newTestClient(rs.url, "t", &Minimal{})
 	sub := c.Subscribe()
@@ -348,6 +354,7 @@ func TestUnknownFramesAndKeepalivesAreIgnored(t *testing.T) {
 }
 
 func TestSubscriptionKeepsEveryFrameInOrder(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := newTestClient(rs.url, "t", nil)
 	sub := c.Subscribe()
@@ -380,6 +387,7 @@ func TestSubscriptionKeepsEveryFrameInOrder(t *testing.T) {
 }
 
 func TestToolRequestsAreMatchedByID(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := newTestClient(rs.url, "t", nil)
 	runClient(t, c)
@@ -417,6 +425,7 @@ func TestToolRequestsAreMatchedByID(t *testing.T) {
 }
 
 func TestPanelCallFailsWhenTheConnectionDrops(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	// Stays disconnected after the drop.
 	c := NewClient(ClientOptions{URL: rs.url, Token: "t", MinBackoff: time.Hour, MaxBackoff: time.Hour})
@@ -443,6 +452,7 @@ func TestPanelCallFailsWhenTheConnectionDrops(t *testing.T) {
 }
 
 func TestRunRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	if err := NewClient(ClientOptions{Token: "t"}).Run(context.Background()); err == nil || !strings.Contains(err.Error(), "URL") {
 		t.Errorf("no URL: %v", err)
 	}
@@ -452,6 +462,7 @@ func TestRunRejectsBadOptions(t *testing.T) {
 }
 
 func TestBackoffDoublesWithJitterAndIsCapped(t *testing.T) {
+	t.Parallel()
 	minD, maxD := 100*time.Millisecond, time.Second
 	for n, want := range []time.Duration{100, 200, 400, 800, 1000, 1000, 1000} {
 		want *= time.Millisecond
@@ -496,6 +507,7 @@ func (r *rejectionCounter) count() int {
 }
 
 func TestRecentIDsForgetsTheOldestAndCatchesRepeats(t *testing.T) {
+	t.Parallel()
 	r := newRecentIDs(3)
 	for _, id := range []string{"a", "b", "c"} {
 		if !r.add(id) {
@@ -519,6 +531,7 @@ func TestRecentIDsForgetsTheOldestAndCatchesRepeats(t *testing.T) {
 // after-hello frames failed) must not become the current one: the client
 // stays "not connected", and the next connection attaches normally.
 func TestAConnectionThatFailedWhileGreetingIsNeverCurrent(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := NewClient(ClientOptions{URL: rs.url, Token: "t"})
 	dialRaw := func() *websocket.Conn {
@@ -585,6 +598,7 @@ func (d *dialCounter) count() int {
 // infer may not be running there: not "connection refused" or "bad
 // handshake" at every attempt.
 func TestClientAsksWhetherInferRunsOnceWhileRetrying(t *testing.T) {
+	t.Parallel()
 	closed := httptest.NewServer(http.NotFoundHandler())
 	refusedURL := "ws" + strings.TrimPrefix(closed.URL, "http") + "/ws"
 	closed.Close()

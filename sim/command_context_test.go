@@ -11,6 +11,7 @@ import (
 // behaves as context.WithDeadline would: once Err says the command is over
 // it keeps saying so, with the same error, and Done agrees.
 func TestCommandContextKeepsItsAnswer(t *testing.T) {
+	t.Parallel()
 	closed := func(c context.Context) bool {
 		select {
 		case <-c.Done():

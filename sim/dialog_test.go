@@ -38,6 +38,7 @@ func connectTo(t *testing.T, in *infertest.Infer, b Browser, f *Faults) {
 // result's events is named in the tool's result, with its text and how it
 // was answered.
 func TestDialogEventsReachTheModel(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{Mode: tools.Auto})
 	connectTo(t, in, &dialogBrowser{}, nil)
 	for _, call := range []struct{ name, args string }{
@@ -56,6 +57,7 @@ func TestDialogEventsReachTheModel(t *testing.T) {
 // alert() open never answers; the error says a dialog may be the cause and
 // what to do, where it once said only that the browser did not answer.
 func TestTimedOutCommandNamesADialog(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{Mode: tools.Auto, CommandTimeout: 200 * time.Millisecond})
 	connectTo(t, in, &Minimal{}, &Faults{DropResults: 1})
 	out := in.Workspace.RunTool(ctxGuard(t), "t1", "BrowserClick", `{"selector":"#save"}`, tools.OriginTerminal)

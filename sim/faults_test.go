@@ -76,6 +76,7 @@ func command(id string) string {
 }
 
 func TestLatencyDelaysTheBrowserPastTheTimeout(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := faultyClient(rs.url, &Faults{Latency: time.Hour}, &Minimal{}, nil)
 	runClient(t, c)
@@ -91,6 +92,7 @@ func TestLatencyDelaysTheBrowserPastTheTimeout(t *testing.T) {
 }
 
 func TestDropResultsWithProbabilityOneSendsNothing(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	log := newLogWatch()
 	c := faultyClient(rs.url, &Faults{DropResults: 1}, &Minimal{}, log)
@@ -140,6 +142,7 @@ func dropRun(t *testing.T, seed uint64, n int) int {
 }
 
 func TestDropResultsIsReproducibleWithASeed(t *testing.T) {
+	t.Parallel()
 	const n = 40
 	first := dropRun(t, 7, n)
 	if first == 0 || first == n {
@@ -151,6 +154,7 @@ func TestDropResultsIsReproducibleWithASeed(t *testing.T) {
 }
 
 func TestDuplicateResultsSendsEachResultTwice(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := faultyClient(rs.url, &Faults{DuplicateResults: 1}, &Minimal{}, nil)
 	runClient(t, c)
@@ -164,6 +168,7 @@ func TestDuplicateResultsSendsEachResultTwice(t *testing.T) {
 }
 
 func TestMalformedSendsGarbageBeforeTheResult(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := faultyClient(rs.url, &Faults{Malformed: 1}, &Minimal{}, nil)
 	runClient(t, c)
@@ -183,6 +188,7 @@ func TestMalformedSendsGarbageBeforeTheResult(t *testing.T) {
 }
 
 func TestLateResultsArriveAfterInfersTimeout(t *testing.T) {
+	t.Parallel()
 	srv, err := bridge.Listen(bridge.Options{Token: testToken, CommandTimeout: 100 * time.Millisecond, CloseGrace: 100 * time.Millisecond})
 	if err != nil {
 		t.Fatal(err)
@@ -231,6 +237,7 @@ func TestLateResultsArriveAfterInfersTimeout(t *testing.T) {
 }
 
 func TestDisconnectAfterDropsTheConnectionOnceAtTheNthCommand(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := faultyClient(rs.url, &Faults{DisconnectAfter: 2}, &Minimal{}, nil)
 	runClient(t, c)
@@ -256,6 +263,7 @@ func TestDisconnectAfterDropsTheConnectionOnceAtTheNthCommand(t *testing.T) {
 }
 
 func TestReconnectStormConnectsAndDisconnectsFirst(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := faultyClient(rs.url, &Faults{ReconnectStorm: 3}, &Minimal{}, nil)
 	runClient(t, c)
@@ -284,6 +292,7 @@ func TestReconnectStormConnectsAndDisconnectsFirst(t *testing.T) {
 }
 
 func TestWrongTokenIsRefusedAndNeverLeaks(t *testing.T) {
+	t.Parallel()
 	refused := make(chan string, 16)
 	srv := startBridge(t, 0, nil, func(st browser.Status) {
 		if st.Reason != "" {
@@ -336,6 +345,7 @@ func TestWrongTokenIsRefusedAndNeverLeaks(t *testing.T) {
 }
 
 func TestFaultValidation(t *testing.T) {
+	t.Parallel()
 	for i, f := range []*Faults{{DropResults: 1.5}, {Malformed: -0.1}, {Latency: -time.Second}, {DisconnectAfter: -1}} {
 		if err := f.Validate(); err == nil {
 			t.Errorf("bad faults #%d validated", i)

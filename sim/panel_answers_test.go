@@ -13,6 +13,7 @@ import (
 // settings, resume and new_session by the conversation. A snapshot the
 // panel asked for is no unasked one: reconnecting to it sends none.
 func TestPanelRequestsAreAnsweredOnceByTheWorkspacesEvents(t *testing.T) {
+	t.Parallel()
 	in, c, sub := startPanel(t, nil)
 	ctx := ctxGuard(t)
 	if _, err := WaitFor[wire.ConversationSnapshot](ctx, sub, nil); err != nil {

@@ -113,6 +113,7 @@ func (p *scriptedPanel) Handle(s bridge.Sender, f wire.Frame) {
 }
 
 func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
+	t.Parallel()
 	panel := newScriptedPanel()
 	srv := startBridge(t, 0, panel, nil)
 	c := newTestClient(srv.URL(), testToken, &Minimal{})
@@ -205,6 +206,7 @@ func TestPanelCallsRoundTripThroughTheBridge(t *testing.T) {
 }
 
 func TestMinimalBrowserAnswersEveryAction(t *testing.T) {
+	t.Parallel()
 	var m Minimal
 	ctx := context.Background()
 	if r := m.Do(ctx, wire.BrowserCommand{Action: browser.Tabs}); r.Error != "" || len(r.Tabs) != 1 || r.Tabs[0].URL != "about:blank" {

@@ -54,6 +54,7 @@ func waitRunEnd(t *testing.T, sub *Subscription) {
 }
 
 func TestPanelCommandsAgainstInfer(t *testing.T) {
+	t.Parallel()
 	p, _, sub := panelOn(t, nil)
 	if out := exec(t, p, "list"); out != "no stored conversations" {
 		t.Errorf("list: %q", out)
@@ -132,6 +133,7 @@ func TestPanelCommandsAgainstInfer(t *testing.T) {
 }
 
 func TestOpenTaskPanelSendsClearAndRefusesTheRest(t *testing.T) {
+	t.Parallel()
 	p, _, sub := panelOn(t, OpenTask)
 	exec(t, p, "say hello")
 	waitRunEnd(t, sub)
@@ -156,6 +158,7 @@ func chat(t *testing.T, event string) wire.ChatEvent {
 }
 
 func TestRendererShowsTheChatAsItStreams(t *testing.T) {
+	t.Parallel()
 	frames := []wire.Frame{
 		chat(t, `{"type":"RUN_STARTED"}`),
 		chat(t, `{"type":"REASONING_MESSAGE_START"}`),
@@ -228,6 +231,7 @@ you (tui): hi from the terminal
 }
 
 func TestRendererShowsSnapshotsWithTheirToolResults(t *testing.T) {
+	t.Parallel()
 	var b bytes.Buffer
 	r := NewRenderer(&b, RenderOptions{})
 	r.Frame(wire.ConversationSnapshot{
@@ -253,6 +257,7 @@ agent: Calling Bash.
 }
 
 func TestLooksFailed(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		tool, content string
 		failed        bool

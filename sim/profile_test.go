@@ -32,6 +32,7 @@ func (h *headerTap) Frame(Direction, []byte) {}
 func (h *headerTap) Event(string)            {}
 
 func TestOpenTaskListsAfterHelloAndResumesAfterReconnect(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	tap := &headerTap{}
 	c := openTaskClient(rs.url, &Minimal{}, tap)
@@ -82,6 +83,7 @@ func TestOpenTaskListsAfterHelloAndResumesAfterReconnect(t *testing.T) {
 }
 
 func TestOpenTaskRefusesFramesItNeverSends(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := openTaskClient(rs.url, &Minimal{}, nil)
 	runClient(t, c)
@@ -124,6 +126,7 @@ func TestOpenTaskRefusesFramesItNeverSends(t *testing.T) {
 }
 
 func TestOpenTaskIgnoresNewerFramesAndShowsOneApproval(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := openTaskClient(rs.url, &Minimal{}, nil)
 	sub := c.Subscribe()
@@ -152,6 +155,7 @@ func TestOpenTaskIgnoresNewerFramesAndShowsOneApproval(t *testing.T) {
 }
 
 func TestContractQueuesApprovalsUntilResolvedOrAnswered(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := newTestClient(rs.url, "t", &Minimal{})
 	sub := c.Subscribe()
@@ -179,6 +183,7 @@ func TestContractQueuesApprovalsUntilResolvedOrAnswered(t *testing.T) {
 }
 
 func TestOpenTaskIgnoresTimeoutMS(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	budgets := make(chan time.Duration, 1)
 	c := openTaskClient(rs.url, browserFunc(func(ctx context.Context, cmd wire.BrowserCommand) wire.BrowserResult {
@@ -195,6 +200,7 @@ func TestOpenTaskIgnoresTimeoutMS(t *testing.T) {
 }
 
 func TestProfileByName(t *testing.T) {
+	t.Parallel()
 	for name, want := range map[string]*Profile{"": Contract, "contract": Contract, "opentask-1.12.1": OpenTask} {
 		if p, err := ProfileByName(name); err != nil || p != want {
 			t.Errorf("%q: %v %v", name, p, err)
@@ -208,6 +214,7 @@ func TestProfileByName(t *testing.T) {
 // A snapshot infer sends before its greeting's mode frame (a stale panel's
 // view replaced) never passes for the answer to the panel's resume.
 func TestGreetingSnapshotIsNoAnswer(t *testing.T) {
+	t.Parallel()
 	rs := newRawServer(t)
 	c := NewClient(ClientOptions{URL: rs.url, Token: "t", Browser: &Minimal{}})
 	runClient(t, c)

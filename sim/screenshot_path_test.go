@@ -34,6 +34,7 @@ func longestWord(markdown string) string {
 // picture, streamed and in the snapshot, while the stored conversation
 // keeps the path.
 func TestScreenshotPathFitsThePanel(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{Mode: tools.Auto})
 	c := NewClient(ClientOptions{URL: in.URL, Token: in.Token, Profile: OpenTask, Browser: &Minimal{}, MinBackoff: 10 * time.Millisecond})
 	sub := c.Subscribe()

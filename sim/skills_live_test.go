@@ -9,6 +9,7 @@ import (
 // A skill added to the project while infer runs is in the panel's next
 // list_skills answer, with no restart.
 func TestSkillAddedWhileRunningIsListed(t *testing.T) {
+	t.Parallel()
 	in, c, _ := startPanel(t, nil)
 	ctx := ctxGuard(t)
 	if err := c.WaitConnected(ctx); err != nil {

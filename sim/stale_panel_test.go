@@ -14,6 +14,7 @@ import (
 // active one's snapshot at once; when nothing changed it sends none, as
 // the contract has it.
 func TestPanelNeverKeepsATranscriptTheModelNoLongerHas(t *testing.T) {
+	t.Parallel()
 	in, c, sub := startPanel(t, nil)
 	ctx := ctxGuard(t)
 

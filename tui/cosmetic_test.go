@@ -47,6 +47,7 @@ func dialogRect(t *testing.T, screen, title string) layout.Rect {
 // Text in the approvals and browser panes and in the help keeps a cell
 // from the right border, wrapped or cut before it.
 func TestTextKeepsOffTheRightBorder(t *testing.T) {
+	t.Parallel()
 	for _, size := range goldenSizes {
 		w, h := size[0], size[1]
 		b := buildBrowser(t, w, h)
@@ -75,6 +76,7 @@ func TestTextKeepsOffTheRightBorder(t *testing.T) {
 // At 120 columns the chat pane is 72 wide: the demo's hint wraps whole
 // instead of being cut at the border.
 func TestIntroHintWrapsAt120Columns(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	s := h.screen()
 	mustContain(t, s, "offline/demo is not an LLM", "demo.infer.localhost;", "screenshot”", "“run ls”.")
@@ -84,6 +86,7 @@ func TestIntroHintWrapsAt120Columns(t *testing.T) {
 // A tool's summary cut to fit keeps the screenshot's file name, or stops
 // before the path: never a path cut mid-name.
 func TestSummaryKeepsTheScreenshotName(t *testing.T) {
+	t.Parallel()
 	mustContain(t, buildBrowser(t, 160, 48).screen(), "saved to …/20260902-140305.png …")
 	for _, w := range []int{140, 100} {
 		s := buildBrowser(t, w, 40).screen()
@@ -95,6 +98,7 @@ func TestSummaryKeepsTheScreenshotName(t *testing.T) {
 // At 80×24 the browser tab shows the screenshot: the command log and the
 // tab list give up rows for it.
 func TestScreenshotPreviewAt80x24(t *testing.T) {
+	t.Parallel()
 	h := buildBrowser(t, 80, 24)
 	h.m.tab = layout.TabBrowser
 	h.m.compose()

@@ -66,6 +66,7 @@ var scenarios = []struct {
 }
 
 func TestGolden(t *testing.T) {
+	t.Parallel()
 	for _, sc := range scenarios {
 		for _, size := range goldenSizes {
 			name := fmt.Sprintf("%s_%dx%d", sc.name, size[0], size[1])

@@ -12,6 +12,7 @@ import (
 // every row stays exactly the screen's width, the box is whole, and what
 // the box does not cover keeps its text and its style.
 func TestLayeredOverlaysKeepRowsExact(t *testing.T) {
+	t.Parallel()
 	const w, h = 21, 5
 	red := lipgloss.NewStyle().Foreground(lipgloss.Color("1"))
 	row := red.Render(strings.Repeat("界", 10)) + "x"

@@ -25,6 +25,7 @@ func (f *fakeMCP) Servers() []MCPServer     { return f.servers }
 func (f *fakeMCP) Changed() <-chan struct{} { return make(chan struct{}) }
 
 func TestMCPStatusAndList(t *testing.T) {
+	t.Parallel()
 	f := &fakeMCP{summary: "mcp: 1 starting"}
 	h := newHarness(t, newFakeWS(), 160, 48, func(o *Options) { o.MCP = f })
 	mustContain(t, h.screen(), "mcp: 1 starting")
@@ -63,6 +64,7 @@ func TestMCPStatusAndList(t *testing.T) {
 // TestMCPShowsAServersWholeError: a failed server's error is shown whole,
 // wrapped, since its end says what went wrong and how to fix it.
 func TestMCPShowsAServersWholeError(t *testing.T) {
+	t.Parallel()
 	f := &fakeMCP{summary: "mcp: 1 failed", warn: true, servers: []MCPServer{{
 		Name: "everything", Transport: "stdio", State: "failed", Sandboxed: true,
 		Err: "could not start: connection closed: calling \"initialize\": client is closing: EOF; infer's network proxy refused it: infer blocked the connection to registry.npmjs.org:443 (no one is at infer's terminal to approve it). To allow it, add \"registry.npmjs.org\" to network.allow in ~/.infer/config.yaml; it wrote: npm error code E403\nnpm error 403 Forbidden - GET https://registry.npmjs.org/x",

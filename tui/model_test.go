@@ -44,6 +44,7 @@ func mustNotContain(t *testing.T, screen string, parts ...string) {
 }
 
 func TestFocusCyclesAndSkipsEmptyApprovals(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	if h.m.focus != FocusInput {
 		t.Fatalf("starts on %v, want input", h.m.focus)
@@ -70,6 +71,7 @@ func TestFocusCyclesAndSkipsEmptyApprovals(t *testing.T) {
 }
 
 func TestTypingInChatMovesToEditor(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.key("tab") // chat
 	h.typeText("hi")
@@ -79,6 +81,7 @@ func TestTypingInChatMovesToEditor(t *testing.T) {
 }
 
 func TestApprovalKeys(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		keys   []string
@@ -120,6 +123,7 @@ func TestApprovalKeys(t *testing.T) {
 // reaches the workspace as the outside decision, from the terminal; on
 // one that does not, and a with no "always", nothing is answered.
 func TestOutsideIsAnsweredFromTheTerminal(t *testing.T) {
+	t.Parallel()
 	a := bashApproval()
 	a.Options = nil
 	a.Outside = true
@@ -141,6 +145,7 @@ func TestOutsideIsAnsweredFromTheTerminal(t *testing.T) {
 }
 
 func TestRejectCanBeCancelled(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(session.ApprovalOpened{Approval: bashApproval()})
@@ -161,6 +166,7 @@ func TestRejectCanBeCancelled(t *testing.T) {
 // of a request reaching the front answer nothing; they are typing, so they
 // go to the editor, and the request waits until the message is sent.
 func TestApprovalGuardPassesEarlyKeysToTheEditor(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(
@@ -208,6 +214,7 @@ func TestApprovalGuardPassesEarlyKeysToTheEditor(t *testing.T) {
 // person is typing does not take the focus, so the rest of their message
 // neither answers it nor gets lost; it comes up when they send.
 func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct {
 		name   string
 		before string // typed before the request arrives
@@ -270,6 +277,7 @@ func TestApprovalWaitsWhileThePersonTypes(t *testing.T) {
 }
 
 func TestApprovalAnsweredElsewhereDisappears(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(session.ApprovalOpened{Approval: bashApproval()})
@@ -292,6 +300,7 @@ func TestApprovalAnsweredElsewhereDisappears(t *testing.T) {
 }
 
 func TestWriteApprovalDiffsAgainstTheFile(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 140, 44)
 	if err := os.WriteFile(filepath.Join(h.m.opts.Root, "notes.txt"), []byte("alpha\nbeta\ngamma\n"), 0o644); err != nil {
@@ -308,6 +317,7 @@ func TestWriteApprovalDiffsAgainstTheFile(t *testing.T) {
 }
 
 func TestEscAndCtrlC(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.key("esc")
@@ -335,6 +345,7 @@ func TestEscAndCtrlC(t *testing.T) {
 }
 
 func TestShiftTabCyclesMode(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.key("shift+tab")
@@ -346,6 +357,7 @@ func TestShiftTabCyclesMode(t *testing.T) {
 }
 
 func TestResizeKeepsEveryLineExact(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
 	h := newHarness(t, ws, 160, 48)
@@ -366,6 +378,7 @@ func TestResizeKeepsEveryLineExact(t *testing.T) {
 }
 
 func TestSubmitAndNewlines(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("first line")
@@ -390,6 +403,7 @@ func TestSubmitAndNewlines(t *testing.T) {
 }
 
 func TestLargePaste(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	var b strings.Builder
@@ -407,6 +421,7 @@ func TestLargePaste(t *testing.T) {
 }
 
 func TestHistoryWithArrows(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.history = []string{"open example.com", "two\nlines"}
 	h := newHarness(t, ws, 120, 40)
@@ -440,6 +455,7 @@ func TestHistoryWithArrows(t *testing.T) {
 }
 
 func TestSlashCompletion(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.skills = []skills.Skill{{Name: "tmux", Description: "drive tmux", Scope: "user"}}
 	h := newHarness(t, ws, 120, 40)
@@ -470,6 +486,7 @@ func TestSlashCompletion(t *testing.T) {
 // exact block of the size it was given, and exactly one pane has the
 // focus, the one the root's Focus names.
 func TestEveryPaneKeepsTheContract(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 160, 48)
 	h.events(session.ApprovalOpened{Approval: bashApproval()})
 	l := h.m.lay
@@ -511,6 +528,7 @@ func TestEveryPaneKeepsTheContract(t *testing.T) {
 // binding with help text is on it, under its group's title, and the slash
 // commands are the "/" menu's.
 func TestHelpOverlay(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 50)
 	h.key("?")
 	s := h.screen()
@@ -551,6 +569,7 @@ func TestHelpOverlay(t *testing.T) {
 }
 
 func TestModelPicker(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/model")
@@ -571,6 +590,7 @@ func TestModelPicker(t *testing.T) {
 
 // What a model rejected this session is shown with it in /model.
 func TestModelPickerShowsRejections(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.rejections = map[string][]string{"openai/gpt-4o": {"temperature rejected: left out"}}
 	h := newHarness(t, ws, 140, 40)
@@ -581,6 +601,7 @@ func TestModelPickerShowsRejections(t *testing.T) {
 }
 
 func TestResumePicker(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.metas = resumeMetas()
 	h := newHarness(t, ws, 120, 40)
@@ -646,6 +667,7 @@ func (g *fakeGrants) Revoke(id string) error {
 }
 
 func TestPermissions(t *testing.T) {
+	t.Parallel()
 	g := &fakeGrants{gs: []grants.Grant{
 		{ID: "g1", Kind: grants.KindBash, Tool: "Bash", Prefix: "git commit", CreatedAt: epoch},
 		{ID: "g2", Kind: grants.KindTool, Tool: "Write", CreatedAt: epoch},
@@ -669,6 +691,7 @@ func TestPermissions(t *testing.T) {
 // sent is the one chosen. The mode picker once ignored typing: "/mode",
 // enter, "plan", enter kept auto, and the next write ran unasked.
 func TestEveryPickerFiltersAsYouType(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.mode = "auto"
 	g := &fakeGrants{gs: []grants.Grant{
@@ -738,6 +761,7 @@ func TestEveryPickerFiltersAsYouType(t *testing.T) {
 }
 
 func TestPairCopiesTheToken(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.typeText("/pair")
 	h.key("enter")
@@ -757,6 +781,7 @@ func TestPairCopiesTheToken(t *testing.T) {
 // while infer runs, /pair shows and copies the new token, not the one
 // infer started with.
 func TestPairShowsTheTokenInForceNow(t *testing.T) {
+	t.Parallel()
 	const rotated = "rotated-token-0123456789-wxyz"
 	h := newHarness(t, newFakeWS(), 120, 40, func(o *Options) { o.CurrentToken = func() string { return rotated } })
 	h.typeText("/pair")
@@ -773,6 +798,7 @@ func TestPairShowsTheTokenInForceNow(t *testing.T) {
 }
 
 func TestNoColorEmitsNoColour(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
@@ -792,6 +818,7 @@ func TestNoColorEmitsNoColour(t *testing.T) {
 }
 
 func TestChatScrollsAndFollows(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 30)
 	for i := 0; i < 40; i++ {
@@ -824,6 +851,7 @@ func TestChatScrollsAndFollows(t *testing.T) {
 }
 
 func TestToolRowsAndReasoningExpand(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
 	h := newHarness(t, ws, 120, 50)
@@ -837,6 +865,7 @@ func TestToolRowsAndReasoningExpand(t *testing.T) {
 }
 
 func TestLiveToolCallLifecycle(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.events(
@@ -861,6 +890,7 @@ func TestLiveToolCallLifecycle(t *testing.T) {
 }
 
 func TestUsageIsSummedPerConversation(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 140, 30)
 	mustNotContain(t, h.screen(), "tokens")
@@ -885,6 +915,7 @@ func TestUsageIsSummedPerConversation(t *testing.T) {
 }
 
 func TestBrowserPaneFollowsEvents(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	h.events(
@@ -902,6 +933,7 @@ func TestBrowserPaneFollowsEvents(t *testing.T) {
 }
 
 func TestStartupNoticesAndBridgeOff(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 160, 48, func(o *Options) {
 		o.BrowserOff = "browser_use.yaml does not exist: run `infer init`, then start infer again."
 		o.Notices = []string{"warning: config.yaml: unknown key agent.mdoe"}
@@ -914,6 +946,7 @@ func TestStartupNoticesAndBridgeOff(t *testing.T) {
 // command asks, and the status bar says so for as long as infer runs; the
 // approval box says where a command will run.
 func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	a := bashApproval()
 	a.Sandbox = "Runs with your full permissions: there is no sandbox on this machine to run it in."
@@ -926,6 +959,7 @@ func TestStatusBarKeepsAMissingSandboxInSight(t *testing.T) {
 }
 
 func TestInterruptMarksRunningCalls(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.events(
 		callStarted("c1", "BrowserNavigate", `{"url":"https://slow.example"}`),
@@ -935,6 +969,7 @@ func TestInterruptMarksRunningCalls(t *testing.T) {
 }
 
 func TestConversationSwitchAndResync(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	snap := conversationSnapshot()
@@ -950,6 +985,7 @@ func TestConversationSwitchAndResync(t *testing.T) {
 }
 
 func TestNewAndPanelMessages(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/new")
@@ -969,6 +1005,7 @@ func TestNewAndPanelMessages(t *testing.T) {
 }
 
 func TestBrowserStates(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	mustContain(t, h.screen(), "○ waiting for the browser extension", "type /pair", "port 52789")
@@ -979,6 +1016,7 @@ func TestBrowserStates(t *testing.T) {
 }
 
 func TestNarrowLayoutShowsApprovalsTab(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 60, 20)
 	mustContain(t, h.screen(), "[Chat]")
@@ -992,6 +1030,7 @@ func TestNarrowLayoutShowsApprovalsTab(t *testing.T) {
 }
 
 func TestLightBackgroundSwitchesStyles(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 100, 30, func(o *Options) { o.Background = "" })
 	if h.m.chat.MarkdownStyle() != "dark" {
 		t.Fatalf("default style %q", h.m.chat.MarkdownStyle())
@@ -1011,6 +1050,7 @@ func TestLightBackgroundSwitchesStyles(t *testing.T) {
 // moves the picker's mark too, and the answer to the terminal's own
 // request only says it was taken.
 func TestEffortFollowsTheWorkspace(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/effort high")
@@ -1028,6 +1068,7 @@ func TestEffortFollowsTheWorkspace(t *testing.T) {
 // A resume that names the conversation whose turn runs changes nothing
 // here: the stream already showed it.
 func TestSameConversationKeepsTheChat(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.snap = conversationSnapshot()
 	h := newHarness(t, ws, 120, 40)
@@ -1042,6 +1083,7 @@ func TestSameConversationKeepsTheChat(t *testing.T) {
 }
 
 func TestEffortAndSkills(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.skills = []skills.Skill{{Name: "release", Description: "cut a release", Scope: "project"}}
 	h := newHarness(t, ws, 120, 40)
@@ -1075,6 +1117,7 @@ func TestEffortAndSkills(t *testing.T) {
 // history only after the workspace accepted the message, so ↑ right after
 // sending recalls it (it used to be read alongside, one message behind).
 func TestSentMessageIsTheNewestHistoryEntry(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.history = []string{"older"}
 	h := newHarness(t, ws, 120, 40)
@@ -1086,6 +1129,7 @@ func TestSentMessageIsTheNewestHistoryEntry(t *testing.T) {
 }
 
 func TestRowWaitingForApprovalSaysSo(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 160, 48)
 	h.events(
@@ -1106,6 +1150,7 @@ func TestRowWaitingForApprovalSaysSo(t *testing.T) {
 // TestStartupShowsTheBrowserViewSeenBefore: tabs and the page the workspace
 // saw before the TUI started are shown without waiting for a new event.
 func TestStartupShowsTheBrowserViewSeenBefore(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1", Since: epoch}
 	ws.view = session.BrowserView{
@@ -1119,6 +1164,7 @@ func TestStartupShowsTheBrowserViewSeenBefore(t *testing.T) {
 }
 
 func TestTemperatureCommand(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	h.typeText("/temperature 0.3")
@@ -1143,6 +1189,7 @@ func TestTemperatureCommand(t *testing.T) {
 // TestSkillsListIsReadWhenOpened: a skill added while infer runs shows in
 // /skills and completes after "/" without a restart.
 func TestSkillsListIsReadWhenOpened(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 40)
 	ws.mu.Lock()
@@ -1163,6 +1210,7 @@ func TestSkillsListIsReadWhenOpened(t *testing.T) {
 // the cursor, as in a shell, instead of scrolling the chat; from the chat
 // it still scrolls by half a page.
 func TestCtrlUClearsTheEditorLine(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	h := newHarness(t, ws, 120, 30)
 	for i := 0; i < 40; i++ {

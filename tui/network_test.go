@@ -11,6 +11,7 @@ import (
 // draws a confined command's request for a host as the host and the
 // command, not as raw JSON.
 func TestANetworkRequestSaysWhichCommandWantsWhichHost(t *testing.T) {
+	t.Parallel()
 	h := newHarness(t, newFakeWS(), 120, 40)
 	h.events(session.ApprovalOpened{Approval: session.Approval{
 		ID:        "net1",

@@ -14,6 +14,7 @@ import (
 // panel does behind the person's back is in the chat as it happens, the
 // raise as a warning, and still there after the conversation is resumed.
 func TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.real.SetMode("auto", tools.OriginPanel)
 	h.waitFor("⚠ The browser panel switched the mode from standard to auto")
@@ -39,6 +40,7 @@ func TestLivePanelModeRaiseAndToolRequestAreDrawnInTheChat(t *testing.T) {
 // TestSnapshotNoticesAreDrawnInPlace: a resumed conversation's notices sit
 // between the messages they came between.
 func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
+	t.Parallel()
 	ws := newFakeWS()
 	ws.snap = session.Snapshot{
 		ID: "c1", Title: "t",
@@ -62,6 +64,7 @@ func TestSnapshotNoticesAreDrawnInPlace(t *testing.T) {
 // infer is a row saying who made it, with its outcome, and a resumed
 // conversation keeps its line.
 func TestLiveMCPClientCallIsDrawnInTheChat(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	out := h.real.RunTool(context.Background(), "mcp_1", "Bash", `{"command":"echo from-mcp"}`, tools.OriginMCP)
 	if !out.Success {

@@ -10,6 +10,7 @@ import (
 // a new user learns them, so each built-in slash command appears there;
 // /temperature was once missing.
 func TestReadmeNamesEveryCommand(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -37,6 +37,7 @@ func (c *countingWS) Busy() bool {
 }
 
 func TestRunListensAndStopsWithContext(t *testing.T) {
+	t.Parallel()
 	ws := &countingWS{fakeWS: newFakeWS(), loads: make(chan struct{}, 8)}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

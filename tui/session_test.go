@@ -43,13 +43,14 @@ func newLiveHarness(t *testing.T) *liveHarness {
 	real, err := session.New(session.Options{
 		Store: st, History: store.MemoryHistory(), Catalog: demoCatalog{},
 		Tools: tools.PipelineConfig{Env: env},
-		// Given as assemble gives the bridge: the workspace watches the
-		// driver, so tabs, pages and screenshots reach the TUI as events.
-		Browser: &fakeBrowser{png: screenshotPNG(t)},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
+	// Bound as assemble binds the bridge, before any call: the workspace
+	// watches the driver, so tabs, pages and screenshots reach the TUI as
+	// events.
+	env.Browser = real.WatchBrowser(&fakeBrowser{png: screenshotPNG(t)})
 	t.Cleanup(func() { real.Close() })
 	c := &clock{t: epoch}
 	m := New(real, Options{Now: c.Now, Background: "dark", Port: 52789})
@@ -79,6 +80,7 @@ func (h *liveHarness) waitFor(want string) {
 }
 
 func TestLiveTurnWithReasoning(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("think about cats")
 	h.key("enter")
@@ -89,6 +91,7 @@ func TestLiveTurnWithReasoning(t *testing.T) {
 }
 
 func TestLiveApprovalRejectedWithReason(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("run rm -rf build")
 	h.key("enter")
@@ -129,6 +132,7 @@ func (f *fakeBrowser) Do(ctx context.Context, cmd browser.Command) (browser.Resu
 }
 
 func TestLiveBrowserEventsReachThePane(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("tabs; screenshot")
 	h.key("enter")
@@ -149,6 +153,7 @@ func TestLiveBrowserEventsReachThePane(t *testing.T) {
 }
 
 func TestLiveConversationEditsGoThroughTheWorkspace(t *testing.T) {
+	t.Parallel()
 	h := newLiveHarness(t)
 	h.typeText("hello there")
 	h.key("enter")

@@ -21,6 +21,7 @@ func trustTestPrompt() dialog.TrustPrompt {
 
 // TestAskTrustAnswers runs the real program with keys on its input.
 func TestAskTrustAnswers(t *testing.T) {
+	t.Parallel()
 	// The clock is past the arming delay from the first key on.
 	start := time.Unix(1000, 0)
 	calls := 0
@@ -55,6 +56,7 @@ func TestAskTrustAnswers(t *testing.T) {
 }
 
 func TestAskTrustStopsWithContext(t *testing.T) {
+	t.Parallel()
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan TrustChoice, 1)
 	go func() {
@@ -74,6 +76,7 @@ func TestAskTrustStopsWithContext(t *testing.T) {
 }
 
 func TestTrustModelView(t *testing.T) {
+	t.Parallel()
 	m := newTrustModel(trustTestPrompt(), Options{Background: "dark", NoColor: true})
 	m.Update(tea.WindowSizeMsg{Width: 90, Height: 24})
 	v := m.View()

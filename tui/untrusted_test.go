@@ -61,6 +61,7 @@ func mustNotEmit(t *testing.T, frame string, seqs ...string) {
 // SGR 8 (conceal). The person must see the whole command before allowing
 // it, and be told that it holds such characters.
 func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
+	t.Parallel()
 	for _, size := range [][2]int{{120, 40}, {60, 20}} {
 		ws := newFakeWS()
 		h := newHarness(t, ws, size[0], size[1])
@@ -95,6 +96,7 @@ func TestApprovalShowsTheConcealedPartOfACommand(t *testing.T) {
 // Finding 2: a raw carriage return in a tool result returned the cursor to
 // the first column and the rest of the line overwrote the chat's border.
 func TestToolResultCarriageReturnKeepsTheFrame(t *testing.T) {
+	t.Parallel()
 	const w, ht = 120, 30
 	h := newHarness(t, newFakeWS(), w, ht)
 	h.events(
@@ -129,6 +131,7 @@ func TestToolResultCarriageReturnKeepsTheFrame(t *testing.T) {
 // Titles and URLs of the page and of every tab, and the window title the
 // conversation's name sets, are drawn clean.
 func TestPageTitlesReachTheBrowserPaneClean(t *testing.T) {
+	t.Parallel()
 	const w, ht = 160, 48
 	ws := newFakeWS()
 	ws.status = browser.Status{State: browser.Connected, ExtensionVersion: "1.12.1\x1b[5m", Since: epoch}
@@ -163,6 +166,7 @@ func TestPageTitlesReachTheBrowserPaneClean(t *testing.T) {
 // Model text is Markdown: it is made safe before Glamour renders it, and
 // a character reference cannot bring back what was escaped.
 func TestModelTextCannotStyleTheScreen(t *testing.T) {
+	t.Parallel()
 	const w, ht = 160, 48
 	h := newHarness(t, newFakeWS(), w, ht)
 	h.events(
@@ -189,6 +193,7 @@ func TestModelTextCannotStyleTheScreen(t *testing.T) {
 // Everything else the TUI draws from outside: notices and provider errors,
 // panel messages, stored conversations, the picker's titles, the status bar.
 func TestOtherUntrustedTextIsDrawnClean(t *testing.T) {
+	t.Parallel()
 	const w, ht = 140, 40
 	ws := newFakeWS()
 	ws.model = "evil\x1b[8m/model"

@@ -73,6 +73,7 @@ func (r *simRun) code(t *testing.T) int {
 }
 
 func TestPanelModeChatsThroughStdin(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{})
 	pr, pw := io.Pipe()
 	t.Cleanup(func() { pw.Close() })
@@ -100,6 +101,7 @@ func TestPanelModeChatsThroughStdin(t *testing.T) {
 }
 
 func TestPanelModeWithTheOpenTaskProfile(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{})
 	pr, pw := io.Pipe()
 	r := startSim(t, pr, "--panel", "--quiet", "--profile", "opentask-1.12.1", "--url", in.URL, "--token", in.Token)
@@ -135,6 +137,7 @@ func writeShipped(t *testing.T, name string) string {
 }
 
 func TestRunRecordAndReplay(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{})
 	file := writeShipped(t, "browse-demo.yaml")
 	rec := filepath.Join(t.TempDir(), "browse.jsonl")
@@ -164,6 +167,7 @@ func TestRunRecordAndReplay(t *testing.T) {
 }
 
 func TestRunReportsAFailingScenario(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{})
 	path := filepath.Join(t.TempDir(), "bad.yaml")
 	os.WriteFile(path, []byte("timeout: 1s\nsteps:\n  - panel: say hello\n  - expect: {type: approval_request}\n"), 0o644)
@@ -179,6 +183,7 @@ func TestRunReportsAFailingScenario(t *testing.T) {
 }
 
 func TestReplayExtOnlyAcceptsTheRealExtension(t *testing.T) {
+	t.Parallel()
 	// The recording lives with the package that reads it; a missing file
 	// is a broken checkout, so replay's own error fails the test below.
 	const recorded = "../../sim/recording/testdata/opentask-1.12.1.jsonl"
@@ -199,6 +204,7 @@ func TestReplayExtOnlyAcceptsTheRealExtension(t *testing.T) {
 }
 
 func TestBadFlagsAreUsageErrors(t *testing.T) {
+	t.Parallel()
 	for _, args := range [][]string{
 		{"--browser", "netscape", "--token", "t"},
 		{"--quiet", "--verbose", "--token", "t"},
@@ -249,6 +255,7 @@ func TestBadPortOrURLIsAUsageError(t *testing.T) {
 }
 
 func TestChromeFromTheCommandLine(t *testing.T) {
+	t.Parallel()
 	testreq.Program(t, testreq.Chromium)
 	in := infertest.Start(t, infertest.Options{})
 	r := startSim(t, nil, "--browser", "chrome", "--url", in.URL, "--token", in.Token)
@@ -282,6 +289,7 @@ func TestChromeFromTheCommandLine(t *testing.T) {
 // that infer may not be running on this port, not a "connection refused"
 // or "bad handshake" line per attempt.
 func TestNoInferOnThePortIsSaidOnce(t *testing.T) {
+	t.Parallel()
 	closed := httptest.NewServer(http.NotFoundHandler())
 	closedPort := strconv.Itoa(closed.Listener.Addr().(*net.TCPAddr).Port)
 	closed.Close()

@@ -95,6 +95,7 @@ func TestTokenAndPortResolution(t *testing.T) {
 }
 
 func TestInvalidYAMLIsReported(t *testing.T) {
+	t.Parallel()
 	home := writeBrowserUse(t, "extension: [unclosed\n")
 	_, err := parse(nil, envOf(map[string]string{"INFER_HOME": home}), &bytes.Buffer{})
 	if err == nil || !strings.Contains(err.Error(), "browser_use.yaml") {
@@ -103,6 +104,7 @@ func TestInvalidYAMLIsReported(t *testing.T) {
 }
 
 func TestRunConnectsAndAnswersCommands(t *testing.T) {
+	t.Parallel()
 	const secret = "tok-SECRET-4711"
 	connected := make(chan struct{}, 1)
 	srv, err := bridge.Listen(bridge.Options{Token: secret, OnStatus: func(st browser.Status) {
@@ -147,6 +149,7 @@ func TestRunConnectsAndAnswersCommands(t *testing.T) {
 }
 
 func TestFaultFlagsBecomeFaults(t *testing.T) {
+	t.Parallel()
 	s, err := parse([]string{"--token", "t", "--port", "1",
 		"--latency", "250ms", "--drop-results", "0.1", "--duplicate-results", "0.2", "--late", "40s",
 		"--malformed", "0.3", "--disconnect-after", "5", "--reconnect-storm", "4", "--wrong-token", "--seed", "42"},
@@ -172,6 +175,7 @@ func TestFaultFlagsBecomeFaults(t *testing.T) {
 // followed: infer-sim reads the file again and reconnects with the new
 // token, where it once retried the old one forever.
 func TestFollowsRotatedTokenFromFile(t *testing.T) {
+	t.Parallel()
 	const (
 		before = "before-rotation-0123456789abcdefghijklmnop"
 		after  = "after-rotation-0123456789abcdefghijklmnopq"

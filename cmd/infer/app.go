@@ -1,16 +1,12 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
-	"os"
 	"strings"
-	"sync"
 
-	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/spf13/cobra"
 
 	"github.com/infer-workspace/infer/assemble"
@@ -42,38 +38,19 @@ type appOptions struct {
 	// Command is how this infer was started ("infer", "infer serve", …),
 	// for the other infers that use its browser to say whose it is.
 	Command string
+	// HostApprovals says a person at infer's terminal answers whether a
+	// confined command may reach a host (see assemble.Options).
+	HostApprovals bool
 }
 
-// app is one assembled infer (see package assemble) and what only the
-// commands add to it: following a token rotation while the bridge runs,
-// and letting `infer mcp` go through this infer while it holds the bridge.
-type app struct {
-	*assemble.Infer
-	tokens *tokenWatch
-
-	// mcpSocket lets `infer mcp` go through this infer (see mcp.go). Only
-	// the infer that holds the bridge serves it, so it comes and goes with
-	// the bridge (see Serve); mcpClosed keeps it from coming back once
-	// Close started.
-	mcpMu     sync.Mutex
-	mcpSocket *mcpserver.Listener
-	mcpClosed bool
-}
-
-// openApp finds the project and the configuration, then assembles infer.
-// On error nothing is left running.
-func openApp(opts appOptions) (*app, error) {
+// openApp finds the project (from the working directory wd) and the
+// configuration (in infer's home and the project), then assembles infer
+// (see package assemble: the infer it builds is whole, token watch and
+// MCP socket included). On error nothing is left running.
+func openApp(home, wd string, opts appOptions) (*assemble.Infer, error) {
 	warn := opts.Warn
 	if warn == nil {
 		warn = io.Discard
-	}
-	home, err := config.Home()
-	if err != nil {
-		return nil, err
-	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
 	}
 	root, err := config.ProjectRoot(wd)
 	if err != nil {
@@ -118,7 +95,7 @@ func openApp(opts appOptions) (*app, error) {
 		BrowserOff: browserOff,
 		Model:      opts.Model, Mode: opts.Mode, StoreFS: opts.StoreFS,
 		Version: versionString(), Log: opts.Log, Warn: warn,
-		Command: opts.Command,
+		Command: opts.Command, HostApprovals: opts.HostApprovals,
 	})
 	var bad *assemble.ModelError
 	if errors.As(err, &bad) && opts.Model != "" {
@@ -129,55 +106,7 @@ func openApp(opts appOptions) (*app, error) {
 	if err != nil {
 		return nil, err
 	}
-	a := &app{Infer: in}
-	if in.Seat != nil {
-		a.tokens = watchToken(config.BrowserUsePath(home), in.Seat, bu.Extension.Token, bu.Extension.Port, in.Log, tokenCheckEvery)
-	}
-	return a, nil
-}
-
-// Serve runs the browser seat (see assemble.Infer.ServeHolding), serving the MCP
-// socket while this infer holds the bridge: `infer mcp` finds the infer
-// the extension is connected to, also after a takeover.
-func (a *app) Serve(ctx context.Context) error {
-	return a.ServeHolding(ctx, a.holdMCP, a.releaseMCP)
-}
-
-// holdMCP starts serving the MCP socket, unless Close has begun.
-func (a *app) holdMCP() {
-	a.mcpMu.Lock()
-	defer a.mcpMu.Unlock()
-	if a.mcpClosed || a.mcpSocket != nil {
-		return
-	}
-	a.mcpSocket = listenMCP(a.Home, a.tokens.Token, a.Workspace, a.Log)
-}
-
-// releaseMCP stops serving the MCP socket; its calls are cancelled,
-// withdrawing their approvals.
-func (a *app) releaseMCP() {
-	a.mcpMu.Lock()
-	l := a.mcpSocket
-	a.mcpSocket = nil
-	a.mcpMu.Unlock()
-	if l != nil {
-		l.Close()
-	}
-}
-
-// Close stops following the token, then closes infer in assemble's order.
-func (a *app) Close() error {
-	if a == nil {
-		return nil
-	}
-	a.mcpMu.Lock()
-	a.mcpClosed = true
-	a.mcpMu.Unlock()
-	a.releaseMCP()
-	if a.tokens != nil {
-		a.tokens.Close()
-	}
-	return a.Infer.Close()
+	return in, nil
 }
 
 // bridgeCommandStart checks --port and builds the stderr logger, as every

@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 // rather than a new one; with nothing stored, or with --session-id too,
 // it is a usage error that says why.
 func TestHeadlessContinueResumesTheLatest(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 	if _, errOut, code := runHL(t, "", "-c", "hello"); code != 2 || !strings.Contains(errOut, "no stored conversation in this project to continue") {
 		t.Fatalf("-c with nothing stored: exit %d\n%s", code, errOut)
@@ -40,14 +42,16 @@ func TestHeadlessContinueResumesTheLatest(t *testing.T) {
 // project's most recent conversation, what was said in it on screen; plain
 // `infer` still starts a new one.
 func TestTUIContinueOpensTheLatest(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
-	bin := inferBinary(t) // built from the package's folder, before the chdir
+	bin := inferBinary(t)
 	d := newTmuxDirs(t)
-	t.Setenv("INFER_HOME", d.home)
-	t.Setenv("XDG_STATE_HOME", d.state)
-	t.Chdir(d.project)
-	if _, errOut, code := runHL(t, "", "stream 2"); code != 0 {
-		t.Fatalf("the first conversation: exit %d\n%s", code, errOut)
+	// The first conversation, stored by infer headless run as the TUI is
+	// below: in the project, with the test's own home and state.
+	first := exec.Command(bin, "headless", "stream 2")
+	first.Dir, first.Env = d.project, d.env
+	if out, err := first.CombinedOutput(); err != nil {
+		t.Fatalf("the first conversation: %v\n%s", err, out)
 	}
 	exit := filepath.Join(d.base, "exit")
 	s := startTmux(t, d.project, d.env, exit, bin, "-c", "--port", "0")

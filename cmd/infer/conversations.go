@@ -32,7 +32,7 @@ unique prefix of at least four characters.`,
 
 func withStore(fn func(cmd *cobra.Command, st *store.Store, args []string) error) func(*cobra.Command, []string) error {
 	return func(cmd *cobra.Command, args []string) error {
-		p, err := currentProject()
+		p, err := currentProject(cmd.Context())
 		if err != nil {
 			return err
 		}

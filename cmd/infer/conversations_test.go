@@ -15,9 +15,9 @@ import (
 // their ids, older first.
 func seedConversations(t *testing.T) (p project, older, newer string) {
 	t.Helper()
-	home := newHome(t)
+	home := freshHome(t)
 	root := t.TempDir()
-	t.Chdir(root)
+	useDirs(t, home, root)
 	p = project{home: home, root: root}
 	st, err := p.store()
 	if err != nil {
@@ -39,6 +39,7 @@ func seedConversations(t *testing.T) (p project, older, newer string) {
 }
 
 func TestConversationsCommands(t *testing.T) {
+	t.Parallel()
 	p, older, newer := seedConversations(t)
 
 	out, _, code := infer(t, "conversations", "list")
@@ -94,9 +95,10 @@ func TestConversationsCommands(t *testing.T) {
 }
 
 func TestPermissionsCommands(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	root := t.TempDir()
-	t.Chdir(root)
+	useDirs(t, home, root)
 	out, _, code := infer(t, "permissions", "list")
 	if code != 0 || !strings.Contains(out, "No saved grants") {
 		t.Fatalf("empty list: %d %s", code, out)
@@ -137,6 +139,7 @@ func TestPermissionsCommands(t *testing.T) {
 // bytes that are not UTF-8, and checks `list` and `show` print them escaped
 // while ordinary Unicode and the machine-readable export stay as they were.
 func TestConversationsEscapeControlCharacters(t *testing.T) {
+	t.Parallel()
 	p, older, newer := seedConversations(t)
 	st, err := p.store()
 	if err != nil {

@@ -75,6 +75,7 @@ func files(t *testing.T, dir string) []string {
 // is on the screen until the person opens the workspace; it was once
 // printed a second before the workspace covered it.
 func TestDemoHintIsSeenBeforeTheWorkspace(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	s := w.start(t)
 	s.waitFor("type this first:   open demo.infer.localhost; read h1", "press enter to open the workspace")
@@ -92,6 +93,7 @@ func TestDemoHintIsSeenBeforeTheWorkspace(t *testing.T) {
 // leaves nothing in the home folder (it once wrote ~/.local/state/infer
 // and ~/.cache/infer there) nor in the temp folder.
 func TestDemoKeepsItsStateInItsFolder(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	s := w.start(t)
 	sc := s.waitUntil("the demo's prompt or its workspace", func(sc string) bool {
@@ -120,6 +122,7 @@ func TestDemoKeepsItsStateInItsFolder(t *testing.T) {
 // log, naming where, instead of a workspace waiting for a browser while
 // the log that says why is deleted.
 func TestDemoSaysWhyTheSimulatorStopped(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	s := w.start(t, "--browser", "chrome", "--chrome-path", "/nonexistent/chromium")
 	if code := s.exitCode(w.exit); code != "1" {
@@ -148,6 +151,7 @@ func TestDemoSaysWhyTheSimulatorStopped(t *testing.T) {
 // the workspace is open (its browser crashed, say) is reported when the
 // person quits, with its log kept, rather than removed with the rest.
 func TestDemoSaysWhenTheSimulatorDiesMidway(t *testing.T) {
+	t.Parallel()
 	w := newDemoWorld(t)
 	s := w.start(t)
 	s.waitFor("press enter to open the workspace")

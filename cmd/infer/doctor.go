@@ -78,12 +78,12 @@ func runDoctor(ctx context.Context, out io.Writer) bool {
 	var checks []doctorCheck
 	add := func(c doctorCheck) { checks = append(checks, c) }
 
-	home, err := config.Home()
+	home, err := homeDir(ctx)
 	if err != nil {
 		add(doctorCheck{name: "home", status: checkFail, text: err.Error()})
 		return printChecks(out, checks)
 	}
-	wd, _ := os.Getwd()
+	wd, _ := workDir(ctx)
 	root, rerr := config.ProjectRoot(wd)
 	cfg, _, cerr := config.LoadConfig(home, root)
 	if cerr != nil {

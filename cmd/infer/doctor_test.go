@@ -44,9 +44,10 @@ func TestDoctorPassesOnAHealthySetup(t *testing.T) {
 }
 
 func TestDoctorFailsOnWhatIsWrong(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	token := pairHome(t, 0)
-	home := os.Getenv(config.HomeEnv)
+	home := testWhere(t).home
 	// An infer that runs, with no extension connected.
 	port := statusServer(t, &token, serverStatus{Connected: false})
 	b := config.NewBrowserUse(port)
@@ -59,7 +60,7 @@ func TestDoctorFailsOnWhatIsWrong(t *testing.T) {
 	}
 	// A cloned project whose config was never trusted, and the sandbox
 	// turned off.
-	newTrustProject(t, "providers:\n  openai:\n    base_url: http://127.0.0.1:9/v1\n")
+	useDirs(t, home, newTrustFolder(t, "providers:\n  openai:\n    base_url: http://127.0.0.1:9/v1\n"))
 	if err := os.WriteFile(filepath.Join(home, "config.yaml"), []byte("sandbox:\n  mode: off\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -101,10 +102,12 @@ func TestDoctorWithoutInitSaysToRunIt(t *testing.T) {
 // holder's own project it says it is this one's. The bridge is the real
 // one, so its /status is what doctor reads.
 func TestDoctorSaysWhoseInferHoldsThePort(t *testing.T) {
+	t.Parallel()
 	token := pairHome(t, 0)
-	home := os.Getenv(config.HomeEnv)
-	other := newTrustProject(t, "")
-	here := newTrustProject(t, "") // and doctor runs here
+	home := testWhere(t).home
+	other := newTrustFolder(t, "")
+	here := newTrustFolder(t, "")
+	useDirs(t, home, here) // doctor runs here
 	for _, tc := range []struct {
 		holder      string
 		want, avoid string

@@ -82,8 +82,6 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 	if project == "" {
 		project = t.TempDir()
 	}
-	t.Setenv("INFER_HOME", home)
-	t.Chdir(project)
 	if err := config.EnsureDir(home); err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +108,7 @@ func startFaultRig(t *testing.T, home, project string, o faultRigOptions) *fault
 	if o.QuietLog {
 		logTo = io.Discard
 	}
-	a, err := openApp(appOptions{
+	a, err := openApp(home, project, appOptions{
 		Bridge: true, BridgeRequired: true, PortSet: true, Port: 0,
 		Log:     slog.New(slog.NewTextHandler(logTo, &slog.HandlerOptions{Level: slog.LevelDebug})),
 		StoreFS: o.StoreFS,
@@ -397,6 +395,7 @@ func faultRunText(t *testing.T, raw []wire.ChatEvent) string {
 // ends in one RUN_ERROR with a message that says what happened, and the
 // text that arrived before the failure is kept in the store.
 func TestFaultProviderStreams(t *testing.T) {
+	t.Parallel()
 	const partial = "The answer starts well "
 	cases := []struct {
 		name string
@@ -666,6 +665,7 @@ func (r *faultRig) reconnect(t *testing.T) {
 // ErrDisconnected, the turn records a failed tool result and finishes,
 // and after a reconnect the next turn's navigate works.
 func TestFaultExtensionVanishesMidCommand(t *testing.T) {
+	t.Parallel()
 	br := newFaultGateBrowser(browser.Navigate)
 	rg := startFaultRig(t, "", "", faultRigOptions{Browser: br, CommandTimeout: config.MaxCommandTimeout})
 	rg.setMode("auto")
@@ -778,6 +778,7 @@ func (x *faultRawExtension) vanishMidFrame(prefix string, filler int) {
 // under artifacts, and the next screenshot through a reconnected extension
 // works.
 func TestFaultExtensionVanishesMidScreenshot(t *testing.T) {
+	t.Parallel()
 	rg := startFaultRig(t, "", "", faultRigOptions{CommandTimeout: config.MaxCommandTimeout})
 	watch := rg.watch(t)
 	rg.client.Disconnect()
@@ -922,6 +923,7 @@ func TestFaultExtensionVanishesDuringHello(t *testing.T) {
 // is sent and the socket dropped at once: whichever way that races, the
 // command runs exactly once and the turn ends once.
 func TestFaultExtensionVanishesMidApprovalResponse(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	rg := startFaultRig(t, "", "", faultRigOptions{})
 	watch := rg.watch(t)
@@ -1039,6 +1041,7 @@ func (r *faultRig) waitStatus(t *testing.T, want browser.State) {
 // whole. A panel that comes back while the stream is still running gets
 // the rest of it live, and the run's end.
 func TestFaultExtensionVanishesMidStream(t *testing.T) {
+	t.Parallel()
 	const words = 5000
 	gates := map[string]chan struct{}{"a": make(chan struct{}), "b": make(chan struct{})}
 	m := startFaultModel(t, func(w http.ResponseWriter, r *http.Request, req faultChatRequest) {
@@ -1339,6 +1342,7 @@ func (f *faultDiskFile) Write(p []byte) (int, error) {
 // written before is lost or damaged; and once there is space again the
 // next turn works and is saved.
 func TestFaultDiskFillsWhileAConversationIsWritten(t *testing.T) {
+	t.Parallel()
 	disk := &faultDisk{FS: store.OS}
 	rg := startFaultRig(t, "", "", faultRigOptions{StoreFS: disk})
 	rg.setMode("auto")
@@ -1459,6 +1463,7 @@ func (k *faultKillClient) chatUntil(t *testing.T, types ...string) chatEvent {
 var panelArtifactLink = regexp.MustCompile(`\(http://127\.0\.0\.1:\d+/artifacts/`)
 
 func TestFaultKillNineMidTurnRepeatedly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and kills the infer binary")
 	}

@@ -41,6 +41,7 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 // closed, no signal sent) is noticed, once; a live one is not, and the
 // watch ends with its context.
 func TestWatchTerminal(t *testing.T) {
+	t.Parallel()
 	master, tty := openPTY(t)
 	gone := make(chan struct{}, 2)
 	ctx, cancel := context.WithCancel(context.Background())

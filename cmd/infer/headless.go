@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/browser"
@@ -176,7 +177,11 @@ func runHeadless(cmd *cobra.Command, args []string, f headlessFlags) error {
 	if err != nil {
 		return err
 	}
-	a, err := openHeadlessApp(f, cmd.Flags().Changed("port"), log, stderr)
+	home, wd, err := dirs(cmd.Context())
+	if err != nil {
+		return err
+	}
+	a, err := openHeadlessApp(home, wd, f, cmd.Flags().Changed("port"), log, stderr)
 	if err != nil {
 		return err
 	}
@@ -311,22 +316,18 @@ func readPrompt(ctx context.Context, in io.Reader) (string, error) {
 // openHeadlessApp opens the workspace for one run. The browser is there
 // when browser_use.yaml exists (openApp then honours its enabled flag):
 // this run holds the bridge, or uses the browser of the infer that does.
-func openHeadlessApp(f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*app, error) {
+func openHeadlessApp(home, wd string, f headlessFlags, portSet bool, log *slog.Logger, warn io.Writer) (*assemble.Infer, error) {
 	opts := appOptions{Model: f.model, Mode: f.mode, Port: f.port, PortSet: portSet, Log: log, Warn: warn}
 	if f.noBridge {
 		opts.NoBridgeWhy = "this run was started with --no-bridge; run it without that flag, with infer's extension connected, to use the browser."
 	} else {
-		home, err := config.Home()
-		if err != nil {
-			return nil, err
-		}
 		// No file means the bridge was never set up: nothing to warn about.
 		if _, err := os.Stat(config.BrowserUsePath(home)); err == nil {
 			opts.Bridge = true
 		}
 	}
 	opts.Command = "infer headless"
-	return openApp(opts)
+	return openApp(home, wd, opts)
 }
 
 // headlessRun follows the workspace's events for one turn: the one started

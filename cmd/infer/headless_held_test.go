@@ -12,6 +12,7 @@ import (
 // conversation another infer holds: the prompt is not lost, it runs in a
 // new conversation, stderr says why, and the held one is left alone.
 func TestHeadlessSessionIDHeldElsewhere(t *testing.T) {
+	t.Parallel()
 	home, project := hlProject(t)
 	out, _, code := runHL(t, "", "-o", "json", "stream 2")
 	if code != 0 {

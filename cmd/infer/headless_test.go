@@ -97,16 +97,14 @@ func startHL(t *testing.T, args ...string) *hlCall {
 	if err != nil {
 		t.Fatal(err)
 	}
-	saved := os.Stdin
-	os.Stdin = r
-	ctx, cancel := context.WithCancel(context.Background())
+	at := testWhere(t)
+	ctx, cancel := context.WithCancel(inDirs(context.Background(), at.home, at.wd))
 	c := &hlCall{stdout: newHLBuffer(), stderr: newHLBuffer(), stdin: w, cancel: cancel, done: make(chan int, 1)}
-	go func() { c.done <- run(ctx, append([]string{"headless"}, args...), c.stdout, c.stderr) }()
+	go func() { c.done <- run(ctx, append([]string{"headless"}, args...), r, c.stdout, c.stderr) }()
 	t.Cleanup(func() {
 		w.Close() // ends the approval reader, if one started
 		cancel()
 		c.wait(t)
-		os.Stdin = saved
 		r.Close()
 	})
 	return c
@@ -150,12 +148,13 @@ func runHL(t *testing.T, input string, args ...string) (stdout, stderr string, c
 }
 
 // hlProject gives the test a home (no browser_use.yaml, so no bridge) and
-// a project directory, and makes the project the working directory.
+// a project directory, which infer run in this process by the test's
+// helpers uses as its working directory (see useDirs).
 func hlProject(t *testing.T) (home, project string) {
 	t.Helper()
-	home = newHome(t)
+	home = freshHome(t)
 	project = t.TempDir()
-	t.Chdir(project)
+	useDirs(t, home, project)
 	return home, project
 }
 
@@ -261,6 +260,7 @@ func checkBracketed(t *testing.T, evs []events.Event) events.Event {
 }
 
 func TestHeadlessTextOutput(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 
 	out, errOut, code := runHL(t, "", "think about x")
@@ -309,6 +309,7 @@ func numbers(n int) string {
 }
 
 func TestHeadlessJSONOutput(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 
 	out, errOut, code := runHL(t, "", "--output", "json", "stream 20")
@@ -367,6 +368,7 @@ func TestHeadlessJSONOutput(t *testing.T) {
 }
 
 func TestHeadlessAGUIOutput(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 	cases := []struct {
 		prompt   string
@@ -420,6 +422,7 @@ func TestHeadlessAGUIOutput(t *testing.T) {
 }
 
 func TestHeadlessSessionIDResumesWithASnapshot(t *testing.T) {
+	t.Parallel()
 	home, project := hlProject(t)
 	out, _, code := runHL(t, "", "-o", "json", "think about resumes")
 	if code != 0 {
@@ -484,6 +487,7 @@ func TestHeadlessSessionIDResumesWithASnapshot(t *testing.T) {
 var requestIDLine = regexp.MustCompile(`"type":"approval_request","request_id":"([^"]+)"`)
 
 func TestHeadlessApprovalsOnStdin(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	_, project := hlProject(t)
 	exists := func(name string) bool {
@@ -629,6 +633,7 @@ func TestHeadlessApprovalsOnStdin(t *testing.T) {
 }
 
 func TestHeadlessUsageErrorsExitTwo(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 	for _, tc := range []struct {
 		args []string
@@ -653,6 +658,7 @@ func TestHeadlessUsageErrorsExitTwo(t *testing.T) {
 }
 
 func TestHeadlessInterruptExits130(t *testing.T) {
+	t.Parallel()
 	hlProject(t)
 	c := startHL(t, "-o", "json", "stream 100000")
 	c.stdout.waitFor(t, regexp.MustCompile(`"type":"text"`))
@@ -677,6 +683,7 @@ func TestHeadlessInterruptExits130(t *testing.T) {
 // exits 130 after the run's end was printed; failures and usage errors
 // exit 1 and 2.
 func TestHeadlessBinaryExitCodes(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -947,7 +954,9 @@ func TestModelMistakeExitsTwoInEveryCommand(t *testing.T) {
 	t.Setenv("XDG_STATE_HOME", t.TempDir())
 	xdg.Reload()
 	t.Setenv("OPENAI_API_KEY", "")
-	hlProject(t)
+	// runTUI below reads the process's home and working directory.
+	newHome(t)
+	t.Chdir(t.TempDir())
 
 	check := func(what string, code int, msg string) {
 		t.Helper()

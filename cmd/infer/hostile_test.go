@@ -545,6 +545,7 @@ func TestHostileUnauthenticatedAndWrongTokenFloods(t *testing.T) {
 // byte at a time, and holds connections that say nothing: the server cuts
 // each at its deadline while the extension keeps working.
 func TestHostileSlowLorisIsCutAtTheDeadline(t *testing.T) {
+	t.Parallel()
 	const helloTimeout = 500 * time.Millisecond
 	r := newHostileRig(t, rigOptions{bridge: func(o *bridge.Options) { o.HelloTimeout = helloTimeout }})
 	loop := startDriverLoop(r.srv)
@@ -625,6 +626,7 @@ func TestHostileSlowLorisIsCutAtTheDeadline(t *testing.T) {
 // TestHostileWebPageOriginsGet403 is a web page's new WebSocket(...) to
 // the real infer serve: refused before the upgrade.
 func TestHostileWebPageOriginsGet403(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -656,6 +658,7 @@ func TestHostileWebPageOriginsGet403(t *testing.T) {
 // TestHostileRebindingHostsGet403 sends the Host headers a DNS-rebinding
 // page would to every route of the real infer serve.
 func TestHostileRebindingHostsGet403(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -741,6 +744,7 @@ func vmHWM(t *testing.T, pid int) int64 {
 // an oversized frame closes the connection with 1009, and memory stays
 // bounded throughout.
 func TestHostileDeepAndHugeJSON(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -974,6 +978,7 @@ func TestHostilePanelFloodOfUserMessages(t *testing.T) {
 // not exist or were already answered: nothing happens, and the real
 // pending approval is unaffected.
 func TestHostileApprovalResponsesForIDsNeverIssued(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch first.txt")
@@ -1043,6 +1048,7 @@ func TestHostileApprovalResponsesForIDsNeverIssued(t *testing.T) {
 // first request runs (ignored) and after it finished (runs again): one
 // tool_result per accepted request.
 func TestHostileReusedToolRequestIDs(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
@@ -1095,6 +1101,7 @@ func TestHostileReusedToolRequestIDs(t *testing.T) {
 // tokens from the loopback: answers to them are held back more and more,
 // while the right token still gets in at once, on /ws and on /status.
 func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
+	t.Parallel()
 	const burst, first, most = 3, 100 * time.Millisecond, 3 * time.Second
 	r := newHostileRig(t, rigOptions{noClient: true, bridge: func(o *bridge.Options) {
 		o.AuthFailureBurst = burst
@@ -1221,6 +1228,7 @@ func TestHostileWrongTokensAreSlowedButNeverLockOutTheRightOne(t *testing.T) {
 // only in the status bar, and neither may reach the panel's copy of the
 // conversation, which is what the model reads.
 func TestHostilePanelRaisesTheModeAndRunsACommand(t *testing.T) {
+	t.Parallel()
 	r := newHostileRig(t, rigOptions{})
 	ctx := guardCtx(t)
 	if m, err := r.client.SetMode(ctx, "auto"); err != nil || m.Mode != "auto" {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -31,7 +32,7 @@ rotated; "infer pair --show-token" prints it again.`,
 			if cmd.Flags().Changed("port") && (opts.port < 1 || opts.port > 65535) {
 				return usageError{fmt.Errorf("--port %d: use a number from 1 to 65535", opts.port)}
 			}
-			return runInit(cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, cmd.Flags().Changed("port"))
+			return runInit(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), opts, cmd.Flags().Changed("port"))
 		},
 	}
 	cmd.Flags().IntVar(&opts.port, "port", config.DefaultPort, "loopback port for the extension, used when browser_use.yaml is created")
@@ -39,8 +40,8 @@ rotated; "infer pair --show-token" prints it again.`,
 	return cmd
 }
 
-func runInit(out, errOut io.Writer, opts initOptions, portGiven bool) error {
-	home, err := config.Home()
+func runInit(ctx context.Context, out, errOut io.Writer, opts initOptions, portGiven bool) error {
+	home, err := homeDir(ctx)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 // GOBIN of the test's own, and runs what it installed: without the
 // Makefile's -ldflags the version must still describe the build truly.
 func TestGoInstallBuildsBothBinaries(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}
@@ -47,6 +48,7 @@ func TestGoInstallBuildsBothBinaries(t *testing.T) {
 // to put them on PATH, and which extension to install from where, as
 // `infer init` also says.
 func TestReadmeSaysHowToInstall(t *testing.T) {
+	t.Parallel()
 	data, err := os.ReadFile("../../README.md")
 	if err != nil {
 		t.Fatal(err)

@@ -14,6 +14,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -40,21 +41,75 @@ func TestMain(m *testing.M) {
 // newHome points INFER_HOME at a fresh directory for one test.
 func newHome(t *testing.T) string {
 	t.Helper()
-	home := filepath.Join(t.TempDir(), "home")
+	home := freshHome(t)
 	t.Setenv(config.HomeEnv, home)
 	return home
 }
 
+// freshHome is a home of the test's own, not yet made, for inferIn: unlike
+// newHome it sets no variable, so the test may run in parallel.
+func freshHome(t *testing.T) string {
+	t.Helper()
+	return filepath.Join(t.TempDir(), "home")
+}
+
+// infer runs infer in this process, in the folders hlProject gave the
+// test, or else the process's own.
 func infer(t *testing.T, args ...string) (stdout, stderr string, code int) {
 	t.Helper()
+	at := testWhere(t)
+	return inferIn(t, at.home, at.wd, args...)
+}
+
+// testDirs holds the home and project hlProject gave each test, by the
+// test's name, for the helpers that run infer in this process: the test
+// then sets no variable and changes no directory, and may run in parallel.
+var testDirs sync.Map
+
+// useDirs gives the test (and its subtests) home and wd for infer run in
+// this process.
+func useDirs(t *testing.T, home, wd string) {
+	t.Helper()
+	testDirs.Store(t.Name(), where{home: home, wd: wd})
+	t.Cleanup(func() { testDirs.Delete(t.Name()) })
+}
+
+// testContext is a context for a command run in this process by t: with
+// the folders useDirs gave it, if any.
+func testContext(t *testing.T) context.Context {
+	at := testWhere(t)
+	return inDirs(context.Background(), at.home, at.wd)
+}
+
+// testWhere is what useDirs gave t or the nearest test it is a subtest of;
+// empty (the process's own) when none.
+func testWhere(t *testing.T) where {
+	for name := t.Name(); ; {
+		if at, ok := testDirs.Load(name); ok {
+			return at.(where)
+		}
+		i := strings.LastIndex(name, "/")
+		if i < 0 {
+			return where{}
+		}
+		name = name[:i]
+	}
+}
+
+// inferIn runs infer in this process with home and wd for its home and
+// working directory ("" keeps the process's own): a test that gives both
+// sets no variable and changes no directory, so it may run in parallel.
+func inferIn(t *testing.T, home, wd string, args ...string) (stdout, stderr string, code int) {
+	t.Helper()
 	var out, errOut bytes.Buffer
-	code = run(context.Background(), args, &out, &errOut)
+	code = run(inDirs(context.Background(), home, wd), args, nil, &out, &errOut)
 	return out.String(), errOut.String(), code
 }
 
 func TestInitCreatesHome(t *testing.T) {
-	home := newHome(t)
-	out, errOut, code := infer(t, "init", "--port", "6123")
+	t.Parallel()
+	home := freshHome(t)
+	out, errOut, code := inferIn(t, home, "", "init", "--port", "6123")
 	if code != 0 {
 		t.Fatalf("exit %d\n%s%s", code, out, errOut)
 	}
@@ -93,8 +148,9 @@ func TestInitCreatesHome(t *testing.T) {
 }
 
 func TestInitIsIdempotent(t *testing.T) {
-	home := newHome(t)
-	if _, errOut, code := infer(t, "init"); code != 0 {
+	t.Parallel()
+	home := freshHome(t)
+	if _, errOut, code := inferIn(t, home, "", "init"); code != 0 {
 		t.Fatalf("first init: %s", errOut)
 	}
 	path := config.BrowserUsePath(home)
@@ -102,7 +158,7 @@ func TestInitIsIdempotent(t *testing.T) {
 	first, _, _ := config.LoadBrowserUse(path)
 	cfgBefore, _ := os.ReadFile(config.ConfigPath(home))
 
-	out, errOut, code := infer(t, "init", "--port", "7000")
+	out, errOut, code := inferIn(t, home, "", "init", "--port", "7000")
 	if code != 0 {
 		t.Fatalf("second init: exit %d %s", code, errOut)
 	}
@@ -125,7 +181,8 @@ func TestInitIsIdempotent(t *testing.T) {
 }
 
 func TestInitRotateToken(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	path := config.BrowserUsePath(home)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
@@ -134,12 +191,12 @@ func TestInitRotateToken(t *testing.T) {
 		t.Fatal(err)
 	}
 	// A short token makes plain init fail, with rotation as the fix.
-	_, errOut, code := infer(t, "init")
+	_, errOut, code := inferIn(t, home, "", "init")
 	if code != 1 || !strings.Contains(errOut, "infer: ") || !strings.Contains(errOut, "extension.token") || !strings.Contains(errOut, "--rotate-token") {
 		t.Fatalf("init with a short token: exit %d, %q", code, errOut)
 	}
 
-	out, errOut, code := infer(t, "init", "--rotate-token")
+	out, errOut, code := inferIn(t, home, "", "init", "--rotate-token")
 	if code != 0 {
 		t.Fatalf("rotate: exit %d %s", code, errOut)
 	}
@@ -159,7 +216,7 @@ func TestInitRotateToken(t *testing.T) {
 	}
 
 	// Rotating again changes only the token.
-	if _, _, code := infer(t, "init", "--rotate-token"); code != 0 {
+	if _, _, code := inferIn(t, home, "", "init", "--rotate-token"); code != 0 {
 		t.Fatal("second rotate failed")
 	}
 	b2, _, _ := config.LoadBrowserUse(path)
@@ -175,14 +232,15 @@ func TestInitRotateToken(t *testing.T) {
 // TestInitRefusesASharedHome: a home others can write in (INFER_HOME at a
 // shared folder) is refused before the token is written there.
 func TestInitRefusesASharedHome(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(home, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	_, errOut, code := infer(t, "init")
+	_, errOut, code := inferIn(t, home, "", "init")
 	if code == 0 || !strings.Contains(errOut, "other users can write in infer's home") {
 		t.Fatalf("exit %d, %q", code, errOut)
 	}
@@ -192,22 +250,24 @@ func TestInitRefusesASharedHome(t *testing.T) {
 }
 
 func TestInitBadPort(t *testing.T) {
-	newHome(t)
-	_, errOut, code := infer(t, "init", "--port", "70000")
+	t.Parallel()
+	home := freshHome(t)
+	_, errOut, code := inferIn(t, home, "", "init", "--port", "70000")
 	if code != 2 || !strings.Contains(errOut, "infer: --port 70000") || !strings.Contains(errOut, "Usage:") {
 		t.Fatalf("exit %d, %q", code, errOut)
 	}
 }
 
 func TestUsageErrors(t *testing.T) {
-	newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	for _, args := range [][]string{
 		{"init", "--no-such-flag"},
 		{"frobnicate"},
 		{"pair", "extra"},
 		{"version", "extra"},
 	} {
-		out, errOut, code := infer(t, args...)
+		out, errOut, code := inferIn(t, home, "", args...)
 		if code != 2 {
 			t.Errorf("%q: exit %d, want 2", args, code)
 		}
@@ -218,14 +278,15 @@ func TestUsageErrors(t *testing.T) {
 			t.Errorf("%q: stdout %q", args, out)
 		}
 	}
-	if _, errOut, _ := infer(t, "pari"); !strings.Contains(errOut, `did you mean "pair"?`) {
+	if _, errOut, _ := inferIn(t, home, "", "pari"); !strings.Contains(errOut, `did you mean "pair"?`) {
 		t.Errorf("no suggestion: %q", errOut)
 	}
 }
 
 func TestRuntimeErrorHasNoUsage(t *testing.T) {
-	newHome(t) // empty: no browser_use.yaml
-	out, errOut, code := infer(t, "pair")
+	t.Parallel()
+	home := freshHome(t) // empty: no browser_use.yaml
+	out, errOut, code := inferIn(t, home, "", "pair")
 	if code != 1 {
 		t.Fatalf("exit %d", code)
 	}
@@ -238,6 +299,7 @@ func TestRuntimeErrorHasNoUsage(t *testing.T) {
 }
 
 func TestNoArgsPrintsHelp(t *testing.T) {
+	t.Parallel()
 	out, _, code := infer(t)
 	if code != 0 || !strings.Contains(out, "Available Commands:") || !strings.Contains(out, "init") {
 		t.Fatalf("exit %d:\n%s", code, out)
@@ -263,6 +325,7 @@ func TestVersion(t *testing.T) {
 }
 
 func TestCompletion(t *testing.T) {
+	t.Parallel()
 	for _, shell := range []string{"bash", "zsh", "fish", "powershell"} {
 		out, errOut, code := infer(t, "completion", shell)
 		if code != 0 || !strings.Contains(out, "infer") {
@@ -275,7 +338,8 @@ func TestCompletion(t *testing.T) {
 // returns its token.
 func pairHome(t *testing.T, port int) string {
 	t.Helper()
-	home := newHome(t)
+	home := freshHome(t)
+	useDirs(t, home, "")
 	b := config.NewBrowserUse(port)
 	if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
 		t.Fatal(err)
@@ -309,6 +373,7 @@ func statusServer(t *testing.T, token *string, body any) (port int) {
 }
 
 func TestPairConnected(t *testing.T) {
+	t.Parallel()
 	var token string
 	since := time.Now().Add(-5 * time.Minute).UTC().Truncate(time.Second)
 	port := statusServer(t, &token, map[string]any{
@@ -344,6 +409,7 @@ func TestPairConnected(t *testing.T) {
 }
 
 func TestPairNoExtension(t *testing.T) {
+	t.Parallel()
 	var token string
 	port := statusServer(t, &token, map[string]any{"connected": false, "port": 1})
 	token = pairHome(t, port)
@@ -354,6 +420,7 @@ func TestPairNoExtension(t *testing.T) {
 }
 
 func TestPairRejectedExtension(t *testing.T) {
+	t.Parallel()
 	var token string
 	at := time.Date(2026, 9, 2, 12, 0, 3, 0, time.UTC)
 	port := statusServer(t, &token, map[string]any{
@@ -369,6 +436,7 @@ func TestPairRejectedExtension(t *testing.T) {
 }
 
 func TestPairWrongToken(t *testing.T) {
+	t.Parallel()
 	serverToken := "the-token-infer-started-with-long-enough"
 	port := statusServer(t, &serverToken, map[string]any{"connected": true})
 	pairHome(t, port) // a different, fresh token
@@ -379,6 +447,7 @@ func TestPairWrongToken(t *testing.T) {
 }
 
 func TestPairNotRunning(t *testing.T) {
+	t.Parallel()
 	// Take a free port, then free it: nothing listens there.
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -394,6 +463,7 @@ func TestPairNotRunning(t *testing.T) {
 }
 
 func TestPairSomethingElse(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		_, _ = w.Write([]byte("<html>hello</html>"))
 	}))
@@ -406,14 +476,15 @@ func TestPairSomethingElse(t *testing.T) {
 }
 
 func TestPairDisabled(t *testing.T) {
-	home := newHome(t)
+	t.Parallel()
+	home := freshHome(t)
 	if err := os.MkdirAll(home, 0o700); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(config.BrowserUsePath(home), []byte("enabled: false\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	out, _, code := infer(t, "pair")
+	out, _, code := inferIn(t, home, "", "pair")
 	if code != 0 || !strings.Contains(out, "browser use is off") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}

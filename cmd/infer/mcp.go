@@ -21,7 +21,6 @@ import (
 	"github.com/infer-workspace/infer/bridge"
 	"github.com/infer-workspace/infer/bridge/mcppanel"
 	"github.com/infer-workspace/infer/bridge/seat"
-	"github.com/infer-workspace/infer/session"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/mcpserver"
 	"github.com/infer-workspace/infer/session/tools"
@@ -75,7 +74,7 @@ Logs go to stderr; stdout carries only MCP.`,
 // through the infer that runs for this home when there is one, else on
 // its own.
 func runMCP(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, port int, portSet bool) error {
-	home, err := config.Home()
+	home, err := homeDir(ctx)
 	if err != nil {
 		return err
 	}
@@ -134,7 +133,7 @@ func proxy(ctx context.Context, in io.Reader, out io.Writer, conn net.Conn) erro
 // runMCPStandalone hosts the bridge and runs the browser tools through a
 // pipeline with nobody to ask, in mcp.standalone.mode.
 func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slog.Logger, home string, bu config.BrowserUse, port int, portSet bool) error {
-	wd, err := os.Getwd()
+	wd, err := workDir(ctx)
 	if err != nil {
 		return err
 	}
@@ -220,17 +219,3 @@ func runMCPStandalone(ctx context.Context, in io.Reader, out io.Writer, log *slo
 type nopWriteCloser struct{ io.Writer }
 
 func (nopWriteCloser) Close() error { return nil }
-
-// listenMCP lets `infer mcp` processes go through this workspace: their
-// calls run as the MCP client's, showing in the chat and asking in the
-// approvals. It fails softly: the workspace works without it.
-func listenMCP(home string, token func() string, ws *session.Workspace, log *slog.Logger) *mcpserver.Listener {
-	l, err := mcpserver.Listen(mcpserver.SocketPath(home), token, func(ctx context.Context, id, name, args string) tools.Outcome {
-		return ws.RunTool(ctx, id, name, args, tools.OriginMCP)
-	}, versionString(), log)
-	if err != nil {
-		log.Warn("infer mcp clients cannot go through this infer", "err", err)
-		return nil
-	}
-	return l
-}

@@ -35,12 +35,17 @@ import (
 const mcpGuard = 60 * time.Second
 
 // mcpClient runs `infer mcp` in this process on pipes, the way an agent
-// runs it on stdio, and connects the SDK's client to it.
-func mcpClient(t *testing.T, port int) *mcp.ClientSession {
+// runs it on stdio, with home and wd for its home and working directory
+// ("" keeps the process's own), and connects the SDK's client to it.
+func mcpClient(t *testing.T, home, wd string, port int) *mcp.ClientSession {
 	t.Helper()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	if home == "" && wd == "" {
+		at := testWhere(t)
+		home, wd = at.home, at.wd
+	}
+	ctx, cancel := context.WithCancel(inDirs(context.Background(), home, wd))
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(io.Discard, nil))
 	go func() {
@@ -129,6 +134,7 @@ func mcpHome(t *testing.T, port int, cfg string) (home, token string) {
 // Standalone, infer mcp hosts the bridge and, with nobody to ask, runs
 // read-only tools and refuses the rest in standard mode.
 func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	home, token := mcpHome(t, port, "")
 	fb, err := fakebrowser.New(fakebrowser.Options{Hosts: map[string]http.Handler{"site.test": http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
@@ -138,7 +144,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { fb.Close() })
-	cs := mcpClient(t, port)
+	cs := mcpClient(t, "", "", port)
 	extension(t, port, token, fb)
 
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
@@ -165,8 +171,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 		t.Fatalf("tabs: %v %q", res.IsError, text)
 	}
 	// A saved "always allow" is the person's policy too.
-	wd, _ := os.Getwd()
-	root, _ := config.ProjectRoot(wd)
+	root, _ := config.ProjectRoot(testWhere(t).wd)
 	gs, err := grants.Open(filepath.Join(config.ProjectDir(home, root), "grants.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -189,6 +194,7 @@ func TestMCPServerStandaloneAgainstInferSim(t *testing.T) {
 // with infer's redaction, and photographed, in the fake browser and in
 // real Chromium.
 func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
+	t.Parallel()
 	site := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, _ *http.Request) {
 		io.WriteString(w, `<html><head><title>MCP e2e</title></head><body><h1>Reached through MCP</h1><input type=password name=pw value=hunter2></body></html>`)
 	}))
@@ -214,7 +220,7 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 			}
 			port := freePort(t)
 			_, token := mcpHome(t, port, "mcp:\n  standalone:\n    mode: auto\n")
-			cs := mcpClient(t, port)
+			cs := mcpClient(t, "", "", port)
 			extension(t, port, token, b)
 			if res, text := callMCP(t, cs, "browser_navigate", map[string]any{"url": site.URL}); res.IsError || !strings.Contains(text, "MCP e2e") {
 				t.Fatalf("navigate: %v %q", res.IsError, text)
@@ -239,8 +245,9 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 // call shows in its conversation's notices, asks in its approvals, and
 // runs once the person approves.
 func TestMCPServerThroughInferServe(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
-	if s.app.mcpListening() == nil {
+	if s.app.MCPSocket() == nil {
 		t.Fatal("infer serve does not listen for infer mcp")
 	}
 	if fi, err := os.Stat(mcpserver.SocketPath(s.home)); err != nil || fi.Mode().Perm() != 0o600 {
@@ -248,7 +255,7 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 	}
 	sub := s.app.Workspace.Subscribe()
 	defer sub.Close()
-	cs := mcpClient(t, 0)
+	cs := mcpClient(t, s.home, s.project, 0)
 
 	// A read-only tool runs at once, and the chat shows who called it.
 	if res, text := callMCP(t, cs, "browser_tabs", nil); res.IsError || text == "" {
@@ -300,10 +307,12 @@ func TestMCPServerThroughInferServe(t *testing.T) {
 
 // The real `infer mcp` process speaks MCP on stdio.
 func TestMCPServerBinaryOnStdio(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	home, _ := mcpHome(t, port, "")
 	cmd := exec.Command("infer", "mcp")
 	cmd.Env = append(os.Environ(), config.HomeEnv+"="+home)
+	cmd.Dir = testWhere(t).wd
 	stderr := newHLBuffer() // written by the process's copier while the test reads
 	cmd.Stderr = stderr
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
@@ -333,11 +342,4 @@ func waitEvent(t *testing.T, sub *session.Subscription, match func(session.Event
 			return e
 		}
 	}
-}
-
-// mcpListening is the MCP socket the app serves now, or nil.
-func (a *app) mcpListening() *mcpserver.Listener {
-	a.mcpMu.Lock()
-	defer a.mcpMu.Unlock()
-	return a.mcpSocket
 }

@@ -26,6 +26,7 @@ func withMCP(t *testing.T, home, extra string) {
 // An MCP tool called by the agent asks for approval, then runs, and its
 // result reaches the model (the demo model's summary) and the output.
 func TestHeadlessMCPToolAsksThenRuns(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	withMCP(t, home, "    broken:\n      command: "+filepath.Join(t.TempDir(), "missing")+"\n")
 	c := startHL(t, "-o", "json", `mcp t echo {"text":"from the agent"}`)
@@ -49,6 +50,7 @@ func TestHeadlessMCPToolAsksThenRuns(t *testing.T) {
 }
 
 func TestDoctorReportsMCPServers(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	home, _ := hlProject(t)
 	withMCP(t, home, "    broken:\n      command: "+filepath.Join(t.TempDir(), "missing")+"\n    off:\n      command: x\n      disabled: true\n")

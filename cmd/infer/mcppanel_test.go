@@ -65,9 +65,10 @@ func runText(t *testing.T, ctx context.Context, sub *sim.Subscription) string {
 // panel gets a run saying this infer only serves MCP clients and how to
 // chat, instead of "Working…" forever.
 func TestMCPStandaloneAnswersThePanel(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	_, token := mcpHome(t, port, "")
-	cs := mcpClient(t, port)
+	cs := mcpClient(t, "", "", port)
 	c, sub := panelOnBridge(t, port, token)
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
 	defer cancel()
@@ -123,12 +124,13 @@ func TestMCPStandaloneAnswersThePanel(t *testing.T) {
 // each call shows in the panel's chat once it ended, saying it was an MCP
 // client's, what it did and how it went.
 func TestMCPCallsThroughServeShowInThePanel(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.Disconnect() // the fixture's contract client makes way for opentask
 	c, sub := panelOnBridge(t, s.app.Seat.Port(), s.app.BrowserUse.Extension.Token)
 	ws := s.app.Workspace.Subscribe()
 	defer ws.Close()
-	cs := mcpClient(t, 0)
+	cs := mcpClient(t, s.home, s.project, 0)
 	ctx, cancel := context.WithTimeout(context.Background(), mcpGuard)
 	defer cancel()
 

@@ -44,6 +44,7 @@ func listenAs(t *testing.T, ip string) (string, *atomic.Int32) {
 // its own approval in standard mode) reaches a host only when
 // network.allow names it, and otherwise is told which host and how.
 func TestFromThePanelOnlyAllowedHostsAreReached(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	blocked, blockedHits := listenAs(t, "127.0.0.2")
 	allowed, allowedHits := listenAs(t, "127.0.0.3")

@@ -83,7 +83,7 @@ type flapping struct {
 }
 
 func runPair(ctx context.Context, out, errOut io.Writer, showToken bool, portFlag int, portSet bool) error {
-	home, err := config.Home()
+	home, err := homeDir(ctx)
 	if err != nil {
 		return err
 	}

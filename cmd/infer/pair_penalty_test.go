@@ -19,6 +19,7 @@ import (
 // tokens. pair must still get infer's refusal and say to restart infer,
 // not report the held-back answer as a stuck server.
 func TestPairAfterATokenRotationWhileAnExtensionRetries(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("waits out the bridge's penalty for wrong tokens")
 	}

@@ -57,6 +57,7 @@ func helloWith(t *testing.T, srv *bridge.Server, token, version string) (*websoc
 // pane's words, pointing at the token it printed rather than telling the
 // person to run the command they are running.
 func TestPairAfterAWrongTokenSaysItOnce(t *testing.T) {
+	t.Parallel()
 	srv := runBridge(t, "placeholder-token-replaced-below-0123456789", nil)
 	token := pairHome(t, srv.Port())
 	if err := srv.SetToken(token); err != nil {
@@ -89,6 +90,7 @@ func TestPairAfterAWrongTokenSaysItOnce(t *testing.T) {
 // TestPairPortFlagAsksThatInfer: an infer started with --port 0 listens on
 // a port browser_use.yaml does not name; --port asks that one.
 func TestPairPortFlagAsksThatInfer(t *testing.T) {
+	t.Parallel()
 	var token string
 	port := statusServer(t, &token, map[string]any{"connected": true, "extension_version": "from-the-port-0-infer", "port": 1})
 	token = pairHome(t, freePort(t)) // extension.port: where nothing runs
@@ -126,6 +128,7 @@ func flappingBridge(t *testing.T) *bridge.Server {
 // TestPairSaysWhenTwoBrowsersTakeTurns: pair reports the flapping the
 // running infer detected, with what to do.
 func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	t.Parallel()
 	flappingBridge(t)
 	out, _, code := infer(t, "pair")
 	if code != 0 || !strings.Contains(out, "an extension is connected") ||
@@ -138,6 +141,7 @@ func TestPairSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
 // infer doctor fails the bridge check while two browsers take turns, and
 // says what to do: either connection alone would pass.
 func TestDoctorSaysWhenTwoBrowsersTakeTurns(t *testing.T) {
+	t.Parallel()
 	srv := flappingBridge(t)
 	out, _, code := infer(t, "doctor")
 	want := fmt.Sprintf("FAIL  bridge    infer is running on port %d, but two browsers with the extension and this token keep replacing each other (3 connections replaced in 1h); browser commands are paused until one of them is closed\n", srv.Port())

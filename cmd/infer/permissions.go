@@ -33,7 +33,7 @@ func newPermListCmd() *cobra.Command {
 		Short: "List the saved grants",
 		Args:  usageArgs(cobra.NoArgs),
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			p, err := currentProject()
+			p, err := currentProject(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -86,7 +86,7 @@ conversation ids may. Every id is checked before any grant is revoked.`,
 			return nil
 		}),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			p, err := currentProject()
+			p, err := currentProject(cmd.Context())
 			if err != nil {
 				return err
 			}

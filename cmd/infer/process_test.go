@@ -131,6 +131,7 @@ func testCtx(t *testing.T) context.Context {
 // line the way a kill during a write would, and checks that a restarted
 // infer lists and resumes the conversation and keeps appending to it.
 func TestKilledProcessLeavesATornLineThatRecovers(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -189,6 +190,7 @@ func TestKilledProcessLeavesATornLineThatRecovers(t *testing.T) {
 // new conversation instead of interleaving with A's turns. Both write the
 // shared history, and nothing is lost or corrupted.
 func TestTwoProcessesWriteTheSameProject(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}

@@ -1,9 +1,9 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"time"
@@ -19,12 +19,10 @@ type project struct {
 	home, root string
 }
 
-func currentProject() (project, error) {
-	home, err := config.Home()
-	if err != nil {
-		return project{}, err
-	}
-	wd, err := os.Getwd()
+// currentProject is the project of the working directory a command runs
+// in (see where).
+func currentProject(ctx context.Context) (project, error) {
+	home, wd, err := dirs(ctx)
 	if err != nil {
 		return project{}, err
 	}

@@ -17,6 +17,7 @@ import (
 // what the demo's hints lead to: the demo site read, a screenshot of it,
 // and a command waiting for approval, with no browser error in it.
 func TestReadmeCaptureIsMakeDemo(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	if _, err := exec.LookPath("bash"); err != nil {
 		t.Skip("the capture script needs bash")

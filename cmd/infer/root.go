@@ -122,10 +122,13 @@ func unknownCommand(cmd *cobra.Command, word string) error {
 
 // run executes the command line and returns the exit code. Errors are
 // printed as "infer: message", one line each; usage is shown only for
-// command-line mistakes.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer) int {
+// command-line mistakes. The commands read stdin (nil: os.Stdin) and take
+// their home and working directory from ctx (see where), so that tests run
+// them side by side without swapping the process's.
+func run(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 	root := newRootCmd()
 	root.SetArgs(args)
+	root.SetIn(stdin)
 	root.SetOut(stdout)
 	root.SetErr(stderr)
 	// Cobra adds its completion group only when it executes, writing to

@@ -60,6 +60,7 @@ echo "[$OPENAI_API_KEY]"
 // panel, a web page, it runs, but confined; only an answer at infer's own
 // terminal would run it outside.
 func TestAPanelApprovalDoesNotLiftTheSandbox(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	outside := filepath.Join(s.home, "escaped.txt")

@@ -8,11 +8,13 @@ package main
 
 import (
 	"errors"
+	"flag"
 	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,8 +34,22 @@ import (
 type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() (code int) {
+	waitersInParallel()
 	goleak.VerifyTestMain(l.m, leaks.Options(goleak.Cleanup(func(c int) { code = c }))...)
 	return code
+}
+
+// waitersInParallel lets more parallel tests run at once than there are
+// CPUs, go test's default, unless -parallel was given. These tests spend
+// their time waiting on sockets, processes, terminals and timers, not
+// computing: on a 2-CPU machine two at a time left it mostly idle.
+func waitersInParallel() {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		flag.Set("test.parallel", strconv.Itoa(4*runtime.GOMAXPROCS(0)))
+	}
 }
 
 // scriptCommands are the programs testscript.Main installs on the scripts'
@@ -48,6 +64,7 @@ var scriptCommands = map[string]func(){"infer": main, "infer-mcptest": mcptest.S
 const pollTimeout = 15 * time.Second
 
 func TestScript(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds infer-sim and runs the infer and infer-sim binaries")
 	}

@@ -62,9 +62,10 @@ type inProcess struct {
 
 func runInProcess(t *testing.T, args ...string) *inProcess {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
+	at := testWhere(t)
+	ctx, cancel := context.WithCancel(inDirs(context.Background(), at.home, at.wd))
 	p := &inProcess{t: t, stdout: newHLBuffer(), stderr: newHLBuffer(), cancel: cancel, done: make(chan int, 1)}
-	go func() { p.done <- run(ctx, args, p.stdout, p.stderr) }()
+	go func() { p.done <- run(ctx, args, nil, p.stdout, p.stderr) }()
 	t.Cleanup(p.stop)
 	return p
 }
@@ -98,6 +99,7 @@ func wantBrowserRead(t *testing.T, c *hlCall) {
 // started before the extension has connected says that it waits, and
 // succeeds once the extension connects.
 func TestHeadlessWaitsForTheExtension(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -111,6 +113,7 @@ func TestHeadlessWaitsForTheExtension(t *testing.T) {
 // headless uses serve's browser (the extension keeps its one connection)
 // instead of saying that the port is in use.
 func TestHeadlessGoesThroughServe(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -140,6 +143,7 @@ func TestHeadlessGoesThroughServe(t *testing.T) {
 // browser call fails after extension.connect_wait with a message that
 // says it waited, and the run exits 3, not 0.
 func TestHeadlessWithoutBrowserExitsNonZero(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	withBridgeWait(t, home, freePort(t), time.Second)
 	out, errOut, code := runHL(t, "", "tabs")
@@ -162,6 +166,7 @@ func TestHeadlessWithoutBrowserExitsNonZero(t *testing.T) {
 // one of the person's infers is named, with `infer doctor` to find it,
 // instead of advising --port; the run still exits 3.
 func TestHeadlessPortHeldByAStranger(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	ln, err := net.Listen("tcp4", "127.0.0.1:0")
 	if err != nil {
@@ -200,6 +205,7 @@ func TestHeadlessPortHeldByAStranger(t *testing.T) {
 // holds the bridge stands by, saying whose browser it uses, and takes the
 // port over when the first one stops; the extension then connects to it.
 func TestServeStandsByAndTakesOver(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -230,6 +236,7 @@ func TestServeStandsByAndTakesOver(t *testing.T) {
 // TestMCPThroughServeSaysWhenServeStops: `infer mcp` going through serve
 // no longer ends silently with status 0 when serve stops; it says so.
 func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	port := freePort(t)
 	token := withBridge(t, home, port)
@@ -239,7 +246,7 @@ func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	defer cancel()
 	done := make(chan error, 1)
 	go func() {
@@ -273,6 +280,7 @@ func TestMCPThroughServeSaysWhenServeStops(t *testing.T) {
 // project opens (instead of exiting on the busy port) with a banner
 // naming the infer whose browser it uses, and both reach the browser.
 func TestTmuxTwoWorkspacesShareTheBrowser(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	infer, simBin := inferBinary(t), simBinary(t)
 	d := newTmuxDirs(t)
@@ -335,7 +343,7 @@ func mcpWithLog(t *testing.T, port int) (*mcp.ClientSession, *hlBuffer) {
 	logs := newHLBuffer()
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
+	ctx, cancel := context.WithCancel(testContext(t))
 	done := make(chan error, 1)
 	go func() {
 		err := runMCP(ctx, inR, outW, slog.New(slog.NewTextHandler(logs, nil)), port, true)
@@ -363,6 +371,7 @@ func mcpWithLog(t *testing.T, port int) (*mcp.ClientSession, *hlBuffer) {
 // getting "No browser is connected"; a second standalone infer mcp uses
 // the first one's browser instead of failing on the busy port.
 func TestMCPStandaloneWaitsAndShares(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	_, token := mcpHome(t, port, "")
 	first, logs := mcpWithLog(t, port)

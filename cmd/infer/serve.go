@@ -8,13 +8,14 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/seat"
 )
 
 // seatLine says where this infer's browser is: the bridge it listens on,
 // the infer whose browser it uses until that one stops, or why it has
 // neither yet.
-func seatLine(a *app) string {
+func seatLine(a *assemble.Infer) string {
 	if h, ok := a.Seat.Holder(); ok {
 		return "standing by: this infer uses the browser of " + seat.Describe(h) + ", and takes the port over when that one stops"
 	}
@@ -46,7 +47,11 @@ that infer stops.`,
 			if err != nil {
 				return err
 			}
-			a, err := openApp(appOptions{
+			home, wd, err := dirs(cmd.Context())
+			if err != nil {
+				return err
+			}
+			a, err := openApp(home, wd, appOptions{
 				Bridge: true, BridgeRequired: true,
 				Port: port, PortSet: cmd.Flags().Changed("port"),
 				Log: log, Warn: cmd.ErrOrStderr(), Command: "infer serve",

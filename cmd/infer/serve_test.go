@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/tools"
@@ -21,7 +22,7 @@ type served struct {
 	t       *testing.T
 	home    string
 	project string
-	app     *app
+	app     *assemble.Infer
 	client  *sim.Client
 	frames  *sim.Subscription
 	// stop disconnects the simulated extension; stopServer stops infer.
@@ -39,8 +40,6 @@ func serveInProcess(t *testing.T, home, project string) *served {
 	if project == "" {
 		project = t.TempDir()
 	}
-	t.Setenv("INFER_HOME", home)
-	t.Chdir(project)
 	if _, err := os.Stat(config.BrowserUsePath(home)); err != nil {
 		if err := config.EnsureDir(home); err != nil {
 			t.Fatal(err)
@@ -49,7 +48,7 @@ func serveInProcess(t *testing.T, home, project string) *served {
 			t.Fatal(err)
 		}
 	}
-	a, err := openApp(appOptions{Bridge: true, BridgeRequired: true, PortSet: true, Port: 0})
+	a, err := openApp(home, project, appOptions{Bridge: true, BridgeRequired: true, PortSet: true, Port: 0})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -135,6 +134,7 @@ func textOf(evs []chatEvent) string {
 }
 
 func TestServePanelChatsAndListsTheConversation(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	if m, err := sim.WaitFor[wire.Mode](s.ctx(), s.frames, nil); err != nil || m.Mode != "standard" {
 		t.Fatalf("no mode frame after hello: %+v %v", m, err)
@@ -173,6 +173,7 @@ func TestServePanelChatsAndListsTheConversation(t *testing.T) {
 }
 
 func TestServeQueuedMessageRunsAfterTheCurrentTurn(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "stream 60")
 	s.client.SendUserMessage(s.ctx(), "tabs")
@@ -187,6 +188,7 @@ func TestServeQueuedMessageRunsAfterTheCurrentTurn(t *testing.T) {
 }
 
 func TestServeInterruptMidStream(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "stream 100000")
 	if _, err := sim.WaitFor(s.ctx(), s.frames, func(f wire.ChatEvent) bool { return decodeChat(t, f).Type == "TEXT_MESSAGE_CONTENT" }); err != nil {
@@ -212,6 +214,7 @@ func TestServeInterruptMidStream(t *testing.T) {
 }
 
 func TestServeClearAnswersWithAnEmptySnapshot(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "hello")
 	s.runUntilEnd()
@@ -236,6 +239,7 @@ func TestServeClearAnswersWithAnEmptySnapshot(t *testing.T) {
 }
 
 func TestServeResumeOfAStoredConversationAfterARestart(t *testing.T) {
+	t.Parallel()
 	home, project := t.TempDir(), t.TempDir()
 	s := serveInProcess(t, home, project)
 	s.client.SendUserMessage(s.ctx(), "think about resumes")
@@ -274,6 +278,7 @@ func TestServeResumeOfAStoredConversationAfterARestart(t *testing.T) {
 }
 
 func TestServeModelsAndModes(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	m, err := s.client.ListModels(s.ctx())
 	if err != nil || len(m.Models) == 0 || m.Models[len(m.Models)-1] != "offline/demo" || m.Current != "offline/demo" {
@@ -294,6 +299,7 @@ func TestServeModelsAndModes(t *testing.T) {
 }
 
 func TestServeSkillsShadowAcrossScopes(t *testing.T) {
+	t.Parallel()
 	home, project := t.TempDir(), t.TempDir()
 	write := func(dir, name, desc string) {
 		p := filepath.Join(dir, name, "SKILL.md")
@@ -335,6 +341,7 @@ func TestServeSkillsShadowAcrossScopes(t *testing.T) {
 // while the agent streams gets a TEXT_MESSAGE_START before the rest of
 // the text, as every segment must open with one.
 func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "stream 300")
 	if _, err := sim.WaitFor(s.ctx(), s.frames, func(f wire.ChatEvent) bool { return decodeChat(t, f).Type == "TEXT_MESSAGE_CONTENT" }); err != nil {
@@ -371,6 +378,7 @@ func TestServeReconnectMidStreamReopensTheMessage(t *testing.T) {
 // TestServeModeChangesReachThePanelOnce: the panel's own set_mode is
 // answered once, and a change made in another front end is mirrored.
 func TestServeModeChangesReachThePanelOnce(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	watch := s.client.Subscribe()
 	defer watch.Close()

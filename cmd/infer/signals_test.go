@@ -71,6 +71,7 @@ func needHangups(t *testing.T) {
 // streaming headless runs: each must end like an interrupt with the
 // partial answer saved, not die with nothing written.
 func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -95,6 +96,7 @@ func TestHangupStopsHeadlessAndKeepsThePartialAnswer(t *testing.T) {
 // TestHangupStopsServeCleanly: infer serve shuts down in order on SIGHUP,
 // as on SIGINT and SIGTERM, instead of dying with its files half written.
 func TestHangupStopsServeCleanly(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -117,6 +119,7 @@ func TestHangupStopsServeCleanly(t *testing.T) {
 // TestServeUnderNohupOutlivesAHangup: `nohup infer serve &` is how people
 // keep infer running after logging out; the hang-up must not stop it.
 func TestServeUnderNohupOutlivesAHangup(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}

@@ -48,6 +48,7 @@ func chatEventOf(f wire.ChatEvent) (typ, code, text string) {
 // with code "interrupted") before it closes the socket; it once closed
 // the socket first, leaving opentask on "Working…" for good.
 func TestSigtermEndsThePanelsRunBeforeClosing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -77,6 +78,7 @@ func TestSigtermEndsThePanelsRunBeforeClosing(t *testing.T) {
 // TestSigtermEndsThePanelsHeadlessRunBeforeClosing: the same for infer
 // headless with the panel attached to its bridge.
 func TestSigtermEndsThePanelsHeadlessRunBeforeClosing(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds and runs the infer binary")
 	}
@@ -169,6 +171,7 @@ func tail(s string, n int) string {
 // TestTmuxSigtermEndsThePanelsRunBeforeClosing: the same for the TUI, which
 // used to close the bridge before its workspace, on SIGTERM and on quit.
 func TestTmuxSigtermEndsThePanelsRunBeforeClosing(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	infer := inferBinary(t)
 	d := newTmuxDirs(t)

@@ -43,6 +43,7 @@ func squatHelper(addr string) {
 // port: doctor fails the bridge check naming the uid, and sends the squatter
 // nothing (not the token a /status request would carry).
 func TestDoctorWarnsOfAnotherUsersListener(t *testing.T) {
+	t.Parallel()
 	port := freePort(t)
 	cmd := asuser.Command(t, asuser.Nobody, fmt.Sprintf("%s=127.0.0.1:%d", squatHelperEnv, port))
 	token := pairHome(t, port)

@@ -10,6 +10,7 @@ import (
 // A pinned conversation's 📌 takes two cells: the columns after it stay
 // in line with the other rows (tabwriter counted it as one).
 func TestConversationsListAlignsThePin(t *testing.T) {
+	t.Parallel()
 	_, older, _ := seedConversations(t)
 	if _, _, code := infer(t, "conversations", "pin", older); code != 0 {
 		t.Fatal("pin failed")
@@ -45,6 +46,7 @@ func TestConversationsListAlignsThePin(t *testing.T) {
 }
 
 func TestTableCountsCells(t *testing.T) {
+	t.Parallel()
 	var tb table
 	tb.add("A", "B", "C")
 	tb.add("界界", "x", "last")

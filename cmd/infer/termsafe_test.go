@@ -36,6 +36,7 @@ func assertTerminalSafe(t *testing.T, what, out string) {
 }
 
 func TestTermsafeEscapesControls(t *testing.T) {
+	t.Parallel()
 	cases := []struct{ in, text, line string }{
 		{"T\x1b]0;pwned\x07\x1b[2J", `T\x1b]0;pwned\a\x1b[2J`, `T\x1b]0;pwned\a\x1b[2J`},
 		{"a\nb\tc", "a\nb\tc", `a\nb\tc`},
@@ -66,6 +67,7 @@ func TestTermsafeEscapesControls(t *testing.T) {
 // TestTermsafeMatchesRenameConfirmation checks the escapes are the ones %q
 // shows in `conversations rename`, minus the quotes %q adds.
 func TestTermsafeMatchesRenameConfirmation(t *testing.T) {
+	t.Parallel()
 	in := "T\x1b]0;pwned\x07\x1b[2J\u009b\n"
 	if got, want := `"`+termSafeLine(in)+`"`, fmt.Sprintf("%q", in); got != want {
 		t.Fatalf("termSafeLine %s, %%q %s", got, want)
@@ -76,6 +78,7 @@ func TestTermsafeMatchesRenameConfirmation(t *testing.T) {
 // of terminal escapes through `infer headless` and checks the text output
 // shows them escaped on stdout and stderr alike.
 func TestTermsafeHeadlessTextOutput(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	hlProject(t)
 	// printf writes ESC, BEL, the 8-bit CSI (C1, as UTF-8 \302\233), a byte
@@ -115,6 +118,7 @@ func TestTermsafeHeadlessTextOutput(t *testing.T) {
 // TestTermsafeTextOutputSink drives textOutput directly with hostile model
 // text, reasoning, tool calls, results and approvals.
 func TestTermsafeTextOutputSink(t *testing.T) {
+	t.Parallel()
 	var out, errOut strings.Builder
 	o := newTextOutput(&out, &errOut, true)
 	steps := []error{
@@ -151,6 +155,7 @@ func TestTermsafeTextOutputSink(t *testing.T) {
 // printf or git print them) reads as columns on the result line, not as
 // \t, which looked like a mistake; other control characters stay escaped.
 func TestTextOutputExpandsTabs(t *testing.T) {
+	t.Parallel()
 	var out, errOut strings.Builder
 	o := newTextOutput(&out, &errOut, true)
 	if err := o.toolResult(toolOutcome{Name: "Bash", OK: true, Output: "a\tbc\tdef\x07\n"}); err != nil {

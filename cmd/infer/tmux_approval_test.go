@@ -14,6 +14,7 @@ import (
 // allow key while the payload has not been on screen, and allows once the
 // person has scrolled to the end.
 func TestTmuxApprovalShowsTheWholeCommand(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	d := newTmuxDirs(t)
 	exitFile := filepath.Join(d.base, "exit-code")
@@ -73,6 +74,7 @@ func TestTmuxApprovalShowsTheWholeCommand(t *testing.T) {
 // nothing of the browser panel; y runs it there (it cannot write outside
 // the project), and o, its own key, runs it outside.
 func TestTmuxApprovalRunsInsideUnlessOutsideIsChosen(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	needSandbox(t)
 	d := newTmuxDirs(t)

@@ -208,6 +208,7 @@ func shellQuote(s string) string { return "'" + strings.ReplaceAll(s, "'", `'\''
 // chat, watch the browser pane, approve a command, interrupt a long
 // answer, quit.
 func TestTmuxWorkspaceEndToEnd(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	needSandbox(t)
 	infer, sim := inferBinary(t), simBinary(t)
@@ -299,6 +300,7 @@ func TestTmuxWorkspaceEndToEnd(t *testing.T) {
 // browser_use.yaml; the workspace still opens, says how to set up the
 // browser, chats, and quits with /quit.
 func TestTmuxWorkspaceWithoutPairing(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	d := newTmuxDirs(t)
 	exitFile := filepath.Join(d.base, "exit-code")
@@ -347,6 +349,7 @@ func TestTUIBridgeOffReason(t *testing.T) {
 }
 
 func TestTUIStartupNotices(t *testing.T) {
+	t.Parallel()
 	warnings := "infer: warning: config.yaml: unknown key agent.mdoe\n" +
 		"infer: the browser bridge is off: browser_use.yaml: does not exist; run `infer init` to create it\n\n"
 	got := startupNotices(warnings, "browser_use.yaml does not exist")
@@ -362,6 +365,7 @@ func TestTUIStartupNotices(t *testing.T) {
 // shuts down in order (what was said is saved) and frees the bridge's
 // port, instead of running on with nobody to see it.
 func TestTmuxHungUpTerminalEndsInfer(t *testing.T) {
+	t.Parallel()
 	needTmux(t)
 	needHangups(t)
 	infer := inferBinary(t)

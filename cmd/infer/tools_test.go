@@ -61,6 +61,7 @@ func callOutcomes(snap session.Snapshot) map[string]bool {
 }
 
 func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	s.client.SendUserMessage(s.ctx(), "open demo.infer.localhost; read; tabs; screenshot")
@@ -115,6 +116,7 @@ func TestToolsBrowserRoundTripThroughTheExtension(t *testing.T) {
 // panel always hears approval_resolved, and the tool runs only if the
 // approval won.
 func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	// Each round starts a sandbox for the approved command (about a
 	// second); ten rounds race the two answers often enough.
@@ -150,6 +152,7 @@ func TestApprovalRaceBetweenPanelAndTerminal(t *testing.T) {
 }
 
 func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch after-reconnect.txt")
@@ -172,6 +175,7 @@ func TestPendingApprovalIsResentToAReconnectingExtension(t *testing.T) {
 }
 
 func TestInterruptDuringAToolCall(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	s.client.SendUserMessage(s.ctx(), "run sleep 30")
@@ -196,6 +200,7 @@ func TestInterruptDuringAToolCall(t *testing.T) {
 }
 
 func TestInterruptDuringAnApproval(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "run touch never.txt")
 	req := s.nextApproval()
@@ -213,6 +218,7 @@ func TestInterruptDuringAnApproval(t *testing.T) {
 }
 
 func TestPlanModeRefusesAWriteWithoutAsking(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("plan")
 	later := s.client.Subscribe()
@@ -236,6 +242,7 @@ func TestPlanModeRefusesAWriteWithoutAsking(t *testing.T) {
 }
 
 func TestAutoModeObeysTheDenyList(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
@@ -258,6 +265,7 @@ func TestAutoModeObeysTheDenyList(t *testing.T) {
 }
 
 func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	s.client.SendUserMessage(s.ctx(), "!touch bang.txt")
@@ -273,6 +281,7 @@ func TestBangCommandFromThePanelAsksFirst(t *testing.T) {
 }
 
 func TestToolRequestsFromThePanel(t *testing.T) {
+	t.Parallel()
 	needSandbox(t)
 	s := serveInProcess(t, "", "")
 	os.WriteFile(filepath.Join(s.project, "present.txt"), []byte("hello file\n"), 0o644)
@@ -325,6 +334,7 @@ func TestToolRequestsFromThePanel(t *testing.T) {
 // TestPanelToolRequestStopsWhenTheExtensionLeaves: the contract drops a
 // tool_result whose connection is gone, so the call itself is cancelled.
 func TestPanelToolRequestStopsWhenTheExtensionLeaves(t *testing.T) {
+	t.Parallel()
 	s := serveInProcess(t, "", "")
 	s.setMode("auto")
 	go s.client.ToolRequest(context.Background(), "Bash", `{"command":"sleep 3 && touch too-late.txt"}`)

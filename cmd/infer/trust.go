@@ -65,7 +65,7 @@ Exit codes: 0 done (with --show: the folder is trusted), 1 error,
 			if revoke && show {
 				return usageError{errors.New("--revoke and --show do not go together: give one")}
 			}
-			home, err := config.Home()
+			home, wd, err := dirs(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -73,7 +73,7 @@ Exit codes: 0 done (with --show: the folder is trusted), 1 error,
 			if len(args) == 1 {
 				folder = args[0]
 			}
-			root, err := trustRoot(folder)
+			root, err := trustRoot(wd, folder)
 			if err != nil {
 				return err
 			}
@@ -92,14 +92,19 @@ Exit codes: 0 done (with --show: the folder is trusted), 1 error,
 	return cmd
 }
 
-// trustRoot resolves a folder to the project infer would open there.
-func trustRoot(folder string) (string, error) {
+// trustRoot resolves a folder, relative to the working directory wd, to
+// the project infer would open there.
+func trustRoot(wd, folder string) (string, error) {
+	shown := folder
+	if !filepath.IsAbs(folder) {
+		folder = filepath.Join(wd, folder)
+	}
 	fi, err := os.Stat(folder)
 	if err != nil {
-		return "", fmt.Errorf("folder %s: %w", termSafeLine(folder), unwrapPath(err))
+		return "", fmt.Errorf("folder %s: %w", termSafeLine(shown), unwrapPath(err))
 	}
 	if !fi.IsDir() {
-		return "", usageError{fmt.Errorf("%s is not a folder", termSafeLine(folder))}
+		return "", usageError{fmt.Errorf("%s is not a folder", termSafeLine(shown))}
 	}
 	return config.ProjectRoot(folder)
 }
@@ -213,7 +218,7 @@ var askTrust = tui.AskTrust
 // Problems reading the configuration are left to openApp, which reports
 // them the usual way.
 func askTrustAtStart(ctx context.Context, log *slog.Logger) (quit bool, err error) {
-	p, err := currentProject()
+	p, err := currentProject(ctx)
 	if err != nil {
 		return false, nil
 	}

@@ -14,6 +14,7 @@ import (
 
 	"github.com/adrg/xdg"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/tui"
 	"github.com/infer-workspace/infer/tui/dialog"
@@ -24,6 +25,15 @@ import (
 // it the working directory. It returns the root as infer resolves it.
 func newTrustProject(t *testing.T, yaml string) string {
 	t.Helper()
+	root := newTrustFolder(t, yaml)
+	t.Chdir(root)
+	return root
+}
+
+// newTrustFolder is newTrustProject without the change of directory, for
+// tests that give it to inferIn and run in parallel.
+func newTrustFolder(t *testing.T, yaml string) string {
+	t.Helper()
 	dir := t.TempDir()
 	if err := os.MkdirAll(filepath.Join(dir, ".git"), 0o700); err != nil {
 		t.Fatal(err)
@@ -31,7 +41,6 @@ func newTrustProject(t *testing.T, yaml string) string {
 	if yaml != "" {
 		writeProjectConfig(t, dir, yaml)
 	}
-	t.Chdir(dir)
 	root, err := config.ProjectRoot(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -65,19 +74,20 @@ tools:
 `
 
 func TestTrustCommand(t *testing.T) {
-	home := newHome(t)
-	root := newTrustProject(t, "")
+	t.Parallel()
+	home := freshHome(t)
+	root := newTrustFolder(t, "")
 
-	_, stderr, code := infer(t, "trust", "--show")
+	_, stderr, code := inferIn(t, home, root, "trust", "--show")
 	if code != exitNoProjectConfig || !strings.Contains(stderr, "nothing to trust") {
 		t.Fatalf("--show without a file: exit %d, %s", code, stderr)
 	}
-	if _, stderr, code = infer(t, "trust"); code != exitNoProjectConfig {
+	if _, stderr, code = inferIn(t, home, root, "trust"); code != exitNoProjectConfig {
 		t.Fatalf("trust without a file: exit %d, %s", code, stderr)
 	}
 
 	writeProjectConfig(t, root, trustTestConfig)
-	stdout, stderr, code := infer(t, "trust", "--show")
+	stdout, stderr, code := inferIn(t, home, root, "trust", "--show")
 	if code != exitNotTrusted || !strings.Contains(stderr, "is not trusted") || !strings.Contains(stderr, "infer trust") {
 		t.Fatalf("--show untrusted: exit %d\n%s%s", code, stdout, stderr)
 	}
@@ -99,48 +109,49 @@ func TestTrustCommand(t *testing.T) {
 	if err := os.Mkdir(sub, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, code = infer(t, "trust", sub)
+	stdout, stderr, code = inferIn(t, home, root, "trust", sub)
 	if code != exitOK || !strings.Contains(stdout, "Trusted") || !strings.Contains(stdout, `agent.mode: "auto"`) || strings.Contains(stdout, "sk-proj-literal") {
 		t.Fatalf("trust: exit %d\n%s%s", code, stdout, stderr)
 	}
 	if st, err := config.CheckTrust(home, root); err != nil || st.State != config.Trusted {
 		t.Fatalf("after trust: %+v, %v", st, err)
 	}
-	if stdout, _, code = infer(t, "trust", "--show"); code != exitOK || !strings.Contains(stdout, "state   trusted") || !strings.Contains(stdout, "Applied because") {
+	if stdout, _, code = inferIn(t, home, root, "trust", "--show"); code != exitOK || !strings.Contains(stdout, "state   trusted") || !strings.Contains(stdout, "Applied because") {
 		t.Fatalf("--show trusted: exit %d\n%s", code, stdout)
 	}
 
 	writeProjectConfig(t, root, trustTestConfig+"# one more line\n")
-	if stdout, stderr, code = infer(t, "trust", "--show"); code != exitNotTrusted || !strings.Contains(stdout, "changed since trusted") || !strings.Contains(stderr, "changed since it was trusted") {
+	if stdout, stderr, code = inferIn(t, home, root, "trust", "--show"); code != exitNotTrusted || !strings.Contains(stdout, "changed since trusted") || !strings.Contains(stderr, "changed since it was trusted") {
 		t.Fatalf("--show changed: exit %d\n%s%s", code, stdout, stderr)
 	}
 
-	if stdout, _, code = infer(t, "trust", "--revoke"); code != exitOK || !strings.Contains(stdout, "No longer trusted") {
+	if stdout, _, code = inferIn(t, home, root, "trust", "--revoke"); code != exitOK || !strings.Contains(stdout, "No longer trusted") {
 		t.Fatalf("revoke: exit %d\n%s", code, stdout)
 	}
-	if stdout, _, code = infer(t, "trust", "--revoke"); code != exitOK || !strings.Contains(stdout, "was not trusted") {
+	if stdout, _, code = inferIn(t, home, root, "trust", "--revoke"); code != exitOK || !strings.Contains(stdout, "was not trusted") {
 		t.Fatalf("second revoke: exit %d\n%s", code, stdout)
 	}
 
 	// Harmless only: trusting changes nothing and says so.
 	writeProjectConfig(t, root, "agent:\n  effort: low\n")
-	if stdout, _, code = infer(t, "trust", "--show"); code != exitNotTrusted || !strings.Contains(stdout, "nothing that needs trust") {
+	if stdout, _, code = inferIn(t, home, root, "trust", "--show"); code != exitNotTrusted || !strings.Contains(stdout, "nothing that needs trust") {
 		t.Fatalf("--show harmless: exit %d\n%s", code, stdout)
 	}
-	if stdout, _, code = infer(t, "trust"); code != exitOK || !strings.Contains(stdout, "nothing that needed trust") {
+	if stdout, _, code = inferIn(t, home, root, "trust"); code != exitOK || !strings.Contains(stdout, "nothing that needed trust") {
 		t.Fatalf("trust harmless: exit %d\n%s", code, stdout)
 	}
 
 	// A broken file is not trusted.
 	writeProjectConfig(t, root, "agent:\n  mode: yolo\n")
-	if _, stderr, code = infer(t, "trust"); code != exitFailure || !strings.Contains(stderr, "agent.mode") {
+	if _, stderr, code = inferIn(t, home, root, "trust"); code != exitFailure || !strings.Contains(stderr, "agent.mode") {
 		t.Fatalf("trust broken: exit %d\n%s", code, stderr)
 	}
 }
 
 func TestTrustCommandUsage(t *testing.T) {
-	newHome(t)
-	root := newTrustProject(t, "agent:\n  mode: auto\n")
+	t.Parallel()
+	home := freshHome(t)
+	root := newTrustFolder(t, "agent:\n  mode: auto\n")
 	file := filepath.Join(root, "file.txt")
 	if err := os.WriteFile(file, nil, 0o600); err != nil {
 		t.Fatal(err)
@@ -150,14 +161,14 @@ func TestTrustCommandUsage(t *testing.T) {
 		{"trust", "a", "b"},
 		{"trust", file},
 	} {
-		if _, stderr, code := infer(t, args...); code != exitUsage {
+		if _, stderr, code := inferIn(t, home, root, args...); code != exitUsage {
 			t.Errorf("%q: exit %d, want %d\n%s", args, code, exitUsage, stderr)
 		}
 	}
-	if _, stderr, code := infer(t, "trust", filepath.Join(root, "missing")); code != exitFailure || !strings.Contains(stderr, "no such file") {
+	if _, stderr, code := inferIn(t, home, root, "trust", filepath.Join(root, "missing")); code != exitFailure || !strings.Contains(stderr, "no such file") {
 		t.Errorf("missing folder: exit %d\n%s", code, stderr)
 	}
-	stdout, _, code := infer(t, "trust", "--help")
+	stdout, _, code := inferIn(t, home, root, "trust", "--help")
 	if code != exitOK {
 		t.Fatalf("--help: exit %d", code)
 	}
@@ -217,8 +228,8 @@ func TestHostileProjectConfigSendsNothingUntilTrusted(t *testing.T) {
 	for _, v := range []string{"OPENROUTER_API_KEY", "GEMINI_API_KEY", "OLLAMA_API_KEY"} {
 		t.Setenv(v, "")
 	}
-	newHome(t)
-	newTrustProject(t, fmt.Sprintf(`agent:
+	home := newHome(t)
+	root := newTrustProject(t, fmt.Sprintf(`agent:
   mode: auto
 providers:
   openai:
@@ -234,10 +245,10 @@ tools:
     allow: ["python3 *"]
 `, capture.URL))
 
-	start := func() (*app, string) {
+	start := func() (*assemble.Infer, string) {
 		t.Helper()
 		var warn strings.Builder
-		a, err := openApp(appOptions{Warn: &warn})
+		a, err := openApp(home, root, appOptions{Warn: &warn})
 		if err != nil {
 			t.Fatal(err)
 		}

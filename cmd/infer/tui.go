@@ -20,6 +20,7 @@ import (
 	"github.com/charmbracelet/x/term"
 	"github.com/spf13/cobra"
 
+	"github.com/infer-workspace/infer/assemble"
 	"github.com/infer-workspace/infer/bridge/seat"
 	"github.com/infer-workspace/infer/session/config"
 	"github.com/infer-workspace/infer/session/sandbox"
@@ -92,11 +93,19 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		return err
 	}
 
+	home, wd, err := dirs(ctx)
+	if err != nil {
+		return err
+	}
 	var warnings bytes.Buffer
-	a, err := openApp(appOptions{
+	a, err := openApp(home, wd, appOptions{
 		Bridge: true, Port: o.port, PortSet: o.portSet,
 		Model: o.model, Mode: o.mode,
 		Log: log, Warn: &warnings, Command: "infer",
+		// Only here is a person at infer's own terminal to say whether a
+		// confined command may reach a host; serve, headless and mcp
+		// refuse hosts that are neither allowed nor granted.
+		HostApprovals: true,
 	})
 	if err != nil {
 		io.Copy(stderr, &warnings) // the TUI never started: the terminal is still ours
@@ -107,11 +116,6 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 			err = cerr
 		}
 	}()
-	// Only here is a person at infer's own terminal to say whether a
-	// confined command may reach a host; serve, headless and mcp refuse
-	// hosts that are neither allowed nor granted.
-	a.Env.SetHostApprovals(true)
-
 	ctx, stop := signal.NotifyContext(ctx, syscall.SIGHUP, syscall.SIGTERM)
 	defer stop()
 	ctx, hungUp := context.WithCancel(ctx)
@@ -125,7 +129,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 		served := make(chan error, 1)
 		go func() { served <- a.Serve(serveCtx) }()
 		// Runs before a.Close: ending serveCtx closes the workspace, the
-		// panel and the bridge in that order (see assemble.Infer.ServeHolding), so
+		// panel and the bridge in that order (see assemble.Infer.Serve), so
 		// the panel gets the end of the turn a quit or a signal interrupts.
 		defer func() {
 			stopServe()
@@ -145,7 +149,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 	var banner string
 	if a.Seat != nil {
 		opts.Port = a.Seat.Port()
-		opts.CurrentToken = a.tokens.Token
+		opts.CurrentToken = a.Token
 		log.Info("infer started", "project", a.Root, "url", a.Seat.URL(), "holding", a.Seat.Holding(), "model", a.Workspace.Model(), "mode", a.Workspace.Mode())
 		if h, ok := a.Seat.Holder(); ok {
 			// A second infer opens instead of exiting; this says whose
@@ -183,7 +187,7 @@ func runTUI(ctx context.Context, stderr io.Writer, o tuiOptions) (err error) {
 // continueLatest makes the project's most recent conversation the
 // workspace's active one for -c, and returns a notice when there is none
 // to resume or it cannot be read; the workspace then starts a new one.
-func continueLatest(a *app) string {
+func continueLatest(a *assemble.Infer) string {
 	id, err := latestConversation(a.Store)
 	if err == nil {
 		_, err = a.Workspace.Resume(id)

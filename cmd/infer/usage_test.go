@@ -9,8 +9,8 @@ import (
 // group is a usage error (exit 2) naming the word and the way out, as a
 // mistyped top-level command is, so a script can tell a typo from success.
 func TestUnknownSubcommandOfAGroup(t *testing.T) {
-	newHome(t)
-	t.Chdir(t.TempDir())
+	t.Parallel()
+	useDirs(t, freshHome(t), t.TempDir())
 	for _, tc := range []struct {
 		args []string
 		want string
@@ -38,6 +38,7 @@ func TestUnknownSubcommandOfAGroup(t *testing.T) {
 // TestGroupAlonePrintsHelp: a group with nothing after it shows its help
 // and exits 0, as `infer` alone does without a terminal.
 func TestGroupAlonePrintsHelp(t *testing.T) {
+	t.Parallel()
 	for _, group := range []string{"conversations", "permissions", "completion"} {
 		out, errOut, code := infer(t, group)
 		if code != exitOK || !strings.Contains(out, "Available Commands:") || errOut != "" {
@@ -49,6 +50,7 @@ func TestGroupAlonePrintsHelp(t *testing.T) {
 // TestHeadlessPortOutOfRange: a --port no socket can use is a usage error
 // whether or not browser_use.yaml would start the bridge.
 func TestHeadlessPortOutOfRange(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	check := func(setup string) {
 		t.Helper()
@@ -67,6 +69,7 @@ func TestHeadlessPortOutOfRange(t *testing.T) {
 // TestHeadlessPortZeroStillPicksAFreePort guards what --port 0 already
 // meant: a free port, so the range check must let it through.
 func TestHeadlessPortZeroStillPicksAFreePort(t *testing.T) {
+	t.Parallel()
 	home, _ := hlProject(t)
 	withBridge(t, home, 0)
 	out, errOut, code := runHL(t, "", "--port", "0", "--verbose", "hi")
@@ -79,8 +82,8 @@ func TestHeadlessPortZeroStillPicksAFreePort(t *testing.T) {
 // (exit 2), as it is for `infer` and `infer headless`, not a failure to
 // listen (exit 1).
 func TestServePortOutOfRange(t *testing.T) {
-	newHome(t)
-	t.Chdir(t.TempDir())
+	t.Parallel()
+	useDirs(t, freshHome(t), t.TempDir())
 	for _, port := range []string{"70000", "-1"} {
 		_, errOut, code := infer(t, "serve", "--port", port)
 		if code != exitUsage || !strings.Contains(errOut, "--port "+port+": use a number from 1 to 65535") {
@@ -93,6 +96,7 @@ func TestServePortOutOfRange(t *testing.T) {
 // SIGINT, SIGTERM and SIGHUP alike, and TestHangupStopsHeadlessAndKeeps…
 // checks the 130 for the latter two; the help says so too.
 func TestHeadlessHelpNamesEveryInterruptingSignal(t *testing.T) {
+	t.Parallel()
 	out, _, code := infer(t, "headless", "--help")
 	if code != 0 || !strings.Contains(strings.Join(strings.Fields(out), " "), "130 interrupted (SIGINT, SIGTERM or SIGHUP, or stopped from the browser panel)") {
 		t.Fatalf("exit %d; help:\n%s", code, out)

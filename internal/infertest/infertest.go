@@ -1,10 +1,11 @@
 // Package infertest runs infer in-process for end-to-end tests of the
-// simulator and its command: the same workspace, panel sync and bridge
-// that `infer serve` wires, with the offline/demo model, conversations
-// stored under the test's own directory, and a bridge on a free loopback
-// port. Only tests import it.
+// simulator and its command: the infer `infer serve` runs — workspace,
+// panel sync, bridge, the watch on browser_use.yaml's token, the socket
+// `infer mcp` goes through — with the offline/demo model, its home and
+// conversations under the test's own directory, and a bridge on a free
+// loopback port. Only tests import it.
 //
-// It builds through package assemble, as cmd/infer does.
+// It builds and serves through package assemble, as cmd/infer does.
 package infertest
 
 import (
@@ -42,11 +43,13 @@ type Infer struct {
 	// URL is the bridge's WebSocket address; Token is its token.
 	URL, Token string
 	// Workspace, Server and Artifacts expose the parts tests check; Root
-	// is the project.
+	// is the project and Home infer's home (where browser_use.yaml and
+	// mcp.sock are).
 	Workspace *session.Workspace
 	Server    *bridge.Server
 	Artifacts string
 	Root      string
+	Home      string
 
 	infer  *assemble.Infer
 	stop   context.CancelFunc
@@ -58,6 +61,7 @@ type Infer struct {
 func Start(t testing.TB, opts Options) *Infer {
 	t.Helper()
 	dir := t.TempDir()
+	home := filepath.Join(dir, "home")
 	delay := opts.Delay
 	if delay <= 0 {
 		delay = time.Millisecond
@@ -67,7 +71,7 @@ func Start(t testing.TB, opts Options) *Infer {
 		mode = tools.Standard
 	}
 	in, err := assemble.New(assemble.Options{
-		Home: filepath.Join(dir, "home"), Root: dir,
+		Home: home, Root: dir,
 		Bridge: true, PortSet: true, Port: 0,
 		BrowserUse: config.BrowserUse{Enabled: true, Extension: config.ExtensionConfig{
 			Token: Token, CommandTimeout: config.Duration(opts.CommandTimeout),
@@ -85,12 +89,12 @@ func Start(t testing.TB, opts Options) *Infer {
 	ctx, cancel := context.WithCancel(context.Background())
 	ti := &Infer{
 		URL: in.Seat.URL(), Token: Token, Workspace: in.Workspace, Server: in.Seat.Server(),
-		Artifacts: in.Env.ArtifactsDir, Root: dir,
+		Artifacts: in.Env.ArtifactsDir, Root: dir, Home: home,
 		infer: in, stop: cancel, served: make(chan struct{}),
 	}
 	go func() {
 		defer close(ti.served)
-		in.ServeHolding(ctx, nil, nil)
+		in.Serve(ctx)
 	}()
 	t.Cleanup(ti.Close)
 	return ti

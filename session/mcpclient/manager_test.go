@@ -107,6 +107,7 @@ func call(p *tools.Pipeline, name, args string, mode tools.Mode) tools.Outcome {
 }
 
 func TestStdioServerStartsListsAndCalls(t *testing.T) {
+	t.Parallel()
 	m := start(t, Options{Servers: map[string]config.MCPServerConfig{"t": stdio(t, nil)}})
 	st := status(t, m, "t")
 	if st.State != Ready || st.Transport != "stdio" {
@@ -181,6 +182,7 @@ func (a *approver) Approve(_ context.Context, r tools.ApprovalRequest) (tools.De
 }
 
 func TestCallsAskFirst(t *testing.T) {
+	t.Parallel()
 	m := start(t, Options{Servers: map[string]config.MCPServerConfig{"t": stdio(t, nil)}})
 	appr := &approver{d: tools.Decision{Kind: tools.Deny, Reason: "not now"}}
 	p, _ := pipeline(t, m, appr)
@@ -198,6 +200,7 @@ func TestCallsAskFirst(t *testing.T) {
 }
 
 func TestCrashedServerShowsAndStartsAgain(t *testing.T) {
+	t.Parallel()
 	m := start(t, Options{Servers: map[string]config.MCPServerConfig{"t": stdio(t, nil)}})
 	p, _ := pipeline(t, m, nil)
 	o := call(p, "mcp__t__crash", `{}`, tools.Auto)
@@ -236,6 +239,7 @@ func TestCrashedServerShowsAndStartsAgain(t *testing.T) {
 }
 
 func TestHangingCallTimesOutAndServerStays(t *testing.T) {
+	t.Parallel()
 	cfg := stdio(t, nil)
 	cfg.Timeout = config.Duration(time.Second)
 	m := start(t, Options{Servers: map[string]config.MCPServerConfig{"t": cfg}})
@@ -250,6 +254,7 @@ func TestHangingCallTimesOutAndServerStays(t *testing.T) {
 }
 
 func TestServersThatFailToStart(t *testing.T) {
+	t.Parallel()
 	hang := stdio(t, map[string]string{mcptest.HangStartEnv: "1"})
 	hang.StartTimeout = config.Duration(time.Second)
 	fail := stdio(t, map[string]string{mcptest.FailStartEnv: "missing API_TOKEN"})
@@ -283,6 +288,7 @@ func TestServersThatFailToStart(t *testing.T) {
 }
 
 func TestStartingServerIsWaitedFor(t *testing.T) {
+	t.Parallel()
 	m := Start(Options{Root: t.TempDir(), Servers: map[string]config.MCPServerConfig{"t": stdio(t, nil)}})
 	defer m.Close()
 	// No Wait: the call right after start waits for the server.
@@ -312,6 +318,7 @@ func TestSecretsAreNotInherited(t *testing.T) {
 }
 
 func TestHTTPServer(t *testing.T) {
+	t.Parallel()
 	srv := httptest.NewServer(mcptest.HTTPHandler("Authorization", "Bearer tok-123"))
 	t.Cleanup(srv.Close) // after the manager's own cleanup: it holds a stream open
 	env := map[string]string{"MCP_TOKEN": "tok-123"}

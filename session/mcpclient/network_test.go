@@ -20,6 +20,7 @@ import (
 // gets its own network namespace and a proxy whose decider infer gives
 // (here: 127.0.0.2, standing for the internet, refused, then allowed).
 func TestASandboxedServerReachesOnlyAllowedHosts(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.Detect()
 	if sb.Kind() != sandbox.Bubblewrap {
 		t.Skip("the network proxy needs bubblewrap:", sb.Problem())

@@ -49,6 +49,7 @@ func require(t *testing.T, ok bool, why string) {
 // lists it, npx downloads into the cache infer gave the server, and the
 // server answers.
 func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.Detect()
 	require(t, sb.Kind() == sandbox.Bubblewrap, "the network proxy needs bubblewrap")
 	_, err := exec.LookPath("npx")
@@ -123,6 +124,7 @@ func TestNpxServerStartsSandboxedOnceItsRegistryIsAllowed(t *testing.T) {
 // in /tmp is not found inside, where /tmp is private; the error says so
 // and how to fix it, instead of only "no such file".
 func TestASandboxedServerInTheTempFolderIsToldWhy(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.Detect()
 	require(t, sb.Kind() == sandbox.Bubblewrap, "the private /tmp needs bubblewrap")
 	dir, err := os.MkdirTemp("/tmp", "server")
@@ -149,6 +151,7 @@ func TestASandboxedServerInTheTempFolderIsToldWhy(t *testing.T) {
 // failing on a read-only folder is told the setting that makes one
 // writable.
 func TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable(t *testing.T) {
+	t.Parallel()
 	sb := sandbox.Detect()
 	require(t, sb.Kind() == sandbox.Bubblewrap, "the read-only file system needs bubblewrap")
 	cfg := config.MCPServerConfig{Command: "/bin/sh", Args: []string{"-c", "mkdir /usr/infer-test-cache; exit 1"}}
@@ -168,6 +171,7 @@ func TestASandboxedServerThatCannotWriteIsToldAboutSandboxWritable(t *testing.T)
 // TestPackageRunnersAreKnown: the commands that download a server before
 // running it get a cache of their own and a longer start; others do not.
 func TestPackageRunnersAreKnown(t *testing.T) {
+	t.Parallel()
 	for _, c := range []struct {
 		cmd  string
 		args []string

@@ -13,6 +13,7 @@ import (
 // files, in every subfolder, and keeps the newest ones; a benchmark once
 // left 1,139 screenshots (113 MB) behind.
 func TestArtifactsCapPrunesTheOldest(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	const size, files = 100, keepNewestArtifacts + 10
 	env.ArtifactsMaxBytes = (keepNewestArtifacts + 5) * size
@@ -55,6 +56,7 @@ func TestArtifactsCapPrunesTheOldest(t *testing.T) {
 // when they are among the newest, so the screenshot just taken always
 // loads in the chat.
 func TestArtifactsCapKeepsTheNewest(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.ArtifactsMaxBytes = 10
 	var last string

@@ -15,6 +15,7 @@ import (
 )
 
 func TestBashSuccess(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{"hello.txt": "hi"})
 	out := run(t, env, "Bash", `{"command": "pwd; cat hello.txt; echo err >&2", "description": "probe"}`)
@@ -31,6 +32,7 @@ func TestBashSuccess(t *testing.T) {
 }
 
 func TestBashNonZeroExit(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	out := run(t, env, "Bash", `{"command": "echo partial; exit 3"}`)
 	if out.Success || out.ExitCode == nil || *out.ExitCode != 3 || out.Error != "exit code 3" {
@@ -78,6 +80,7 @@ func waitGroupGone(t *testing.T, pgid int) {
 var shellPID = regexp.MustCompile(`pgid=(\d+)`)
 
 func TestBashTimeoutKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	if _, err := os.Stat("/proc/self/stat"); err != nil {
 		t.Skip("needs /proc to inspect process groups")
 	}
@@ -106,6 +109,7 @@ func TestBashTimeoutKillsProcessGroup(t *testing.T) {
 }
 
 func TestBashInterruptKillsProcessGroup(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	p := NewPipeline(PipelineConfig{Env: env})
 	marker := filepath.Join(env.Root, "started")
@@ -136,6 +140,7 @@ func TestBashInterruptKillsProcessGroup(t *testing.T) {
 }
 
 func TestBashOutputFloodIsCapped(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	// 200,000 bytes: "start", then x's, then "end".
 	cmd := `printf start; head -c 199992 /dev/zero | tr '\0' x; printf end`
@@ -155,6 +160,7 @@ func TestBashOutputFloodIsCapped(t *testing.T) {
 }
 
 func TestCaptureKeepsHeadAndTail(t *testing.T) {
+	t.Parallel()
 	c := newCapture(10)
 	for _, s := range []string{"abc", "defgh", "ijklmnop", "qrstuvwxyz"} {
 		c.Write([]byte(s))
@@ -176,6 +182,7 @@ func TestCaptureKeepsHeadAndTail(t *testing.T) {
 }
 
 func TestBashTimeoutArgument(t *testing.T) {
+	t.Parallel()
 	tool := bashTool{}
 	if d, ok := tool.timeoutFor([]byte(`{"command": "x", "timeout_ms": 1500}`)); !ok || d != 1500*time.Millisecond {
 		t.Errorf("timeoutFor = %v %v", d, ok)
@@ -186,6 +193,7 @@ func TestBashTimeoutArgument(t *testing.T) {
 }
 
 func TestBashBackgroundProcessKeepsRunning(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	out := run(t, env, "Bash", `{"command": "sleep 30 & echo bg=$!"}`)
 	m := regexp.MustCompile(`bg=(\d+)`).FindStringSubmatch(out.Output)
@@ -203,6 +211,7 @@ func TestBashBackgroundProcessKeepsRunning(t *testing.T) {
 }
 
 func TestBashConfiguredTimeout(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	p := NewPipeline(PipelineConfig{Env: env, Timeouts: map[string]time.Duration{"Bash": 200 * time.Millisecond}})
 	out := p.Run(context.Background(), Call{Name: "Bash", Args: `{"command": "sleep 30"}`}, Auto)

@@ -28,6 +28,7 @@ func pngBytes(t *testing.T, w, h int) []byte {
 }
 
 func TestBrowserNavigateClickType(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	fb := &fakeBrowser{}
 	env.Browser = fb
@@ -60,6 +61,7 @@ func TestBrowserNavigateClickType(t *testing.T) {
 }
 
 func TestBrowserRead(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	fb := &fakeBrowser{url: "https://example.com/", title: "Example", content: "  Hello page  "}
 	env.Browser = fb
@@ -86,6 +88,7 @@ func TestBrowserRead(t *testing.T) {
 }
 
 func TestBrowserScreenshot(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	img := pngBytes(t, 64, 48)
 	env.Browser = &fakeBrowser{url: "https://example.com/", title: "Example", image: img, mime: "image/png"}
@@ -133,6 +136,7 @@ func TestBrowserScreenshot(t *testing.T) {
 }
 
 func TestBrowserTabs(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.Browser = &fakeBrowser{tabs: []browser.Tab{
 		{Index: 0, URL: "https://a.example/", Title: "A", Active: true},
@@ -154,6 +158,7 @@ func TestBrowserTabs(t *testing.T) {
 }
 
 func TestBrowserErrors(t *testing.T) {
+	t.Parallel()
 	want := "No browser is connected: ask the person to open the extension and connect it (infer pair shows the steps)"
 	env := newEnv(t)
 	for _, name := range []string{"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs"} {
@@ -184,6 +189,7 @@ func TestBrowserErrors(t *testing.T) {
 // the extension says so, and the model reads it rather than the bare
 // "no browser".
 func TestBrowserNotConnectedKeepsTheDriversWord(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.Browser = &fakeBrowser{err: fmt.Errorf("waited 20s for the browser extension to connect, but none did: %w", browser.ErrNotConnected)}
 	out := run(t, env, "BrowserRead", `{}`)
@@ -201,6 +207,7 @@ func (blockingBrowser) Do(ctx context.Context, cmd browser.Command) (browser.Res
 }
 
 func TestBrowserTimeoutAndInterrupt(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.Browser = blockingBrowser{}
 	p := NewPipeline(PipelineConfig{Env: env, Timeouts: map[string]time.Duration{"BrowserRead": 50 * time.Millisecond}})
@@ -220,6 +227,7 @@ func TestBrowserTimeoutAndInterrupt(t *testing.T) {
 // least 128 random bits: /artifacts/ is served without a token, so the name
 // is what keeps other local users and sandboxed code from walking the folder.
 func TestArtifactNamesAreUnguessable(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	rel, _, err := SaveArtifact(env, "screenshots", ".png", []byte("x"))
 	if err != nil {

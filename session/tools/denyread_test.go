@@ -14,6 +14,7 @@ import (
 // read them unasked either, in any mode, nor for the browser panel (a web
 // page can drive it), which only a person at infer may let through.
 func TestFileToolsAskForWhatTheSandboxHides(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{
 		".ssh/id_ed25519":         "PRIVATE KEY",

@@ -22,6 +22,7 @@ import (
 // refused because it changed, or is judged outside the project and asks
 // (here: no one approves).
 func TestReadWriteRaceWithLinkSwapNeverEscapes(t *testing.T) {
+	t.Parallel()
 	const calls = 1000
 	env := newEnv(t)
 	const secret = "SECRET-ssh-key\n"

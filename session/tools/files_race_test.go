@@ -43,6 +43,7 @@ func swapForLink(t *testing.T, root, name, target string) {
 // the person was deciding, and overwrote the file it pointed to outside
 // the project (~/.bashrc in the report). Now it writes nothing outside.
 func TestApprovedWriteDoesNotFollowLinkSwappedIn(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{"notes.txt": "draft\n"})
 	bashrc := outsideFile(t, env, "bashrc", "alias ls='ls -F'\n")
@@ -77,6 +78,7 @@ func TestApprovedWriteDoesNotFollowLinkSwappedIn(t *testing.T) {
 // link to a key while they decided, used to be read through the link.
 // The approval names a file; that file is read, or nothing.
 func TestApprovedOutsideReadDoesNotFollowLinkSwappedIn(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	key := outsideFile(t, env, "id_ed25519", "PRIVATE KEY\n")
 	shared := filepath.Join(filepath.Dir(env.Root), "shared")
@@ -104,6 +106,7 @@ func TestApprovedOutsideReadDoesNotFollowLinkSwappedIn(t *testing.T) {
 // the link's target. The pipeline hands the tool its resolved paths the same
 // way; here the swap falls exactly between the two.
 func TestReadDoesNotFollowLinkSwappedInAfterJudging(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{"notes.txt": "public\n", "docs/a.md": "a\n"})
 	key := outsideFile(t, env, "id_ed25519", "PRIVATE KEY\n")
@@ -137,6 +140,7 @@ func TestReadDoesNotFollowLinkSwappedInAfterJudging(t *testing.T) {
 // does, and wrote a git hook that the next commit would run. Now it does
 // not: .git is never written without its own approval.
 func TestApprovedWriteDoesNotFollowLinkSwappedIntoGit(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{"notes.txt": "draft\n", ".git/hooks/pre-commit": "#!/bin/sh\n"})
 	hook := filepath.Join(env.Root, ".git/hooks/pre-commit")

@@ -39,6 +39,7 @@ func readString(t *testing.T, p string) string {
 // the link, replacing it and leaving its target untouched while reporting
 // success. Now the target is written and the link stays.
 func TestWriteEditThroughInProjectLink(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{"docs/real.md": "one\n"})
 	symlink(t, env.Root, "docs/real.md", "notes.md")
@@ -85,6 +86,7 @@ func TestWriteEditThroughInProjectLink(t *testing.T) {
 // A link inside the project that points out of it is outside the project:
 // writing through it asks, and without approval nothing changes.
 func TestWriteEditThroughOutsideLinkAsks(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	outside := filepath.Join(filepath.Dir(env.Root), "secret.txt")
 	if err := os.WriteFile(outside, []byte("keep\n"), 0o644); err != nil {
@@ -131,6 +133,7 @@ func TestWriteEditThroughOutsideLinkAsks(t *testing.T) {
 }
 
 func TestRealPath(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	root := env.Root
 	writeFiles(t, root, map[string]string{"a/b/f.txt": ""})

@@ -9,6 +9,7 @@ import (
 )
 
 func TestRead(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	var lines []string
 	for i := 1; i <= 30; i++ {
@@ -58,6 +59,7 @@ func TestRead(t *testing.T) {
 }
 
 func TestWrite(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	out := run(t, env, "Write", `{"path": "new/deep/file.txt", "content": "héllo\n"}`)
 	if !out.Success || out.Output != "Created new/deep/file.txt (7 bytes)." {
@@ -92,6 +94,7 @@ func TestWrite(t *testing.T) {
 }
 
 func TestEdit(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{
 		"main.go": "package main\n\nfunc a() {}\nfunc b() {}\nfunc a2() {}\n",
@@ -136,6 +139,7 @@ func TestEdit(t *testing.T) {
 }
 
 func TestGrep(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{
 		"main.go":               "package main\n// TODO: one\nfunc main() {}\n",
@@ -184,6 +188,7 @@ func TestGrep(t *testing.T) {
 }
 
 func TestTree(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{
 		"go.mod":                "",

@@ -3,6 +3,7 @@ package tools
 import "testing"
 
 func TestModes(t *testing.T) {
+	t.Parallel()
 	if got := Modes(); len(got) != 4 || got[0] != Standard || got[3] != AutoWithJudge {
 		t.Fatalf("Modes() = %v", got)
 	}

@@ -204,6 +204,7 @@ func TestConfinedCommandsReachNoHostUnlessAllowed(t *testing.T) {
 // TestAnAllowedHostIsReached: network.allow and "allow once" let curl
 // through the proxy to the host.
 func TestAnAllowedHostIsReached(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: Deny}}
 	p, env, _ := netPipeline(t, ap)
 	c := newNetCapture(t, "127.0.0.2")
@@ -238,6 +239,7 @@ func TestAnAllowedHostIsReached(t *testing.T) {
 // TestAlwaysSavesARevocableHostGrant: "always" saves a host grant that
 // later commands use without asking, until it is revoked.
 func TestAlwaysSavesARevocableHostGrant(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: AllowAlways}}
 	p, env, store := netPipeline(t, ap)
 	env.SetHostApprovals(true)
@@ -267,6 +269,7 @@ func TestAlwaysSavesARevocableHostGrant(t *testing.T) {
 // TestThePanelCannotAllowAHost: an answer from the browser panel is a
 // refusal, saves nothing, and the request says only the terminal counts.
 func TestThePanelCannotAllowAHost(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: AllowAlways, Remote: true}}
 	p, env, store := netPipeline(t, ap)
 	env.SetHostApprovals(true)
@@ -286,6 +289,7 @@ func TestThePanelCannotAllowAHost(t *testing.T) {
 // TestWithoutATerminalAHostIsRefusedAtOnce: serve, headless and mcp set
 // no host approvals; the command is told which host and how to allow it.
 func TestWithoutATerminalAHostIsRefusedAtOnce(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: AllowOnce}}
 	p, _, _ := netPipeline(t, ap)
 	c := newNetCapture(t, "127.0.0.2")
@@ -308,6 +312,7 @@ func TestWithoutATerminalAHostIsRefusedAtOnce(t *testing.T) {
 // sandbox's own loopback, and through the proxy the host's loopback needs
 // the person.
 func TestTheHostsOwnServicesAreNotReachable(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: Deny}}
 	p, _, _ := netPipeline(t, ap)
 	svc := newNetCapture(t, "127.0.0.1")
@@ -344,6 +349,7 @@ func goThroughCapture(t *testing.T, c *netCapture) {
 // TestHostAllowed: entries name hosts, subdomains or host:port; the
 // person's own machine is matched only by name, never by a wildcard.
 func TestHostAllowed(t *testing.T) {
+	t.Parallel()
 	allow := []string{"proxy.golang.org", "*.npmjs.org", "registry.example:8443", "127.0.0.1:5432", "*.localhost"}
 	for _, tc := range []struct {
 		d    netproxy.Dest
@@ -370,6 +376,7 @@ func TestHostAllowed(t *testing.T) {
 // re-raise it on itself (a Go program prints its goroutines and exits 2
 // on SIGSEGV or SIGQUIT), so the person reads the signal, not a traceback.
 func TestACrashedConfinedCommandIsReportedPlainly(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: Deny}}
 	p, _, _ := netPipeline(t, ap)
 	for _, sig := range []string{"SEGV", "QUIT", "ABRT"} {
@@ -385,6 +392,7 @@ func TestACrashedConfinedCommandIsReportedPlainly(t *testing.T) {
 // on through the proxy (the bridge would take the proxy's connection for
 // infer's own), while another port of the machine is reached.
 func TestInfersOwnPortIsNeverReached(t *testing.T) {
+	t.Parallel()
 	ap := &netApprover{answer: Decision{Kind: AllowAlways}}
 	p, env, _ := netPipeline(t, ap)
 	bridgePort := newNetCapture(t, "127.0.0.1")

@@ -59,6 +59,7 @@ func serveOn(t *testing.T, addr string, h http.Handler) string {
 // without asking, but the agent gets nothing of host-b's page, the person
 // is warned, and reading the tab afterwards asks the person.
 func TestSiteGrantDoesNotFollowRedirects(t *testing.T) {
+	t.Parallel()
 	hostB := serveOn(t, "127.0.0.2", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.WriteString(w, "<html><head><title>B says "+r.URL.Query().Get("d")+"</title></head><body>host-b private text</body></html>")
 	}))

@@ -120,6 +120,7 @@ func writeCall(id, path string) Call {
 }
 
 func TestApprovalDenied(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: Deny, Reason: "not that file"}}
 	p, env, _ := newTestPipeline(t, a, nil)
 	out := p.Run(context.Background(), writeCall("w1", "a.txt"), Standard)
@@ -143,6 +144,7 @@ func TestApprovalDenied(t *testing.T) {
 }
 
 func TestApprovalAllowOnce(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, env, store := newTestPipeline(t, a, nil)
 	for i := range 2 {
@@ -163,6 +165,7 @@ func TestApprovalAllowOnce(t *testing.T) {
 }
 
 func TestAllowAlwaysSavesGrant(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowAlways}}
 	p, _, store := newTestPipeline(t, a, nil)
 	call := Call{ID: "b1", Name: "Bash", Args: `{"command": "git init -q"}`, Origin: OriginAgent}
@@ -195,6 +198,7 @@ func TestAllowAlwaysSavesGrant(t *testing.T) {
 }
 
 func TestAllowAlwaysPicksOption(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowAlways, Option: 1}}
 	p, env, store := newTestPipeline(t, a, nil)
 	env.Browser = &fakeBrowser{}
@@ -213,6 +217,7 @@ func TestAllowAlwaysPicksOption(t *testing.T) {
 }
 
 func TestAllowAlwaysWithoutStore(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowAlways}}
 	env := newEnv(t)
 	p := NewPipeline(PipelineConfig{Env: env, Approver: a})
@@ -226,6 +231,7 @@ func TestAllowAlwaysWithoutStore(t *testing.T) {
 }
 
 func TestGrantSaveFailureWarns(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowAlways}}
 	p, _, store := newTestPipeline(t, a, nil)
 	// The file breaks while the person decides, so saving fails.
@@ -248,6 +254,7 @@ func TestGrantSaveFailureWarns(t *testing.T) {
 }
 
 func TestCancelDuringApproval(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{block: true}
 	p, env, _ := newTestPipeline(t, a, nil)
 	ctx, cancel := context.WithCancel(context.Background())
@@ -272,6 +279,7 @@ func TestCancelDuringApproval(t *testing.T) {
 }
 
 func TestNoApproverAndApproverError(t *testing.T) {
+	t.Parallel()
 	p, _, _ := newTestPipeline(t, nil, nil)
 	out := p.Run(context.Background(), writeCall("w", "a.txt"), Standard)
 	if !out.Denied || !strings.Contains(out.Output, "no one can approve it here") {
@@ -286,6 +294,7 @@ func TestNoApproverAndApproverError(t *testing.T) {
 }
 
 func TestPlanRefusesWithoutAsking(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, _, _ := newTestPipeline(t, a, nil)
 	out := p.Run(context.Background(), writeCall("w", "a.txt"), Plan)
@@ -299,6 +308,7 @@ func TestPlanRefusesWithoutAsking(t *testing.T) {
 }
 
 func TestAutoAsksForDenyList(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: Deny, Reason: "no"}}
 	p, _, _ := newTestPipeline(t, a, nil)
 	out := p.Run(context.Background(), Call{Name: "Bash", Args: `{"command": "sudo true"}`}, Auto)
@@ -312,6 +322,7 @@ func TestAutoAsksForDenyList(t *testing.T) {
 }
 
 func TestJudge(t *testing.T) {
+	t.Parallel()
 	type result struct {
 		ran         bool
 		asked       bool
@@ -359,6 +370,7 @@ func TestJudge(t *testing.T) {
 }
 
 func TestJudgeSkipped(t *testing.T) {
+	t.Parallel()
 	j := &fakeJudge{verdict: Verdict{Approve: true}}
 	a := &scriptedApprover{decision: Decision{Kind: Deny}}
 	p, env, _ := newTestPipeline(t, a, j)
@@ -376,6 +388,7 @@ func TestJudgeSkipped(t *testing.T) {
 }
 
 func TestCancelDuringJudge(t *testing.T) {
+	t.Parallel()
 	j := &fakeJudge{block: true}
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	env := newEnv(t)
@@ -394,6 +407,7 @@ func TestCancelDuringJudge(t *testing.T) {
 }
 
 func TestValidationAndUnknownOutcomes(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, _, _ := newTestPipeline(t, a, nil)
 	out := p.Run(context.Background(), Call{ID: "x", Name: "Read", Args: `{"path": "a", "limit": "ten"}`}, Auto)
@@ -419,6 +433,7 @@ func (panicTool) Schema() json.RawMessage {
 func (panicTool) Run(context.Context, *Env, json.RawMessage) (Output, error) { panic("boom") }
 
 func TestPanickingToolBecomesOutcome(t *testing.T) {
+	t.Parallel()
 	reg, err := NewRegistry(panicTool{})
 	if err != nil {
 		t.Fatal(err)
@@ -437,6 +452,7 @@ func TestPanickingToolBecomesOutcome(t *testing.T) {
 // TestOneOutcomePerCall runs a burst of mixed calls concurrently, as the
 // extension does, and checks each gets exactly one matching outcome.
 func TestOneOutcomePerCall(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, env, _ := newTestPipeline(t, a, nil)
 	env.Browser = &fakeBrowser{content: "page"}
@@ -503,6 +519,7 @@ func (c *steppingClock) skip(d time.Duration) {
 // TestDurationIsTheRunOnly: the time a call waited for the person is not
 // part of how long it took, and a call that never ran took no time.
 func TestDurationIsTheRunOnly(t *testing.T) {
+	t.Parallel()
 	clock := &steppingClock{t: time.Unix(1_800_000_000, 0), step: 5 * time.Millisecond}
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}, onApprove: func() { clock.skip(time.Minute) }}
 	p, _, _ := newTestPipeline(t, a, nil)
@@ -533,6 +550,7 @@ func TestDurationIsTheRunOnly(t *testing.T) {
 // with the reason and what to do, and the person is never asked to
 // approve a call that cannot work.
 func TestBrowserToolsWithoutABrowserFailWithoutAsking(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, env, _ := newTestPipeline(t, a, nil)
 	env.BrowserOff = "enabled is false in ~/.infer/browser_use.yaml: set enabled: true and start infer again."
@@ -566,6 +584,7 @@ func TestBrowserToolsWithoutABrowserFailWithoutAsking(t *testing.T) {
 // fail (the demo model once asked to open "https://the demo shop and take
 // a screenshot").
 func TestANavigateThatCannotRunIsNotAskedFor(t *testing.T) {
+	t.Parallel()
 	a := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	p, _, _ := newTestPipeline(t, a, nil)
 	for _, url := range []string{"https://the demo shop and take a screenshot", "javascript:alert(1)", "example.com/page", "file:///etc/passwd"} {

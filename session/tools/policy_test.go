@@ -53,6 +53,7 @@ func permString(p Permission) string {
 }
 
 func TestPermissionTable(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	outsideArg := fmt.Sprintf("%q", f.outside)
 	rows := []struct {
@@ -101,6 +102,7 @@ func TestPermissionTable(t *testing.T) {
 }
 
 func TestPermissionReasons(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	check := func(mode Mode, tool, args string) Permission {
 		return f.p.Check(Call{Name: tool, Args: args, Origin: OriginAgent}, mode)
@@ -148,6 +150,7 @@ func TestPermissionReasons(t *testing.T) {
 }
 
 func TestOriginDoesNotBypassPolicy(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	for _, o := range []Origin{OriginAgent, OriginPanel, OriginTerminal, OriginShell, OriginHeadless} {
 		if p := f.p.Check(Call{Name: "Bash", Args: `{"command": "make install"}`, Origin: o}, Standard); p.Kind != Ask {
@@ -160,6 +163,7 @@ func TestOriginDoesNotBypassPolicy(t *testing.T) {
 }
 
 func TestGrantsApply(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	add := func(g grants.Grant) {
 		if _, err := f.store.Add(g); err != nil {
@@ -215,6 +219,7 @@ func TestGrantsApply(t *testing.T) {
 // the project asks without an "always" choice, as a file tool's does, and
 // never goes to the judge.
 func TestOutsideBashOffersNoGrant(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	for _, cmd := range []string{"ls -la /", "cat ../elsewhere.txt", "cp main.go /tmp/x.go"} {
 		args := fmt.Sprintf(`{"command": %q}`, cmd)
@@ -236,6 +241,7 @@ func TestOutsideBashOffersNoGrant(t *testing.T) {
 }
 
 func TestCorruptGrantsAsk(t *testing.T) {
+	t.Parallel()
 	f := newPolicyFixture(t)
 	if _, err := f.store.Add(grants.Grant{Kind: grants.KindTool, Tool: "Write"}); err != nil {
 		t.Fatal(err)

@@ -48,6 +48,7 @@ func playInfer(mode string) {
 // in a session of its own), and while such a command still runs: every one
 // of them ends.
 func TestApprovedCommandTreeEndsWithInfer(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the reaper needs Linux")
 	}
@@ -140,6 +141,7 @@ func alive(pid int) bool {
 // that started a process in a session of its own: stopping the command's
 // process group ends that one too.
 func TestStoppedApprovedCommandEndsItsWholeTree(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the reaper needs Linux")
 	}

@@ -65,6 +65,7 @@ func (c *confinementTool) last() confinement {
 // always, the browser panel) it runs confined; only a person at infer
 // choosing to run this very call outside the sandbox lifts it.
 func TestOnlyChoosingOutsideLiftsTheSandbox(t *testing.T) {
+	t.Parallel()
 	rec := &confinementTool{}
 	reg, err := NewRegistry(rec)
 	if err != nil {
@@ -144,6 +145,7 @@ func TestOnlyChoosingOutsideLiftsTheSandbox(t *testing.T) {
 // the command, a person allowing it lets it run as today, the box says
 // so, and nothing "outside" is offered, since there is no inside.
 func TestWithoutASandboxAnApprovalRunsUnconfined(t *testing.T) {
+	t.Parallel()
 	rec := &confinementTool{}
 	reg, err := NewRegistry(rec)
 	if err != nil {
@@ -296,6 +298,7 @@ func TestAPlantedBashIsNotUsed(t *testing.T) {
 // say whether the sandbox applies, the box in one line that names no
 // browser panel.
 func TestThePipelineSaysWhereACommandRan(t *testing.T) {
+	t.Parallel()
 	env := sandboxedEnv(t)
 	approver := &scriptedApprover{decision: Decision{Kind: AllowOnce}}
 	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
@@ -336,6 +339,7 @@ func TestThePipelineSaysWhereACommandRan(t *testing.T) {
 // once or always, cannot write outside the project or read a denied
 // path; only the outside choice gives it the person's permissions.
 func TestAnApprovedCommandRunsInTheSandbox(t *testing.T) {
+	t.Parallel()
 	env := sandboxedEnv(t)
 	secretDir := t.TempDir()
 	secret := filepath.Join(secretDir, "secret.txt")
@@ -410,6 +414,7 @@ func TestAnApprovedCommandRunsInTheSandbox(t *testing.T) {
 // TestWithoutASandboxEveryBashCommandAsks: fail closed, in every mode,
 // with nothing offered that would let later commands through.
 func TestWithoutASandboxEveryBashCommandAsks(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	env.Sandbox = sandbox.Unavailable(errors.New("bubblewrap is not installed"))
 	store, err := grants.Open(filepath.Join(t.TempDir(), "grants.json"))
@@ -442,6 +447,7 @@ func TestWithoutASandboxEveryBashCommandAsks(t *testing.T) {
 // and .infer ask in every mode, never reach the judge, never offer
 // "always", and a saved Write grant does not cover them.
 func TestProtectedPathsAskEveryTime(t *testing.T) {
+	t.Parallel()
 	env := newEnv(t)
 	writeFiles(t, env.Root, map[string]string{".git/config": "[core]\n", ".git/hooks/x": "", ".infer/config.yaml": "", "src/a.go": ""})
 	if err := os.Symlink(filepath.Join(env.Root, ".git"), filepath.Join(env.Root, "g")); err != nil {
@@ -509,6 +515,7 @@ func TestProtectedPathsAskEveryTime(t *testing.T) {
 // TestBashChildrenDieWithInfer kills a process running a Bash call with
 // SIGKILL, as a crash would, and checks that the command goes too.
 func TestBashChildrenDieWithInfer(t *testing.T) {
+	t.Parallel()
 	if runtime.GOOS != "linux" {
 		t.Skip("the parent-death signal is Linux's")
 	}
@@ -541,6 +548,7 @@ func TestBashChildrenDieWithInfer(t *testing.T) {
 // TestBashChildHelper runs one Bash call for TestBashChildrenDieWithInfer
 // and waits to be killed; it does nothing in a normal test run.
 func TestBashChildHelper(t *testing.T) {
+	t.Parallel()
 	command := os.Getenv("INFER_BASH_HELPER")
 	if command == "" {
 		t.Skip("a helper process for TestBashChildrenDieWithInfer")

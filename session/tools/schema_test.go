@@ -7,6 +7,7 @@ import (
 )
 
 func TestBuiltinRegistry(t *testing.T) {
+	t.Parallel()
 	r := DefaultRegistry()
 	want := []string{"Bash", "Read", "Write", "Edit", "Grep", "Tree",
 		"BrowserNavigate", "BrowserClick", "BrowserType", "BrowserRead", "BrowserScreenshot", "BrowserTabs", "WebSearch"}
@@ -40,6 +41,7 @@ func TestBuiltinRegistry(t *testing.T) {
 }
 
 func TestRegistryRejectsBadTools(t *testing.T) {
+	t.Parallel()
 	if _, err := NewRegistry(readTool{}, readTool{}); err == nil || !strings.Contains(err.Error(), "twice") {
 		t.Errorf("duplicate: %v", err)
 	}
@@ -67,6 +69,7 @@ func (s schemaTool) Name() string            { return "Probe" }
 func (s schemaTool) Schema() json.RawMessage { return json.RawMessage(s.schema) }
 
 func TestValidationErrors(t *testing.T) {
+	t.Parallel()
 	r := DefaultRegistry()
 	probe, err := NewRegistry(schemaTool{schema: `{
 		"type": "object",
@@ -130,6 +133,7 @@ func TestValidationErrors(t *testing.T) {
 }
 
 func TestPipelineSpecs(t *testing.T) {
+	t.Parallel()
 	p := NewPipeline(PipelineConfig{})
 	if got := len(p.Specs()); got != 13 || p.Registry() == nil {
 		t.Errorf("Specs() has %d tools", got)

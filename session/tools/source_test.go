@@ -42,6 +42,7 @@ func (s fixedSource) Lookup(_ context.Context, name string) (Tool, bool) {
 }
 
 func TestExternalToolsFollowThePolicy(t *testing.T) {
+	t.Parallel()
 	var ran int
 	write := extTool{name: "mcp__srv__write", server: "srv", ran: &ran}
 	read := extTool{name: "mcp__srv__read", server: "srv", readOnly: true, ran: &ran}

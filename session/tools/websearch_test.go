@@ -24,6 +24,7 @@ func (a *recordingApprover) Approve(_ context.Context, req ApprovalRequest) (Dec
 }
 
 func TestWebSearchAsksAndKeepsSources(t *testing.T) {
+	t.Parallel()
 	var queries []string
 	env := &Env{WebSearch: func(_ context.Context, q string) (llm.SearchResult, error) {
 		queries = append(queries, q)
@@ -60,6 +61,7 @@ func TestWebSearchAsksAndKeepsSources(t *testing.T) {
 }
 
 func TestWebSearchFailsClosed(t *testing.T) {
+	t.Parallel()
 	ap := &recordingApprover{yes: true}
 	// No search wired at all.
 	p := NewPipeline(PipelineConfig{Env: &Env{}, Approver: ap})

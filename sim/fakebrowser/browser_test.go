@@ -27,6 +27,7 @@ var _ interface {
 } = (*Browser)(nil)
 
 func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
 	if _, err := New(Options{Profile: "chrome-99"}); err == nil || !strings.Contains(err.Error(), `unknown profile "chrome-99"`) {
 		t.Errorf("unknown profile: err = %v", err)
 	}
@@ -39,6 +40,7 @@ func TestNewRejectsBadOptions(t *testing.T) {
 }
 
 func TestBeforeFirstNavigate(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	res := mustOK(t, b, wire.BrowserCommand{Action: browser.Tabs})
 	if res.URL != "" || res.Title != "" {
@@ -57,6 +59,7 @@ func TestBeforeFirstNavigate(t *testing.T) {
 }
 
 func TestResultShapeMatchesTheExtension(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{"/": "<title>T</title><h1>Hi</h1>"})
 	res := open(t, b, "http://fixture.test/")
 	data, _ := json.Marshal(res)
@@ -73,6 +76,7 @@ func TestResultShapeMatchesTheExtension(t *testing.T) {
 }
 
 func TestProtocolErrors(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{"/": "<title>T</title><div id=d>x</div>"})
 	open(t, b, "http://fixture.test/")
 	cases := []struct {
@@ -111,6 +115,7 @@ func TestProtocolErrors(t *testing.T) {
 }
 
 func TestOpenTaskProfileQuirks(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{Profile: ProfileOpenTask}, map[string]string{"/": "<title>T</title><div id=d>x</div>"})
 	open(t, b, "http://fixture.test/")
 	for _, cmd := range []wire.BrowserCommand{
@@ -142,6 +147,7 @@ func TestOpenTaskProfileQuirks(t *testing.T) {
 }
 
 func TestSelectors(t *testing.T) {
+	t.Parallel()
 	page := `<title>S</title>
 	<main><ul class="list"><li><a href="/1">one</a></li><li><a href="/2">two</a></li></ul>
 	<section id="s"><h2>Second heading</h2><p class="lead note">Lead</p></section></main>
@@ -172,6 +178,7 @@ func TestSelectors(t *testing.T) {
 }
 
 func TestTypeVariants(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{"/": `<title>T</title>
 		<input id=num type=number value=3>
 		<input id=mail type=email>
@@ -215,6 +222,7 @@ func TestTypeVariants(t *testing.T) {
 }
 
 func TestTitles(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{
 		"/untitled": "<p>x</p>",
 		"/spaced":   "<title>\n  A   spaced\ttitle </title>",
@@ -233,6 +241,7 @@ func TestTitles(t *testing.T) {
 }
 
 func TestTabs(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{
 		"/a": "<title>A</title>", "/b": "<title>B</title>", "/c": "<title>C</title>",
 	})
@@ -289,6 +298,7 @@ func TestTabs(t *testing.T) {
 }
 
 func TestBackHistory(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{
 		"/a":    `<title>A</title><a id=next href="/b">b</a><a id=frag href="#part">part</a>`,
 		"/b":    `<title>B</title><form method=post action=/done><button>Send</button></form>`,
@@ -326,6 +336,7 @@ func TestBackHistory(t *testing.T) {
 }
 
 func TestNewerNavigationAbortsOlder(t *testing.T) {
+	t.Parallel()
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	mux := http.NewServeMux()
@@ -359,6 +370,7 @@ func TestNewerNavigationAbortsOlder(t *testing.T) {
 }
 
 func TestConcurrentCommands(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	cmds := []wire.BrowserCommand{

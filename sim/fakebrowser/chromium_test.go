@@ -68,6 +68,7 @@ var allAttr = regexp.MustCompile(`data-all="([^"]*)"`)
 // body text from both. The demo site keeps its layout rules out of the
 // style sheet's display properties precisely so that this holds.
 func TestDemoSiteReadsLikeChromium(t *testing.T) {
+	t.Parallel()
 	if testing.Short() {
 		t.Skip("-short: skipping the comparison with Chromium")
 	}

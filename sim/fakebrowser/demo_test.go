@@ -8,6 +8,7 @@ import (
 )
 
 func TestDemoSiteTour(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 
 	res := open(t, b, assets.DemoOrigin)

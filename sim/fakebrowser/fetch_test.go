@@ -31,6 +31,7 @@ func server(t *testing.T, h http.Handler) *httptest.Server {
 }
 
 func TestRealHTTPRedirects(t *testing.T) {
+	t.Parallel()
 	mux := http.NewServeMux()
 	mux.HandleFunc("/r1", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/r2", http.StatusFound) })
 	mux.HandleFunc("/r2", func(w http.ResponseWriter, r *http.Request) {
@@ -77,6 +78,7 @@ func TestRealHTTPRedirects(t *testing.T) {
 }
 
 func TestRealHTTPTimeouts(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	t.Cleanup(func() { close(release) })
 	s := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -112,6 +114,7 @@ func TestRealHTTPTimeouts(t *testing.T) {
 }
 
 func TestSizeCap(t *testing.T) {
+	t.Parallel()
 	const fiveMB = 5 << 20
 	bigPage := func(n int) []byte {
 		var buf bytes.Buffer
@@ -164,6 +167,7 @@ func TestSizeCap(t *testing.T) {
 }
 
 func TestInMemoryHostHonoursLoadTimeout(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	defer close(release)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -178,6 +182,7 @@ func TestInMemoryHostHonoursLoadTimeout(t *testing.T) {
 }
 
 func TestInMemoryHostPanicIsALoadError(t *testing.T) {
+	t.Parallel()
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { panic("boom") })
 	b := newTestBrowser(t, Options{Hosts: map[string]http.Handler{"panic.test": h}}, nil)
 	res := run(t, b, wire.BrowserCommand{Action: browser.Navigate, URL: "http://panic.test/"})
@@ -187,6 +192,7 @@ func TestInMemoryHostPanicIsALoadError(t *testing.T) {
 }
 
 func TestInMemoryHostSizeCapStopsHandler(t *testing.T) {
+	t.Parallel()
 	finished := make(chan error, 1)
 	h := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		chunk := bytes.Repeat([]byte("x"), 64<<10)
@@ -213,6 +219,7 @@ func TestInMemoryHostSizeCapStopsHandler(t *testing.T) {
 }
 
 func TestNonHTMLContent(t *testing.T) {
+	t.Parallel()
 	var pngBuf bytes.Buffer
 	_ = png.Encode(&pngBuf, image.NewRGBA(image.Rect(0, 0, 2, 3)))
 	mux := http.NewServeMux()
@@ -282,6 +289,7 @@ func TestNonHTMLContent(t *testing.T) {
 }
 
 func TestConnectionRefused(t *testing.T) {
+	t.Parallel()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -300,6 +308,7 @@ func TestConnectionRefused(t *testing.T) {
 }
 
 func TestUntrustedCertificate(t *testing.T) {
+	t.Parallel()
 	s := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {}))
 	// The test server logs the client's rejected handshake; keep it quiet.
 	s.Config.ErrorLog = log.New(io.Discard, "", 0)
@@ -313,6 +322,7 @@ func TestUntrustedCertificate(t *testing.T) {
 }
 
 func TestClassifyNetworkErrors(t *testing.T) {
+	t.Parallel()
 	bg := context.Background()
 	wrap := func(err error) error { return &url.Error{Op: "Get", URL: "http://x/", Err: err} }
 	cases := []struct {
@@ -340,6 +350,7 @@ func TestClassifyNetworkErrors(t *testing.T) {
 }
 
 func TestCookiesPersistAcrossLoads(t *testing.T) {
+	t.Parallel()
 	s := server(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path == "/set" {
 			http.SetCookie(w, &http.Cookie{Name: "k", Value: "v1", Path: "/"})
@@ -360,6 +371,7 @@ func TestCookiesPersistAcrossLoads(t *testing.T) {
 }
 
 func TestDataAndAboutURLs(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	res := open(t, b, "data:text/html,<title>Inline</title><p>Hi%20there</p>")
 	if res.Title != "Inline" || read(t, b, "p") != "Hi there" {

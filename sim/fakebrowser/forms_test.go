@@ -66,6 +66,7 @@ func formBrowser(t *testing.T, page string) (*Browser, *recorder) {
 }
 
 func TestDemoFormLabGetSubmission(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	res := click(t, b, "#preview")
@@ -82,6 +83,7 @@ func TestDemoFormLabGetSubmission(t *testing.T) {
 }
 
 func TestDemoFormLabChangesThenSubmitterOverride(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	typeInto(t, b, "#name", "Grace Hopper", false)
@@ -120,6 +122,7 @@ func TestDemoFormLabChangesThenSubmitterOverride(t *testing.T) {
 }
 
 func TestDemoFormLabReset(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	typeInto(t, b, "#name", "Changed", false)
@@ -140,6 +143,7 @@ func TestDemoFormLabReset(t *testing.T) {
 }
 
 func TestDemoMultipartUpload(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"forms.html")
 	typeInto(t, b, "#caption", "Spine & cover", false)
@@ -154,6 +158,7 @@ func TestDemoMultipartUpload(t *testing.T) {
 }
 
 func TestMultipartEncodingOnTheWire(t *testing.T) {
+	t.Parallel()
 	b, rc := formBrowser(t, `<form method=post action=/up enctype="multipart/form-data">
 		<input name="title" value="a&quot;b">
 		<input type=file name=f>
@@ -186,6 +191,7 @@ y</textarea>
 }
 
 func TestFormEncodingAndOverrides(t *testing.T) {
+	t.Parallel()
 	page := `<html><head><base href="/sub/"></head><body>
 	<form id=main method=post action="post-here">
 		<input name="q" value="a b&c=d~*é">
@@ -252,6 +258,7 @@ y</textarea>
 }
 
 func TestRequiredFieldBlocksSubmission(t *testing.T) {
+	t.Parallel()
 	b, rc := formBrowser(t, `<form action=/go><input name=need required><button id=s>Go</button>
 		<button id=skip formnovalidate>Skip</button></form>`)
 	res := click(t, b, "#s")
@@ -270,6 +277,7 @@ func TestRequiredFieldBlocksSubmission(t *testing.T) {
 }
 
 func TestPressEnterImplicitSubmission(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 
 	// The search page's default button (no name) submits the form.
@@ -310,6 +318,7 @@ func TestPressEnterImplicitSubmission(t *testing.T) {
 }
 
 func TestPressEnterUsesDefaultButton(t *testing.T) {
+	t.Parallel()
 	b, rc := formBrowser(t, `<form action=/a>
 		<input name=q id=q><input name=other id=o>
 		<button type=button>Not it</button>
@@ -329,6 +338,7 @@ func TestPressEnterUsesDefaultButton(t *testing.T) {
 }
 
 func TestClickActivation(t *testing.T) {
+	t.Parallel()
 	b, rc := formBrowser(t, `<form action=/f>
 		<label id=lab><input type=checkbox name=c id=c> Check me</label>
 		<label for=c id=lab2>Also</label>
@@ -365,6 +375,7 @@ func TestClickActivation(t *testing.T) {
 }
 
 func TestLinks(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin)
 	cases := []struct{ sel, want string }{

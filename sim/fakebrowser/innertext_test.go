@@ -52,6 +52,7 @@ const recordedPage = `<!doctype html>
 const recordedBody = "Hello from the test page\n\nSome visible paragraph text.\n\n    Search\nClick me\nnot clicked\nnot submitted"
 
 func TestInnerTextMatchesRecordedChrome(t *testing.T) {
+	t.Parallel()
 	if got := textOf(t, recordedPage, ""); got != recordedBody {
 		t.Fatalf("body text\n got %q\nwant %q", got, recordedBody)
 	}
@@ -67,6 +68,7 @@ func TestInnerTextMatchesRecordedChrome(t *testing.T) {
 }
 
 func TestInnerText(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body, sel, want string
 	}{
@@ -138,6 +140,7 @@ func TestInnerText(t *testing.T) {
 // edges: selects, replaced elements, floats, SVG, tables, white space. The
 // cases of TestInnerText were checked the same way.
 func TestInnerTextMatchesChromium(t *testing.T) {
+	t.Parallel()
 	cases := []struct {
 		name, body, sel, want string
 	}{
@@ -200,6 +203,7 @@ func TestInnerTextMatchesChromium(t *testing.T) {
 }
 
 func TestInnerTextHonoursContext(t *testing.T) {
+	t.Parallel()
 	var src []byte
 	src = append(src, "<body>"...)
 	for range 20000 {

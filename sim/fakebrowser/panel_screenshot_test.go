@@ -21,6 +21,7 @@ import (
 // panel gets its link in a form a web page can load: the bridge's own
 // http://127.0.0.1:<port>/artifacts/ address, which then serves the PNG.
 func TestPanelGetsScreenshotsAsLoadableLinks(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{Mode: tools.Auto})
 	fb, err := fakebrowser.New(fakebrowser.Options{})
 	if err != nil {

@@ -17,6 +17,7 @@ import (
 // Results that depended on the page's JavaScript ("clicked 1") or on the
 // real browser's other tabs are left out.
 func TestOpenTaskRecordingReplay(t *testing.T) {
+	t.Parallel()
 	// The recorded page handled its form in script, so typing with Enter
 	// did not navigate; here the fields sit in a div for the same effect.
 	page := strings.Replace(strings.Replace(recordedPage, `<form id="f">`, `<div id="f">`, 1), "</form>", "</div>", 1)

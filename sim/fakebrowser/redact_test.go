@@ -10,6 +10,7 @@ import (
 )
 
 func TestReadRedactsEverySecretRule(t *testing.T) {
+	t.Parallel()
 	const secret = "s3cr3t-value"
 	var inputs []string
 	var secretIDs []string
@@ -83,6 +84,7 @@ func indexOf(list []string, s string) int {
 }
 
 func TestTypedSecretsStayRedacted(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{"/": `<form>
 		<input id="user" name="user">
 		<input id="pw" type="password" name="pw">
@@ -109,6 +111,7 @@ func TestTypedSecretsStayRedacted(t *testing.T) {
 // A textarea or editable region named like a secret is as secret as a
 // password input: read by selector, or as part of the page.
 func TestReadRedactsSecretTextareasAndEditableRegions(t *testing.T) {
+	t.Parallel()
 	const page = `<html><body>
 <form>
 <textarea id="ta" name="password">hunter2</textarea>

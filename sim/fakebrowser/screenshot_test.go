@@ -53,6 +53,7 @@ func inkIn(img image.Image, r image.Rectangle) int {
 }
 
 func TestScreenshotIsAPNGOfTheViewport(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, map[string]string{"/empty": "<title>Empty</title>"})
 	open(t, b, assets.DemoOrigin+"article.html")
 	img := screenshot(t, b, "article")
@@ -81,6 +82,7 @@ func TestScreenshotIsAPNGOfTheViewport(t *testing.T) {
 }
 
 func TestScreenshotMasksSecrets(t *testing.T) {
+	t.Parallel()
 	b := newTestBrowser(t, Options{}, nil)
 	open(t, b, assets.DemoOrigin+"login.html")
 	typeInto(t, b, "#username", "alice", false)
@@ -130,6 +132,7 @@ func containsString(list []string, s string) bool {
 }
 
 func TestToASCII(t *testing.T) {
+	t.Parallel()
 	for in, want := range map[string]string{
 		"plain":          "plain",
 		"café naïve":     "cafe naive",
@@ -145,6 +148,7 @@ func TestToASCII(t *testing.T) {
 }
 
 func TestWrapBreaksAtSpaces(t *testing.T) {
+	t.Parallel()
 	lines := [][]shotItem{{{text: "aaaa bbbb cccc"}}, {{text: strings.Repeat("x", 25)}}}
 	rows := wrap(lines, 10*glyphW)
 	var got []string
@@ -164,6 +168,7 @@ func TestWrapBreaksAtSpaces(t *testing.T) {
 // TestWriteDemoScreenshots only draws the demo site's pages into -shot-dir,
 // for a person to look at how the screenshots read.
 func TestWriteDemoScreenshots(t *testing.T) {
+	t.Parallel()
 	if *shotDir == "" {
 		t.Skip("set -shot-dir to write the demo site's screenshots")
 	}

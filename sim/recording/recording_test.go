@@ -67,6 +67,7 @@ func recordSession(t *testing.T, in *infertest.Infer, w *Writer) {
 }
 
 func TestRecordWritesEveryFrameWithoutTheToken(t *testing.T) {
+	t.Parallel()
 	in := infertest.Start(t, infertest.Options{})
 	var buf bytes.Buffer
 	w := NewWriter(&buf)
@@ -141,6 +142,7 @@ func recordToFile(t *testing.T) []Entry {
 }
 
 func TestReplayOfAnEquivalentRunFindsNoDifference(t *testing.T) {
+	t.Parallel()
 	entries := recordToFile(t)
 	fresh := infertest.Start(t, infertest.Options{})
 	rep, err := Replay(ctxGuard(t), entries, ReplayOptions{URL: fresh.URL, Token: fresh.Token})
@@ -162,6 +164,7 @@ func TestReplayOfAnEquivalentRunFindsNoDifference(t *testing.T) {
 }
 
 func TestExtOnlyReplayOfARecordingKeepsTheConnection(t *testing.T) {
+	t.Parallel()
 	entries := recordToFile(t)
 	if last := entries[len(entries)-1]; last.Event != "disconnected" {
 		t.Fatalf("the recording should end with its disconnection, ends with %+v", last)
@@ -177,6 +180,7 @@ func TestExtOnlyReplayOfARecordingKeepsTheConnection(t *testing.T) {
 }
 
 func TestReplayReportsAChangedAnswer(t *testing.T) {
+	t.Parallel()
 	entries := recordToFile(t)
 	// Pretend the recorded infer said something else, and sent one frame
 	// more, than the infer replayed against will.
@@ -225,6 +229,7 @@ func loadRealExtension(t *testing.T) []Entry {
 }
 
 func TestInferAcceptsEveryFrameOfTheRealExtension(t *testing.T) {
+	t.Parallel()
 	entries := loadRealExtension(t)
 	in := infertest.Start(t, infertest.Options{})
 	rep, err := Replay(ctxGuard(t), entries, ReplayOptions{URL: in.URL, Token: in.Token, ExtOnly: true, Settle: 300 * time.Millisecond})
@@ -244,6 +249,7 @@ func TestInferAcceptsEveryFrameOfTheRealExtension(t *testing.T) {
 }
 
 func TestReplayOfTheRealExtensionIsInformational(t *testing.T) {
+	t.Parallel()
 	entries := loadRealExtension(t)
 	in := infertest.Start(t, infertest.Options{})
 	rep, err := Replay(ctxGuard(t), entries, ReplayOptions{URL: in.URL, Token: in.Token, Settle: 200 * time.Millisecond, Timeout: 3 * time.Second})
@@ -269,6 +275,7 @@ func TestReplayOfTheRealExtensionIsInformational(t *testing.T) {
 }
 
 func TestNormalizeMasksIdsTimesAndUUIDs(t *testing.T) {
+	t.Parallel()
 	a := Normalize([]byte(`{"type":"chat_event","event":{"type":"RUN_STARTED","timestamp":1,"threadId":"x","runId":"y"}}`))
 	b := Normalize([]byte(`{"type":"chat_event","event":{"runId":"q","threadId":"z","type":"RUN_STARTED","timestamp":2}}`))
 	if a != b {
@@ -281,6 +288,7 @@ func TestNormalizeMasksIdsTimesAndUUIDs(t *testing.T) {
 }
 
 func TestReadRejectsWhatIsNotARecording(t *testing.T) {
+	t.Parallel()
 	for _, tc := range []struct{ in, want string }{
 		{"", "empty"},
 		{"{\"t\":1,\"dir\":\"ext->srv\",\"frame\":{\"type\":\"x\"}}\nnot json\n", "line 2"},
@@ -297,6 +305,7 @@ func TestReadRejectsWhatIsNotARecording(t *testing.T) {
 // TestDeltaCuttingDoesNotCountAsADifference: infer may merge a message's
 // deltas differently from run to run; the text is what is compared.
 func TestDeltaCuttingDoesNotCountAsADifference(t *testing.T) {
+	t.Parallel()
 	frame := func(delta string) []byte {
 		return []byte(`{"type":"chat_event","event":{"type":"TEXT_MESSAGE_CONTENT","messageId":"m1","delta":"` + delta + `"}}`)
 	}

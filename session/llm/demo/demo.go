@@ -493,3 +493,16 @@ func Title(firstMessage string) string {
 	}
 	return string(r)
 }
+
+// LocalTitle implements llm.LocalTitler: the offline model titles a
+// conversation with Title, as it has no model to ask.
+func (m *Model) LocalTitle(firstUser, _ string) string { return Title(firstUser) }
+
+// JudgedByRule implements llm.RuleJudged: the offline model's answers are
+// scripted, so they cannot review a call.
+func (m *Model) JudgedByRule() bool { return true }
+
+var (
+	_ llm.LocalTitler = (*Model)(nil)
+	_ llm.RuleJudged  = (*Model)(nil)
+)

@@ -25,6 +25,7 @@ func simpleReq(text string) llm.Request {
 }
 
 func TestChatStreamsText(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(
 		chunk(`{"role":"assistant","content":""}`),
 		chunk(`{"content":"Hel"}`),
@@ -63,6 +64,7 @@ func TestChatStreamsText(t *testing.T) {
 }
 
 func TestChatRequestBody(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(chunk(`{"content":"ok"}`), finish("stop")))
 	temp := 0.4
 	png := []byte{0x89, 'P', 'N', 'G'}
@@ -140,6 +142,7 @@ func TestChatRequestBody(t *testing.T) {
 }
 
 func TestChatReasoningFields(t *testing.T) {
+	t.Parallel()
 	for _, field := range []string{"reasoning_content", "reasoning"} {
 		t.Run(field, func(t *testing.T) {
 			f := newFake(t, sse(
@@ -167,6 +170,7 @@ func TestChatReasoningFields(t *testing.T) {
 }
 
 func TestChatToolCallSplitAcrossChunks(t *testing.T) {
+	t.Parallel()
 	args := `{"command":"ls -la /tmp","timeout_ms":5000}`
 	payloads := []string{chunk(`{"role":"assistant","tool_calls":[{"index":0,"id":"call_1","type":"function","function":{"name":"Bash","arguments":""}}]}`)}
 	for i := 0; i < len(args); i += 3 {
@@ -201,6 +205,7 @@ func TestChatToolCallSplitAcrossChunks(t *testing.T) {
 }
 
 func TestChatParallelToolCalls(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(
 		chunk(`{"tool_calls":[{"index":0,"id":"call_a","type":"function","function":{"name":"BrowserRead","arguments":""}}]}`),
 		chunk(`{"tool_calls":[{"index":1,"id":"call_b","type":"function","function":{"name":"BrowserTabs","arguments":""}}]}`),
@@ -232,6 +237,7 @@ func TestChatParallelToolCalls(t *testing.T) {
 // Some compatible servers send whole calls without an index; they must not
 // merge.
 func TestChatToolCallsWithoutIndex(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(
 		chunk(`{"tool_calls":[{"id":"x1","type":"function","function":{"name":"A","arguments":"{\"n\":1}"}}]}`),
 		chunk(`{"tool_calls":[{"id":"x2","type":"function","function":{"name":"B","arguments":"{\"n\":2}"}}]}`),
@@ -247,6 +253,7 @@ func TestChatToolCallsWithoutIndex(t *testing.T) {
 }
 
 func TestChatErrorMidStreamKeepsPartialText(t *testing.T) {
+	t.Parallel()
 	cases := map[string]reply{
 		"connection dropped": broken(chunk(`{"content":"partial "}`), chunk(`{"content":"answer"}`)),
 		"garbage":            sse(chunk(`{"content":"partial "}`), chunk(`{"content":"answer"}`), `{not json`),
@@ -273,6 +280,7 @@ func TestChatErrorMidStreamKeepsPartialText(t *testing.T) {
 // A server that ends with [DONE] but never sends a finish_reason still
 // finished cleanly.
 func TestChatDoneWithoutFinishReason(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(chunk(`{"content":"whole"}`)))
 	_, c, err := collect(t, f.provider(FlavorCompatible, nil), simpleReq("q"))
 	if err != nil || c.Text != "whole" {
@@ -281,6 +289,7 @@ func TestChatDoneWithoutFinishReason(t *testing.T) {
 }
 
 func TestDoneReaderFindsSplitMarker(t *testing.T) {
+	t.Parallel()
 	body := "data: {}\n\ndata: [DONE]\n\n"
 	for split := 1; split < len(body); split++ {
 		seen := false
@@ -314,6 +323,7 @@ func (c *chunkedReader) Read(p []byte) (int, error) {
 // An error event before any output (OpenRouter's way of reporting an
 // upstream failure after a 200) is retried like the status it carries.
 func TestChatErrorEventBeforeOutputIsRetried(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t,
 		sse(`{"error":{"code":502,"message":"upstream unavailable"}}`),
@@ -326,6 +336,7 @@ func TestChatErrorEventBeforeOutputIsRetried(t *testing.T) {
 }
 
 func TestChatRateLimitThenSuccess(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t,
 		status(429, `{"error":{"message":"slow down","type":"rate_limit"}}`, "retry-after-ms", "7"),
@@ -346,6 +357,7 @@ func TestChatRateLimitThenSuccess(t *testing.T) {
 
 // The real sleep path, with a tiny Retry-After.
 func TestChatRateLimitRealWait(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(429, `{"error":{"message":"slow down"}}`, "retry-after-ms", "1"),
 		sse(chunk(`{"content":"ok"}`), finish("stop")),
@@ -358,6 +370,7 @@ func TestChatRateLimitRealWait(t *testing.T) {
 }
 
 func TestChatRateLimitExhausted(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t, status(429, `{"error":{"message":"quota"}}`, "retry-after-ms", "3"))
 	_, _, err := collect(t, f.provider(FlavorOpenAI, &waits), simpleReq("q"))
@@ -380,6 +393,7 @@ func TestChatRateLimitExhausted(t *testing.T) {
 // A Retry-After longer than the policy's longest wait is reported, not
 // waited out.
 func TestChatRateLimitLongRetryAfterNotWaited(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t, status(429, `{"error":{"message":"quota"}}`, "Retry-After", "600"))
 	_, _, err := collect(t, f.provider(FlavorOpenAI, &waits), simpleReq("q"))
@@ -393,6 +407,7 @@ func TestChatRateLimitLongRetryAfterNotWaited(t *testing.T) {
 }
 
 func TestChatServerErrorRetriedThenSuccess(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t,
 		status(503, `{"error":{"message":"overloaded"}}`),
@@ -409,6 +424,7 @@ func TestChatServerErrorRetriedThenSuccess(t *testing.T) {
 }
 
 func TestChatServerErrorExhausted(t *testing.T) {
+	t.Parallel()
 	var waits []time.Duration
 	f := newFake(t, status(502, `<html>bad gateway</html>`))
 	_, _, err := collect(t, f.provider(FlavorOpenAI, &waits), simpleReq("q"))
@@ -427,6 +443,7 @@ func TestChatServerErrorExhausted(t *testing.T) {
 }
 
 func TestChatUnauthorized(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, status(401, `{"error":{"message":"Incorrect API key provided: `+testKey+`.","type":"invalid_request_error","code":"invalid_api_key"}}`))
 	_, _, err := collect(t, f.provider(FlavorOpenAI, nil), simpleReq("q"))
 	if kindOf(t, err) != llm.ErrAuth {
@@ -450,6 +467,7 @@ func TestChatUnauthorized(t *testing.T) {
 }
 
 func TestChatModelNotFound(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, status(404, `{"error":{"message":"The model 'gpt-9' does not exist","code":"model_not_found"}}`))
 	_, _, err := collect(t, f.provider(FlavorOpenAI, nil), llm.Request{Model: "gpt-9", Messages: simpleReq("q").Messages})
 	if kindOf(t, err) != llm.ErrNotFound {
@@ -461,6 +479,7 @@ func TestChatModelNotFound(t *testing.T) {
 }
 
 func TestChatMissingKey(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(finish("stop")))
 	p := New(Config{Name: "openai", BaseURL: f.URL, RequireKey: true, HTTPClient: f.Client,
 		KeyHint: "OPENAI_API_KEY or providers.openai.api_key_env in ~/.infer/config.yaml"})
@@ -492,6 +511,7 @@ func TestChatDoesNotReadEnvironment(t *testing.T) {
 }
 
 func TestChatUnreachable(t *testing.T) {
+	t.Parallel()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -510,6 +530,7 @@ func TestChatUnreachable(t *testing.T) {
 }
 
 func TestChatRetryWithoutRejectedTemperature(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":{"message":"Unsupported value: 'temperature' does not support 0.2 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}`),
 		sse(chunk(`{"content":"ok"}`), finish("stop")),
@@ -534,6 +555,7 @@ func TestChatRetryWithoutRejectedTemperature(t *testing.T) {
 }
 
 func TestChatRetryWithSupportedEffort(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":{"message":"Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'low', 'medium', and 'high'.","param":"reasoning_effort"}}`),
 		sse(chunk(`{"content":"ok"}`), finish("stop")),
@@ -550,6 +572,7 @@ func TestChatRetryWithSupportedEffort(t *testing.T) {
 }
 
 func TestChatRetryWithoutEffortOnce(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":{"message":"Unrecognized request argument supplied: reasoning_effort"}}`),
 		status(400, `{"error":{"message":"Unrecognized request argument supplied: reasoning_effort"}}`),
@@ -570,6 +593,7 @@ func TestChatRetryWithoutEffortOnce(t *testing.T) {
 }
 
 func TestChatRetryWithoutStreamOptions(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":"unknown field stream_options"}`),
 		sse(chunk(`{"content":"ok"}`), finish("stop")),
@@ -583,6 +607,7 @@ func TestChatRetryWithoutStreamOptions(t *testing.T) {
 }
 
 func TestChatUnrelatedBadRequestNotRetried(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, status(400, `{"error":{"message":"Invalid value for 'messages[1].content'"}}`))
 	temp := 1.0
 	req := simpleReq("q")
@@ -597,6 +622,7 @@ func TestChatUnrelatedBadRequestNotRetried(t *testing.T) {
 }
 
 func TestChatInvalidTemperatureRefusedLocally(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(finish("stop")))
 	temp := 3.0
 	req := simpleReq("q")
@@ -610,6 +636,7 @@ func TestChatInvalidTemperatureRefusedLocally(t *testing.T) {
 // A compatible server gets the options as they are and no earlier
 // reasoning: servers that do not know the field may reject it.
 func TestChatCompatibleBody(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(chunk(`{"reasoning":"hm"}`), chunk(`{"content":"ok"}`), finish("stop")))
 	temp := 0.3
 	req := llm.Request{Model: "qwen3:8b", Effort: llm.EffortNone, Temperature: &temp, Messages: []llm.Message{

@@ -175,6 +175,7 @@ var testTools = []llm.Tool{{
 }, {Name: "BrowserScreenshot"}}
 
 func TestChatBodyMatchesTheSDK(t *testing.T) {
+	t.Parallel()
 	temp := 0.7
 	tiny := 0.0000001
 	zero := 0.0
@@ -209,6 +210,7 @@ func TestChatBodyMatchesTheSDK(t *testing.T) {
 }
 
 func TestChatBodyNoticesChangedMessages(t *testing.T) {
+	t.Parallel()
 	e := newChatEncoder(FlavorOpenAI)
 	req := func(h []llm.Message) llm.Request {
 		return llm.Request{Model: "m", System: "s", Messages: h, Tools: testTools}
@@ -262,6 +264,7 @@ func TestChatBodyNoticesChangedMessages(t *testing.T) {
 }
 
 func TestChatBodyReusesEncodedMessages(t *testing.T) {
+	t.Parallel()
 	e := newChatEncoder(FlavorOpenAI)
 	h := loopHistory(40)
 	first, err := e.prepare(llm.Request{Model: "m", Messages: h[:20]})
@@ -297,6 +300,7 @@ func TestChatBodyReusesEncodedMessages(t *testing.T) {
 }
 
 func TestChatBodyConcurrentHistories(t *testing.T) {
+	t.Parallel()
 	e := newChatEncoder(FlavorOpenAI)
 	h := loopHistory(60)
 	var wg sync.WaitGroup

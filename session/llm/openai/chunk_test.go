@@ -70,6 +70,7 @@ func accumulate(t *testing.T, chunks ...[]byte) {
 }
 
 func TestChatAccumulatorOnBentChunks(t *testing.T) {
+	t.Parallel()
 	var all [][]byte
 	for _, s := range chunkSamples {
 		accumulate(t, []byte(s))

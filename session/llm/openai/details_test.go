@@ -13,6 +13,7 @@ import (
 // (with their signatures) are kept with the assistant message, survive the
 // on-disk store and go back unchanged on the tool continuation.
 func TestOpenRouterReplaysReasoningDetailsThroughTheStore(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		sse(
 			chunk(`{"role":"assistant","reasoning":"Look","reasoning_details":[{"type":"reasoning.text","text":"Look","index":0,"format":"google-gemini-v1"}]}`),
@@ -51,6 +52,7 @@ func TestOpenRouterReplaysReasoningDetailsThroughTheStore(t *testing.T) {
 
 // Other flavors neither keep nor send reasoning_details.
 func TestReasoningDetailsOnlyForOpenRouter(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, sse(chunk(`{"reasoning_details":[{"type":"reasoning.text","text":"x","index":0}],"content":"hi"}`), finish("stop")), sse(chunk(`{"content":"ok"}`), finish("stop")))
 	p := f.provider(FlavorCompatible, nil)
 	_, c, err := collect(t, p, llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})

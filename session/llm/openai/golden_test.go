@@ -22,6 +22,7 @@ func recorded(t *testing.T, name string) llmtest.Reply {
 // the wire (or how a stream is read) fails here. Run with -update to
 // rewrite them after checking the change is wanted.
 func TestWireGoldens(t *testing.T) {
+	t.Parallel()
 	temp := 0.3
 	type route struct {
 		name    string

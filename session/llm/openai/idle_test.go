@@ -57,6 +57,7 @@ func TestChatServerSilentBeforeHeadersGivesUp(t *testing.T) {
 }
 
 func TestChatSlowButSteadyStreamIsNotIdle(t *testing.T) {
+	t.Parallel()
 	// Each chunk arrives well within the idle timeout although the whole
 	// stream takes longer than it: one every fifth of the timeout, six in
 	// all, and sleeps only ever run long. That ratio is the point, not the

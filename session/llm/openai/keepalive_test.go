@@ -17,6 +17,7 @@ import (
 // loop does, against a server that ends each stream with [DONE] and then
 // the response: every one of them is to travel over the first connection.
 func TestStreamsReuseTheConnection(t *testing.T) {
+	t.Parallel()
 	var conns atomic.Int64
 	srv := httptest.NewUnstartedServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")
@@ -52,6 +53,7 @@ func TestStreamsReuseTheConnection(t *testing.T) {
 // then keeps the response open does not hold the answer up; only its
 // connection is lost.
 func TestAStreamHeldOpenAfterDoneStillEnds(t *testing.T) {
+	t.Parallel()
 	release := make(chan struct{})
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "text/event-stream")

@@ -7,6 +7,7 @@ import (
 )
 
 func TestEffortValueTable(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		flavor Flavor
 		model  string
@@ -59,6 +60,7 @@ func TestEffortValueTable(t *testing.T) {
 }
 
 func TestTemperatureValueTable(t *testing.T) {
+	t.Parallel()
 	f := func(v float64) *float64 { return &v }
 	rows := []struct {
 		flavor Flavor
@@ -82,6 +84,7 @@ func TestTemperatureValueTable(t *testing.T) {
 }
 
 func TestUsesResponsesTable(t *testing.T) {
+	t.Parallel()
 	rows := []struct {
 		flavor Flavor
 		model  string
@@ -115,6 +118,7 @@ func TestUsesResponsesTable(t *testing.T) {
 }
 
 func TestChatCapable(t *testing.T) {
+	t.Parallel()
 	for id, want := range map[string]bool{
 		"gpt-4o": true, "text-embedding-3-small": false, "whisper-1": false, "tts-1": false,
 		"dall-e-3": false, "gpt-4o-realtime-preview": false, "gemini-2.5-flash": true,

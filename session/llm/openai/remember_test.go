@@ -11,6 +11,7 @@ import (
 // pays for each rejection once: the second step (and any later request to
 // the model) sends the accepted form at once.
 func TestRejectionsAreRememberedForTheModel(t *testing.T) {
+	t.Parallel()
 	tempReject := status(400, `{"error":{"message":"Unsupported value: 'temperature' does not support 0.3 with this model. Only the default (1) value is supported.","type":"invalid_request_error","param":"temperature","code":"unsupported_value"}}`)
 	effortReject := status(400, `{"error":{"message":"Unsupported value: 'reasoning_effort' does not support 'none' with this model. Supported values are: 'low', 'medium', and 'high'.","param":"reasoning_effort"}}`)
 	f := newFake(t,
@@ -60,6 +61,7 @@ func TestRejectionsAreRememberedForTheModel(t *testing.T) {
 // An effort rejection is remembered for the effort asked for only: the
 // same model may take another effort as it is.
 func TestEffortRejectionIsPerEffort(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":{"message":"Unrecognized request argument supplied: reasoning_effort"}}`),
 		sse(chunk(`{"content":"a"}`), finish("stop")),
@@ -84,6 +86,7 @@ func TestEffortRejectionIsPerEffort(t *testing.T) {
 // is not an effort rejection: no retry without the effort, nothing
 // remembered.
 func TestMentionOfReasoningIsNotAnEffortRejection(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, status(400, `{"error":{"message":"Gemini models require OpenRouter reasoning details to be preserved","code":400}}`))
 	p := f.provider(FlavorOpenRouter, nil)
 	_, _, err := collect(t, p, llm.Request{Model: "google/gemini-3-pro", Effort: llm.EffortHigh, Messages: []llm.Message{{Role: llm.RoleUser, Content: "x"}}})

@@ -21,6 +21,7 @@ func completed(usage string) [2]string {
 const usage = `{"input_tokens":20,"output_tokens":8,"total_tokens":28,"input_tokens_details":{"cached_tokens":0},"output_tokens_details":{"reasoning_tokens":5}}`
 
 func TestResponsesStreamsTextAndReasoning(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, events(
 		ev("response.created", `,"response":{"id":"r1","status":"in_progress","output":[]}`),
 		ev("response.reasoning_summary_part.added", `,"item_id":"rs1","output_index":0,"summary_index":0,"part":{"type":"summary_text","text":""}`),
@@ -60,6 +61,7 @@ func TestResponsesStreamsTextAndReasoning(t *testing.T) {
 }
 
 func TestResponsesRequestConversion(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, events(ev("response.output_text.delta", `,"item_id":"m","delta":"ok"`), completed(usage)))
 	png := []byte("png-bytes")
 	temp := 0.5
@@ -110,6 +112,7 @@ func TestResponsesRequestConversion(t *testing.T) {
 }
 
 func TestResponsesToolCalls(t *testing.T) {
+	t.Parallel()
 	args := `{"selector":"#main .title"}`
 	evs := [][2]string{
 		ev("response.output_item.added", `,"output_index":0,"item":{"type":"function_call","id":"fc_1","call_id":"call_a","name":"BrowserRead","arguments":"","status":"in_progress"}`),
@@ -149,6 +152,7 @@ func mustJSON(s string) string {
 }
 
 func TestResponsesFailures(t *testing.T) {
+	t.Parallel()
 	t.Run("failed before output is retried as a server error", func(t *testing.T) {
 		f := newFake(t,
 			events(ev("response.failed", `,"response":{"id":"r","status":"failed","error":{"code":"server_error","message":"boom"}}`)),
@@ -179,6 +183,7 @@ func TestResponsesFailures(t *testing.T) {
 }
 
 func TestResponsesRetryWithoutSummary(t *testing.T) {
+	t.Parallel()
 	f := newFake(t,
 		status(400, `{"error":{"message":"Your organization must be verified to generate reasoning summaries.","param":"reasoning.summary","code":"unsupported_value"}}`),
 		events(ev("response.output_text.delta", `,"item_id":"m","delta":"ok"`), completed(usage)),

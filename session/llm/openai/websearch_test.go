@@ -9,6 +9,7 @@ import (
 )
 
 func TestWebSearchOpenAIUsesResponsesWebSearch(t *testing.T) {
+	t.Parallel()
 	f := newFake(t, status(200, `{"id":"resp_1","object":"response","created_at":1,"status":"completed","model":"gpt-5","output":[
 		{"type":"web_search_call","id":"ws_1","status":"completed","action":{"type":"search","query":"go 1.26"}},
 		{"type":"message","id":"msg_1","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Go 1.26 is out.","annotations":[
@@ -30,6 +31,7 @@ func TestWebSearchOpenAIUsesResponsesWebSearch(t *testing.T) {
 }
 
 func TestWebSearchChatFlavors(t *testing.T) {
+	t.Parallel()
 	answer := `{"id":"c","object":"chat.completion","created":1,"model":"m","choices":[{"index":0,"finish_reason":"stop","message":{"role":"assistant","content":"It is sunny.","annotations":[
 		{"type":"url_citation","url_citation":{"url":"https://weather.example/nyc","title":"NYC weather","content":"Sunny, 22C","start_index":0,"end_index":3}}]}}]}`
 	want := llm.SearchResult{Text: "It is sunny.", Sources: []llm.SearchSource{{Title: "NYC weather", URL: "https://weather.example/nyc", Snippet: "Sunny, 22C"}}}
@@ -54,6 +56,7 @@ func TestWebSearchChatFlavors(t *testing.T) {
 }
 
 func TestWebSearchFailsClosedOnCompatibleServers(t *testing.T) {
+	t.Parallel()
 	f := newFake(t)
 	p := f.provider(FlavorCompatible, nil)
 	if llm.CanWebSearch(p) {

@@ -1,4 +1,4 @@
-package main
+package assemble
 
 import (
 	"log/slog"
@@ -59,7 +59,7 @@ func (w *tokenWatch) Token() string {
 }
 
 // Close stops watching and waits for the watcher to finish. It may be
-// called more than once, as app.Close may.
+// called more than once, as Infer.Close may.
 func (w *tokenWatch) Close() {
 	w.closeOnce.Do(func() { close(w.stop) })
 	<-w.done
