@@ -117,3 +117,26 @@ func BenchmarkApplyDelta(b *testing.B) {
 		})
 	}
 }
+
+// A copy taken mid-stream (a snapshot for a panel that reconnects) is
+// read on another goroutine while the transcript goes on growing: the
+// copy's text is bytes the growing never writes again.
+func TestACopyTakenMidStreamReadsWhileTheStreamGoesOn(t *testing.T) {
+	var tr Transcript
+	streamed(t, &tr, "s", Text, 100)
+	snap := tr.Clone()
+	done := make(chan string)
+	go func() {
+		it, _ := snap.Item("s")
+		done <- strings.Clone(it.Text)
+	}()
+	for range 10_000 {
+		tr.Apply(Change{Op: DeltaAppended, Item: Item{ID: "s"}, Delta: "y"})
+	}
+	if got := <-done; got != strings.Repeat("x", 100) {
+		t.Fatalf("the copy read %d bytes, %q…", len(got), got[:min(len(got), 8)])
+	}
+	if it, _ := tr.Item("s"); it.Text != strings.Repeat("x", 100)+strings.Repeat("y", 10_000) {
+		t.Fatalf("the transcript holds %d bytes", len(it.Text))
+	}
+}

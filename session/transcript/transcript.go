@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"strings"
 	"time"
-	"unsafe"
 
 	"github.com/infer-workspace/infer/session/llm"
 	"github.com/infer-workspace/infer/session/tools"
@@ -226,13 +225,14 @@ type Transcript struct {
 // megabytes in tiny deltas).
 type growing struct{ b strings.Builder }
 
-// holds says s is exactly the buffer's current text, the same bytes and
-// not a copy or a prefix: only then does appending to the buffer extend
-// s. Anything else (a copy that applied deltas of its own, a field set
-// by hand) starts a new buffer.
+// holds says the buffer's text is s, so that appending a delta to the
+// buffer gives s followed by the delta. A streaming item's field is the
+// buffer's own string, which compares equal without reading its bytes
+// (the runtime compares the addresses of equal-length strings first);
+// anything else (a field set by hand, a copy that applied deltas of its
+// own) differs in length or text and starts a new buffer.
 func (g *growing) holds(s string) bool {
-	cur := g.b.String()
-	return len(cur) == len(s) && (len(s) == 0 || unsafe.StringData(cur) == unsafe.StringData(s))
+	return g.b.Len() == len(s) && g.b.String() == s
 }
 
 // appendText returns s with delta appended, growing t's buffer when it
