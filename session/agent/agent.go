@@ -144,7 +144,8 @@ type turn struct {
 	usage llm.Usage
 
 	// answer names the model answer being streamed; the open text or
-	// reasoning segment, if any, is open (at most one).
+	// reasoning segment, if any, is open (at most one). Its text is tr's
+	// item's, not open's.
 	answer string
 	open   *transcript.Item
 }
@@ -257,17 +258,21 @@ func (t *turn) stream(kind transcript.Kind, text string) {
 	if text == "" {
 		return
 	}
-	t.open.Text += text
 	t.report(transcript.Change{Op: transcript.DeltaAppended, Item: transcript.Item{ID: t.open.ID}, Delta: text})
 }
 
 // closeOpen reports the open segment done, with the answer's provider data
-// when it is its last, and tail added to its text.
+// when it is its last, and tail added to its text. The text is the turn's
+// transcript's, which the deltas grew: keeping a second copy here would
+// cost the whole text again on every delta.
 func (t *turn) closeOpen(data map[string]string, tail string) {
 	if t.open == nil {
 		return
 	}
 	it := *t.open
+	if cur, ok := t.tr.Item(it.ID); ok {
+		it.Text = cur.Text
+	}
 	it.Text += tail
 	it.ProviderData = data
 	t.open = nil

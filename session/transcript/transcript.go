@@ -15,6 +15,7 @@ package transcript
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/infer-workspace/infer/session/llm"
@@ -201,10 +202,49 @@ type Change struct {
 
 // Transcript is a conversation's items in order, and the run that is
 // adding to it, if any. The zero value is an empty transcript.
+//
+// A streaming item's Text (or a Tool's Call.Args) is always whole: every
+// reader, a snapshot taken mid-stream included, sees all the deltas
+// applied so far. Applying a delta costs the delta's length, not the
+// item's: see growing.
 type Transcript struct {
 	Items []Item
 	// Run is the open run's id, "" when none runs.
 	Run string
+
+	// grow holds the text deltas last went to, so the next delta to the
+	// same item appends in place instead of copying the item's text.
+	grow *growing
+}
+
+// growing is the text of the item being streamed, in a buffer that only
+// ever grows at its end. The item's field is the buffer's String(), which
+// shares the buffer's bytes: appending writes only past what any earlier
+// String() covers, so every string handed out stays as it was, and a
+// delta costs its own length rather than the text's (an answer may be
+// megabytes in tiny deltas).
+type growing struct{ b strings.Builder }
+
+// holds says the buffer's text is s, so that appending a delta to the
+// buffer gives s followed by the delta. A streaming item's field is the
+// buffer's own string, which compares equal without reading its bytes
+// (the runtime compares the addresses of equal-length strings first);
+// anything else (a field set by hand, a copy that applied deltas of its
+// own) differs in length or text and starts a new buffer.
+func (g *growing) holds(s string) bool {
+	return g.b.Len() == len(s) && g.b.String() == s
+}
+
+// appendText returns s with delta appended, growing t's buffer when it
+// holds s and starting one from s otherwise.
+func (t *Transcript) appendText(s, delta string) string {
+	if t.grow == nil || !t.grow.holds(s) {
+		t.grow = new(growing)
+		t.grow.b.Grow(2 * (len(s) + len(delta)))
+		t.grow.b.WriteString(s)
+	}
+	t.grow.b.WriteString(delta)
+	return t.grow.b.String()
 }
 
 // Apply changes t by c. It fails, leaving t unchanged, for a delta to an
@@ -224,14 +264,17 @@ func (t *Transcript) Apply(c Change) error {
 		}
 		it := &t.Items[i]
 		if it.Kind == Tool {
-			it.Call.Args += c.Delta
+			it.Call.Args = t.appendText(it.Call.Args, c.Delta)
 		} else {
-			it.Text += c.Delta
+			it.Text = t.appendText(it.Text, c.Delta)
 		}
 	case ItemDone:
 		it := c.Item
 		it.Done = true
 		if i := t.find(it.ID); i >= 0 {
+			if old := t.Items[i]; t.grow != nil && (t.grow.holds(old.Text) || t.grow.holds(old.Call.Args)) {
+				t.grow = nil // done items never grow: let the buffer go
+			}
 			t.Items[i] = it
 		} else {
 			t.Items = append(t.Items, it)
@@ -263,9 +306,13 @@ func (t Transcript) Item(id string) (Item, bool) {
 
 // Clone returns a copy of t whose items can be changed (or applied to)
 // without changing t. Items' own slices are shared: an item is replaced
-// whole, never changed in place, once another copy may hold it.
+// whole, never changed in place, once another copy may hold it. The copy
+// shares no streaming buffer with t, so the two can be applied to from
+// different goroutines; its first delta to a streaming item copies that
+// item's text once.
 func (t Transcript) Clone() Transcript {
 	t.Items = append([]Item(nil), t.Items...)
+	t.grow = nil
 	return t
 }
 
