@@ -448,14 +448,6 @@ func (in *Infer) Token() string {
 	return in.BrowserUse.Extension.Token
 }
 
-// MCPSocket is the MCP socket this infer serves now, or nil (it does not
-// hold the bridge, or NoMCPSocket).
-func (in *Infer) MCPSocket() *mcpserver.Listener {
-	in.mcpMu.Lock()
-	defer in.mcpMu.Unlock()
-	return in.mcpSocket
-}
-
 // holdMCP starts serving the MCP socket, unless Close has begun. A socket
 // that cannot be served costs only `infer mcp` its way through this infer,
 // so it is logged, not fatal.

@@ -42,7 +42,7 @@ func waitLog(t *testing.T, logs *syncbuf.Buffer, want string) {
 func TestTokenWatchFollowsARotation(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "browser_use.yaml")
 	b := config.NewBrowserUse(config.DefaultPort)
-	if err := config.WriteBrowserUse(path, b); err != nil {
+	if err := writeBrowserUse(path, b); err != nil {
 		t.Fatal(err)
 	}
 	setter := &fakeSetter{got: make(chan string, 4)}
@@ -74,7 +74,7 @@ func TestTokenWatchFollowsARotation(t *testing.T) {
 
 	moved := rotated
 	moved.Extension.Port = 6123
-	if err := config.WriteBrowserUse(path, moved); err != nil {
+	if err := writeBrowserUse(path, moved); err != nil {
 		t.Fatal(err)
 	}
 	waitLog(t, logs, "restart infer to listen on it")
@@ -93,7 +93,7 @@ func TestTokenWatchFollowsARotation(t *testing.T) {
 func TestTokenWatchKeepsTheTokenTheBridgeRefused(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "browser_use.yaml")
 	b := config.NewBrowserUse(config.DefaultPort)
-	if err := config.WriteBrowserUse(path, b); err != nil {
+	if err := writeBrowserUse(path, b); err != nil {
 		t.Fatal(err)
 	}
 	setter := &fakeSetter{got: make(chan string, 4), err: errors.New("refused")}
@@ -107,4 +107,14 @@ func TestTokenWatchKeepsTheTokenTheBridgeRefused(t *testing.T) {
 	if w.Token() != b.Extension.Token {
 		t.Fatal("Token() follows a token the bridge refused")
 	}
+}
+
+// writeBrowserUse writes b to path as infer init would, replacing any file
+// there.
+func writeBrowserUse(path string, b config.BrowserUse) error {
+	data, err := config.EncodeBrowserUse(b)
+	if err != nil {
+		return err
+	}
+	return config.WriteFileAtomic(path, data, 0o600)
 }

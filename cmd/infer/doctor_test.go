@@ -52,7 +52,7 @@ func TestDoctorFailsOnWhatIsWrong(t *testing.T) {
 	port := statusServer(t, &token, serverStatus{Connected: false})
 	b := config.NewBrowserUse(port)
 	b.Extension.Token = token
-	if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
+	if err := writeBrowserUse(config.BrowserUsePath(home), b); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Chmod(config.BrowserUsePath(home), 0o644); err != nil {
@@ -124,7 +124,7 @@ func TestDoctorSaysWhoseInferHoldsThePort(t *testing.T) {
 		go func() { served <- srv.Serve(ctx) }()
 		b := config.NewBrowserUse(srv.Port())
 		b.Extension.Token = token
-		if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
+		if err := writeBrowserUse(config.BrowserUsePath(home), b); err != nil {
 			t.Fatal(err)
 		}
 		out, errOut, _ := infer(t, "doctor")

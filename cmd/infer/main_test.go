@@ -341,7 +341,7 @@ func pairHome(t *testing.T, port int) string {
 	home := freshHome(t)
 	useDirs(t, home, "")
 	b := config.NewBrowserUse(port)
-	if err := config.WriteBrowserUse(config.BrowserUsePath(home), b); err != nil {
+	if err := writeBrowserUse(config.BrowserUsePath(home), b); err != nil {
 		t.Fatal(err)
 	}
 	return b.Extension.Token
@@ -488,4 +488,14 @@ func TestPairDisabled(t *testing.T) {
 	if code != 0 || !strings.Contains(out, "browser use is off") {
 		t.Fatalf("exit %d:\n%s", code, out)
 	}
+}
+
+// writeBrowserUse writes b to path as infer init would, replacing any file
+// there.
+func writeBrowserUse(path string, b config.BrowserUse) error {
+	data, err := config.EncodeBrowserUse(b)
+	if err != nil {
+		return err
+	}
+	return config.WriteFileAtomic(path, data, 0o600)
 }

@@ -247,9 +247,6 @@ func TestE2EMCPServerDrivesTheBrowser(t *testing.T) {
 func TestMCPServerThroughInferServe(t *testing.T) {
 	t.Parallel()
 	s := serveInProcess(t, "", "")
-	if s.app.MCPSocket() == nil {
-		t.Fatal("infer serve does not listen for infer mcp")
-	}
 	if fi, err := os.Stat(mcpserver.SocketPath(s.home)); err != nil || fi.Mode().Perm() != 0o600 {
 		t.Fatalf("socket: %v %v", fi, err)
 	}

@@ -15,12 +15,6 @@ type where struct{ home, wd string }
 
 type whereKey struct{}
 
-// inDirs makes the commands run with ctx use home and wd ("" keeps the
-// process's own).
-func inDirs(ctx context.Context, home, wd string) context.Context {
-	return context.WithValue(ctx, whereKey{}, where{home: home, wd: wd})
-}
-
 // homeDir is infer's home for a command run with ctx.
 func homeDir(ctx context.Context) (string, error) {
 	if at, _ := ctx.Value(whereKey{}).(where); at.home != "" {

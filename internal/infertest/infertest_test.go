@@ -40,7 +40,7 @@ func TestTestInferIsTheInferPeopleRun(t *testing.T) {
 	if rotated.Extension.Token == in.Token {
 		t.Fatal("the new token is the old one")
 	}
-	if err := config.WriteBrowserUse(config.BrowserUsePath(in.Home), rotated); err != nil {
+	if err := writeBrowserUse(config.BrowserUsePath(in.Home), rotated); err != nil {
 		t.Fatal(err)
 	}
 	c := sim.NewClient(sim.ClientOptions{URL: in.URL, Token: rotated.Extension.Token, Browser: &sim.Minimal{},
@@ -54,4 +54,14 @@ func TestTestInferIsTheInferPeopleRun(t *testing.T) {
 	if err := c.WaitConnected(wait); err != nil {
 		t.Fatalf("the extension with the rotated token never connected: %v", err)
 	}
+}
+
+// writeBrowserUse writes b to path as infer init would, replacing any file
+// there.
+func writeBrowserUse(path string, b config.BrowserUse) error {
+	data, err := config.EncodeBrowserUse(b)
+	if err != nil {
+		return err
+	}
+	return config.WriteFileAtomic(path, data, 0o600)
 }

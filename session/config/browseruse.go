@@ -214,28 +214,20 @@ func permissionWarning(path, shown string, holdsSecret bool) string {
 		shown, fi.Mode().Perm(), shown)
 }
 
-// WriteBrowserUse validates b and writes it to path atomically with mode
-// 0600, with a comment above each key. It replaces any existing file.
-func WriteBrowserUse(path string, b BrowserUse) error {
-	data, err := encodeBrowserUse(b)
-	if err != nil {
-		return err
-	}
-	return WriteFileAtomic(path, data, 0o600)
-}
-
-// CreateBrowserUse is WriteBrowserUse that refuses to replace an existing
-// file (the error matches fs.ErrExist), so two `infer init`s cannot each
+// CreateBrowserUse writes b to path with mode 0600, refusing to replace an
+// existing file (the error matches fs.ErrExist), so two `infer init`s cannot each
 // print a token of which only one survives.
 func CreateBrowserUse(path string, b BrowserUse) error {
-	data, err := encodeBrowserUse(b)
+	data, err := EncodeBrowserUse(b)
 	if err != nil {
 		return err
 	}
 	return CreateFileAtomic(path, data, 0o600)
 }
 
-func encodeBrowserUse(b BrowserUse) ([]byte, error) {
+// EncodeBrowserUse validates b and renders it as browser_use.yaml, with
+// the comments a person reads beside each setting.
+func EncodeBrowserUse(b BrowserUse) ([]byte, error) {
 	if err := b.Validate(); err != nil {
 		return nil, fmt.Errorf("refusing to write invalid browser settings: %w", err)
 	}

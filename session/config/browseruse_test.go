@@ -164,7 +164,7 @@ func TestWriteBrowserUse(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "home")
 	path := filepath.Join(dir, BrowserUseFile)
 	b := NewBrowserUse(6000)
-	if err := WriteBrowserUse(path, b); err != nil {
+	if err := writeBrowserUse(path, b); err != nil {
 		t.Fatal(err)
 	}
 	fi, err := os.Stat(path)
@@ -190,7 +190,7 @@ func TestWriteBrowserUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	b.Extension.Port = 6001
-	if err := WriteBrowserUse(path, b); err != nil {
+	if err := writeBrowserUse(path, b); err != nil {
 		t.Fatal(err)
 	}
 	if fi, _ := os.Stat(path); fi.Mode().Perm() != 0o600 {
@@ -198,12 +198,12 @@ func TestWriteBrowserUse(t *testing.T) {
 	}
 }
 
-func TestWriteBrowserUseRefusesInvalid(t *testing.T) {
+func TestEncodeBrowserUseRefusesInvalid(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, BrowserUseFile)
 	b := NewBrowserUse(0)
 	b.Extension.Port = 70000
-	if err := WriteBrowserUse(path, b); err == nil || !strings.Contains(err.Error(), "extension.port") {
+	if err := writeBrowserUse(path, b); err == nil || !strings.Contains(err.Error(), "extension.port") {
 		t.Fatalf("err = %v", err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
@@ -367,11 +367,21 @@ func TestConnectWaitZeroFailsAtOnce(t *testing.T) {
 	if b.Extension.ConnectWait != 0 {
 		t.Errorf("connect_wait = %s, want 0s", b.Extension.ConnectWait)
 	}
-	data, err := encodeBrowserUse(NewBrowserUse(0))
+	data, err := EncodeBrowserUse(NewBrowserUse(0))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(string(data), "connect_wait: 20s") || !strings.Contains(string(data), "How long a browser call waits") {
 		t.Errorf("infer init's file has no commented connect_wait:\n%s", data)
 	}
+}
+
+// writeBrowserUse writes b to path as infer init would, replacing any file
+// there.
+func writeBrowserUse(path string, b BrowserUse) error {
+	data, err := EncodeBrowserUse(b)
+	if err != nil {
+		return err
+	}
+	return WriteFileAtomic(path, data, 0o600)
 }
