@@ -196,8 +196,14 @@ func TestPendingHandshakeCap(t *testing.T) {
 		o.MaxPendingHandshakes = 2
 		o.HelloTimeout = time.Minute // far longer than the test
 	})
+	// Each socket is counted as waiting only after its upgrade is
+	// answered, on the server's own goroutine: the next one is dialled
+	// once the server counts it, so that first is the one that waited
+	// longest however the goroutines are scheduled.
 	first := mustDial(t, ts.Server)
+	ts.waitHandshaking(t, 1)
 	second := mustDial(t, ts.Server)
+	ts.waitHandshaking(t, 2)
 	// A third socket finds both slots taken: the one that has waited
 	// longest for its hello is dropped, and the newcomer gets its slot.
 	third := mustDial(t, ts.Server)

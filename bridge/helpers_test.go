@@ -101,6 +101,24 @@ func (ts *testServer) waitStatus(t *testing.T, ok func(browser.Status) bool) bro
 	}
 }
 
+// waitHandshaking waits until n sockets wait for their hello.
+func (ts *testServer) waitHandshaking(t *testing.T, n int) {
+	t.Helper()
+	deadline := time.Now().Add(guard)
+	for {
+		ts.mu.Lock()
+		got := len(ts.handshaking)
+		ts.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("%d sockets wait for their hello, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond)
+	}
+}
+
 func isConnected(st browser.Status) bool    { return st.State == browser.Connected }
 func isDisconnected(st browser.Status) bool { return st.State == browser.Disconnected }
 
