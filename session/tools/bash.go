@@ -166,6 +166,15 @@ func (t bashTool) runConfined(ctx context.Context, env *Env, raw json.RawMessage
 	lingering := false
 	select {
 	case waitErr = <-done:
+		// The reaper has exited, so its report of bash's status is in
+		// its pipe or it never made one; both ends can be ready at once,
+		// and select picks either, so the report is read here too.
+		// Without it the reaper's own exit (0) stood for bash's.
+		if reaped != nil {
+			if ex, ok := <-reaped; ok {
+				bashStatus = &ex.Status
+			}
+		}
 	case ex, ok := <-reaped:
 		if ok {
 			bashStatus = &ex.Status

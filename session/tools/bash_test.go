@@ -219,3 +219,36 @@ func TestBashConfiguredTimeout(t *testing.T) {
 		t.Errorf("%+v", out)
 	}
 }
+
+// TestBashExitCodeSurvivesTheReaperRace runs many failing commands at once
+// through the reaper: bash's own exit code must come back every time,
+// however the end of the reaper and its report of bash's status are
+// ordered, never the reaper's own success.
+func TestBashExitCodeSurvivesTheReaperRace(t *testing.T) {
+	t.Parallel()
+	env := newEnv(t)
+	const runs = 48
+	errs := make(chan string, runs)
+	for i := range runs {
+		go func() {
+			out := run(t, env, "Bash", fmt.Sprintf(`{"command": "exit %d"}`, 1+i%100))
+			if out.Success || out.ExitCode == nil || *out.ExitCode != 1+i%100 {
+				errs <- fmt.Sprintf("run %d: success %v, exit code %v, want %d", i, out.Success, derefCode(out.ExitCode), 1+i%100)
+				return
+			}
+			errs <- ""
+		}()
+	}
+	for range runs {
+		if e := <-errs; e != "" {
+			t.Error(e)
+		}
+	}
+}
+
+func derefCode(c *int) any {
+	if c == nil {
+		return nil
+	}
+	return *c
+}
