@@ -250,13 +250,10 @@ func TestSilentSocketsDoNotLockOutTheExtension(t *testing.T) {
 	for i := range silent {
 		silent[i] = mustDial(t, ts.Server)
 	}
-	start := time.Now()
+	// connectSim gives up after guard, far below the hello timeout the
+	// extension used to wait out: getting in at all shows a silent socket
+	// made room for it, with no timed bound on a loaded machine.
 	connectSim(t, ts, browserFunc(func(context.Context, wire.BrowserCommand) wire.BrowserResult { return wire.BrowserResult{} }))
-	// Far below the hello timeout, which is what the extension used to
-	// wait for; a generous bound for a loaded machine.
-	if took := time.Since(start); took > time.Second {
-		t.Errorf("the extension got in after %v, want well under a second", took)
-	}
 	// Silent sockets made room, one for each newcomer past the cap (the
 	// extension included), and were told why; the others still wait.
 	closed := make(chan int, len(silent))
