@@ -94,3 +94,30 @@ func Say(thread, run, message, text string) []events.Event {
 		events.NewRunFinishedEvent(thread, run),
 	}
 }
+
+// UserMessageEvent names the CUSTOM event that shows the panel a message
+// another front end sent. opentask renders user-role text events as
+// assistant bubbles, so such messages travel as this event, which panels
+// may render and others ignore.
+const UserMessageEvent = "infer.user_message"
+
+// UserMessage is the event that shows the panel text another front end
+// (origin) sent.
+func UserMessage(text, origin string) events.Event {
+	return events.NewCustomEvent(UserMessageEvent, events.WithValue(map[string]string{"content": text, "origin": origin}))
+}
+
+// RefusedEvent names the CUSTOM event that tells the panel a user_message
+// was refused. Its value has the reason, the start of the message's
+// content and its length in bytes.
+const RefusedEvent = "infer.message_refused"
+
+// Refused is the event that tells the panel its message of size bytes,
+// which begins with preview, was refused for reason.
+func Refused(reason, preview string, size int) events.Event {
+	return events.NewCustomEvent(RefusedEvent, events.WithValue(map[string]any{
+		"reason":  reason,
+		"content": preview,
+		"bytes":   size,
+	}))
+}

@@ -230,12 +230,7 @@ func (s *Sync) userMessage(snd bridge.Sender, c transcript.Change) error {
 		return nil
 	}
 	s.follow(c.Conversation)
-	ce := events.NewCustomEvent("infer.user_message", events.WithValue(map[string]string{"content": c.Item.Text, "origin": string(c.Item.Origin)}))
-	b, err := ce.ToJSON()
-	if err != nil {
-		return err
-	}
-	return snd.Send(wire.ChatEvent{Event: b})
+	return sendEvent(snd, agui.UserMessage(c.Item.Text, string(c.Item.Origin)))
 }
 
 // sendSnapshot sends snap and remembers that the panel shows it; unasked
@@ -422,23 +417,10 @@ func (s *Sync) UserMessage(snd bridge.Sender, content string) {
 		return
 	}
 	s.logRefused(err, len(content))
-	ev := events.NewCustomEvent(RefusedEvent, events.WithValue(map[string]any{
-		"reason":  err.Error(),
-		"content": preview(content),
-		"bytes":   len(content),
-	}))
-	b, jerr := ev.ToJSON()
-	if jerr != nil {
-		s.log.Error("panel: encoding a refusal notice", "err", jerr)
-		return
+	if err := sendEvent(snd, agui.Refused(err.Error(), preview(content), len(content))); err != nil {
+		s.log.Debug("panel: sending a refusal notice", "err", err)
 	}
-	_ = snd.Send(wire.ChatEvent{Event: b})
 }
-
-// RefusedEvent names the CUSTOM AG-UI event that tells the panel a
-// user_message was refused. Its value has the reason, the message's content
-// (cut to MaxRefusedPreview bytes) and its length in bytes.
-const RefusedEvent = "infer.message_refused"
 
 // MaxRefusedPreview is how much of a refused message is sent back.
 const MaxRefusedPreview = 4 << 10

@@ -32,6 +32,7 @@ import (
 	"github.com/gorilla/websocket"
 
 	"github.com/infer-workspace/infer/bridge"
+	"github.com/infer-workspace/infer/bridge/agui"
 	"github.com/infer-workspace/infer/bridge/panelsync"
 	"github.com/infer-workspace/infer/bridge/wire"
 	"github.com/infer-workspace/infer/internal/syncbuf"
@@ -785,7 +786,7 @@ func TestHostileDeepAndHugeJSON(t *testing.T) {
 	if err := c.SendRaw(ctx, wire.MustEncode(wire.UserMessage{Content: huge})); err != nil {
 		t.Fatal(err)
 	}
-	ev, err := sim.WaitFor(ctx, sub, func(f wire.ChatEvent) bool { return strings.Contains(string(f.Event), panelsync.RefusedEvent) })
+	ev, err := sim.WaitFor(ctx, sub, func(f wire.ChatEvent) bool { return strings.Contains(string(f.Event), agui.RefusedEvent) })
 	if err != nil {
 		t.Fatalf("no refusal notice for the 60 MiB message: %v", err)
 	}
@@ -845,7 +846,7 @@ func refusedContent(f wire.ChatEvent) (string, bool) {
 			Content string `json:"content"`
 		} `json:"value"`
 	}
-	if json.Unmarshal(f.Event, &e) != nil || e.Type != "CUSTOM" || e.Name != panelsync.RefusedEvent {
+	if json.Unmarshal(f.Event, &e) != nil || e.Type != "CUSTOM" || e.Name != agui.RefusedEvent {
 		return "", false
 	}
 	return e.Value.Content, true
