@@ -13,8 +13,10 @@ import (
 // README tells a person to, from the clone with `go install` into a
 // GOBIN of the test's own, and runs what it installed: without the
 // Makefile's -ldflags the version must still describe the build truly.
+// It runs before the parallel tests, on purpose: on a fresh build cache it
+// compiles the binaries' dependencies once, where the tests that build
+// them would otherwise compile them beside it.
 func TestGoInstallBuildsBothBinaries(t *testing.T) {
-	t.Parallel()
 	if testing.Short() {
 		t.Skip("builds two binaries")
 	}

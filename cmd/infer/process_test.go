@@ -19,34 +19,6 @@ import (
 	"github.com/infer-workspace/infer/sim"
 )
 
-var (
-	buildOnce sync.Once
-	builtBin  string
-	buildErr  error
-)
-
-// inferBinary builds cmd/infer once per test run.
-func inferBinary(t *testing.T) string {
-	t.Helper()
-	buildOnce.Do(func() {
-		dir, err := os.MkdirTemp("", "infer-bin-")
-		if err != nil {
-			buildErr = err
-			return
-		}
-		builtBin = filepath.Join(dir, "infer")
-		out, err := exec.Command("go", "build", "-o", builtBin, ".").CombinedOutput()
-		if err != nil {
-			buildErr = err
-			t.Logf("%s", out)
-		}
-	})
-	if buildErr != nil {
-		t.Fatalf("building infer: %v", buildErr)
-	}
-	return builtBin
-}
-
 // process is a real `infer serve` child process.
 type process struct {
 	cmd  *exec.Cmd

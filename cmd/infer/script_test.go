@@ -35,7 +35,10 @@ type leakChecked struct{ m *testing.M }
 
 func (l leakChecked) Run() (code int) {
 	waitersInParallel()
-	goleak.VerifyTestMain(l.m, leaks.Options(goleak.Cleanup(func(c int) { code = c }))...)
+	goleak.VerifyTestMain(l.m, leaks.Options(goleak.Cleanup(func(c int) {
+		removeBinaries()
+		code = c
+	}))...)
 	return code
 }
 
@@ -90,17 +93,12 @@ func TestScript(t *testing.T) {
 	})
 }
 
-// buildInferSim builds cmd/infer-sim once for all scripts and returns the
-// directory holding it, for PATH. It is the real binary, as a person would
-// run it, not a copy of this test binary: it is another main package.
+// buildInferSim returns the directory holding the infer-sim binary, for
+// PATH. It is the real binary, as a person would run it, not a copy of this
+// test binary: it is another main package.
 func buildInferSim(t *testing.T) string {
 	t.Helper()
-	dir := t.TempDir()
-	out, err := exec.Command("go", "build", "-o", filepath.Join(dir, "infer-sim"), "../infer-sim").CombinedOutput()
-	if err != nil {
-		t.Fatalf("building infer-sim: %v\n%s", err, out)
-	}
-	return dir
+	return filepath.Dir(simBinary(t))
 }
 
 // setupScript gives a script a home and a project of its own:

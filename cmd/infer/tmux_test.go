@@ -15,17 +15,6 @@ import (
 	"github.com/infer-workspace/infer/session/config"
 )
 
-// simBinary builds cmd/infer-sim into the test's own directory (only one
-// test needs it, so it is not shared and nothing is left behind).
-func simBinary(t *testing.T) string {
-	t.Helper()
-	bin := filepath.Join(t.TempDir(), "infer-sim")
-	if out, err := exec.Command("go", "build", "-o", bin, "../infer-sim").CombinedOutput(); err != nil {
-		t.Fatalf("building infer-sim: %v\n%s", err, out)
-	}
-	return bin
-}
-
 // tmuxScreen is one detached tmux session on a private server: the test
 // types into it and reads the screen back, as a person would.
 type tmuxScreen struct {
