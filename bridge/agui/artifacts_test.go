@@ -15,9 +15,17 @@ func TestArtifactLinksSurviveAnySplit(t *testing.T) {
 	const base = "http://127.0.0.1:52789"
 	in := "Here: ![screenshot](/artifacts/screenshots/a.png) and ![x](/artifacts/b.png)] (/artifacts/ stays"
 	want := strings.ReplaceAll(in, "](/artifacts/", "]("+base+"/artifacts/")
+	everySplit(t, in, want, base, "", 3, 13)
+}
+
+// everySplit streams in to a fresh rewriter (for the artifacts folder dir)
+// cut in three at every place, the second cut near and far from the first,
+// and fails unless the panel gets want each time.
+func everySplit(t *testing.T, in, want, base, dir string, near, far int) {
+	t.Helper()
 	for cut1 := 0; cut1 <= len(in); cut1++ {
-		for _, cut2 := range []int{cut1, min(cut1+3, len(in)), min(cut1+13, len(in))} {
-			var r linkRewriter
+		for _, cut2 := range []int{cut1, min(cut1+near, len(in)), min(cut1+far, len(in))} {
+			r := linkRewriter{dir: dir}
 			var got strings.Builder
 			for _, d := range []string{in[:cut1], in[cut1:cut2], in[cut2:]} {
 				for _, e := range r.panelText(events.NewTextMessageContentEvent("m1", d), base) {
@@ -30,7 +38,7 @@ func TestArtifactLinksSurviveAnySplit(t *testing.T) {
 				}
 			}
 			if got.String() != want {
-				t.Fatalf("cut at %d,%d: %q", cut1, cut2, got.String())
+				t.Fatalf("cut at %d,%d:\n got %q\nwant %q", cut1, cut2, got.String(), want)
 			}
 		}
 	}
@@ -65,23 +73,5 @@ func TestArtifactPathsBecomeShortLinksAcrossAnySplit(t *testing.T) {
 	if got := panelContent(in, base, dir); got != want {
 		t.Fatalf("whole:\n got %q\nwant %q", got, want)
 	}
-	for cut1 := 0; cut1 <= len(in); cut1++ {
-		for _, cut2 := range []int{cut1, min(cut1+5, len(in)), min(cut1+70, len(in))} {
-			r := linkRewriter{dir: dir}
-			var got strings.Builder
-			for _, d := range []string{in[:cut1], in[cut1:cut2], in[cut2:]} {
-				for _, e := range r.panelText(events.NewTextMessageContentEvent("m1", d), base) {
-					got.WriteString(e.(*events.TextMessageContentEvent).Delta)
-				}
-			}
-			for _, e := range r.panelText(events.NewTextMessageEndEvent("m1"), base) {
-				if c, ok := e.(*events.TextMessageContentEvent); ok {
-					got.WriteString(c.Delta)
-				}
-			}
-			if got.String() != want {
-				t.Fatalf("cut at %d,%d:\n got %q\nwant %q", cut1, cut2, got.String(), want)
-			}
-		}
-	}
+	everySplit(t, in, want, base, dir, 5, 70)
 }
